@@ -1,0 +1,70 @@
+"""Load an experiment profile, validate it against the schema and fill defaults."""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from attnlab.errors import AttnlabError
+
+SCHEMA_PATH = Path(str(resources.files("attnlab") / "schemas" / "config.schema.yaml"))
+
+
+def schema() -> dict:
+    return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+def _fill_defaults(node: dict, sch: dict, root: dict) -> None:
+    if "$ref" in sch:
+        sch = root["$defs"][sch["$ref"].split("/")[-1]]
+    for key, sub in sch.get("properties", {}).items():
+        if key not in node and "default" in sub:
+            node[key] = copy.deepcopy(sub["default"])
+        if isinstance(node.get(key), dict):
+            _fill_defaults(node[key], sub, root)
+    extra = sch.get("additionalProperties")
+    if isinstance(extra, dict):
+        for key, value in node.items():
+            if key not in sch.get("properties", {}) and isinstance(value, dict):
+                _fill_defaults(value, extra, root)
+
+
+def validate(cfg: dict) -> dict:
+    """Return a validated copy of `cfg` with defaults filled; raise AttnlabError naming the problem."""
+    root = schema()
+    try:
+        jsonschema.validate(cfg, root)
+    except jsonschema.ValidationError as err:
+        where = ".".join(str(p) for p in err.absolute_path) or "<top level>"
+        raise AttnlabError(f"config error at '{where}': {err.message}") from None
+    cfg = copy.deepcopy(cfg)
+    _fill_defaults(cfg, root, root)
+    from attnlab.nn.spec import spec_from_config  # checks every variant's names and sizes
+
+    for row in cfg["ladder"]:
+        spec_from_config(cfg, row)
+    return cfg
+
+
+def load(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise AttnlabError(f"config file not found: {path}")
+    try:
+        cfg = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise AttnlabError(f"config file {path} is not valid YAML: {err}") from None
+    if not isinstance(cfg, dict):
+        raise AttnlabError(f"config file {path} must hold a mapping, got {type(cfg).__name__}")
+    return validate(cfg)
+
+
+def digest(obj) -> str:
+    """A short, stable hash of any JSON-serialisable settings."""
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

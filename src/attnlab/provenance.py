@@ -1,0 +1,82 @@
+"""Where a number came from: commit, config hash, profile, device, versions, clocks, time."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from attnlab.config import digest
+
+
+def git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=5)
+        commit = out.stdout.strip() or "unknown"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return commit + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def device_name(device: torch.device | str) -> str:
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"cpu: {platform.processor() or platform.machine()} ({torch.get_num_threads()} threads)"
+
+
+def gpu_clocks(device: torch.device | str) -> dict | None:
+    """SM and memory clocks (MHz), temperature and power from NVML, or None off the GPU."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(device.index or 0)
+        return {
+            "sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+            "mem_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
+            "max_sm_mhz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
+            "temperature_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
+            "power_w": pynvml.nvmlDeviceGetPowerUsage(h) / 1000,
+        }
+    except Exception as err:  # NVML missing or refused: say so rather than guess
+        return {"error": str(err)}
+
+
+def record(cfg: dict, *, device="cpu", wall_seconds: float | None = None, seed: int | None = None) -> dict:
+    return {
+        "commit": git_commit(),
+        "config_hash": digest(cfg),
+        "profile": cfg.get("profile"),
+        "device": device_name(device),
+        "clocks": gpu_clocks(device),
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "wall_seconds": None if wall_seconds is None else round(wall_seconds, 3),
+        "seed": cfg.get("seed") if seed is None else seed,
+        "host": platform.node(),
+    }
+
+
+def write_json(path: str | Path, payload: dict) -> None:
+    """Write atomically, so an interrupted run never leaves half a file behind."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(payload, indent=2, default=float) + "\n")
+    os.replace(tmp, path)
+
+
+def read_json(path: str | Path) -> dict:
+    return json.loads(Path(path).read_text())
