@@ -1,0 +1,188 @@
+"""Training tokens/s of the one-block model (ladder row L9) beside a plain eager reference, and tokenizer timings.
+
+The two models run in the same process, interleaved step by step (A B A B ...), on the same batches and
+from the same weights, so whatever the machine is doing meanwhile slows both alike.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from attnlab import provenance
+from attnlab.bench.reference import copy_weights, from_spec
+from attnlab.data.prepare import load_tokens
+from attnlab.nn.model import build
+from attnlab.nn.spec import spec_from_config
+from attnlab.train import pick_device
+
+ROW = "L9"
+ENCODE_CHARS = 100_000  # the slice of text whose encoding is timed afresh
+BENCH_DEFAULTS = {"steps": 5, "warmup": 2, "batch_size": 8}
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+class Stepper:
+    """One model, its AdamW and its batch generator: step() does one training step and returns its seconds.
+
+    The step is the training loop's (attnlab.train.train): random windows drawn with a seeded
+    torch.Generator, forward, loss.item(), zero_grad, backward, optional clip, AdamW step.
+    """
+
+    def __init__(self, model, cfg: dict, tokens: torch.Tensor, context: int, batch_size: int, device):
+        tc = cfg["train"]
+        self.model, self.tokens, self.T, self.B, self.device = model, tokens, context, batch_size, device
+        self.clip = tc.get("grad_clip")
+        self.opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], weight_decay=tc.get("weight_decay", 0.01))
+        self.gen = torch.Generator().manual_seed(cfg["seed"])  # same seed: both models see the same batches
+        self.losses = []
+
+    def step(self) -> float:
+        T, B, tokens = self.T, self.B, self.tokens
+        sync(self.device)
+        t0 = time.perf_counter()
+        starts = torch.randint(len(tokens) - T - 1, (B,), generator=self.gen)
+        xb = torch.stack([tokens[s : s + T] for s in starts]).to(self.device)  # (B, T)
+        yb = torch.stack([tokens[s + 1 : s + T + 1] for s in starts]).to(self.device)  # (B, T)
+        _, loss = self.model(xb, yb)
+        self.losses.append(loss.item())
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.clip:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
+        self.opt.step()
+        sync(self.device)
+        return time.perf_counter() - t0
+
+
+@torch.no_grad()
+def max_logit_diff(a, b, tokens: torch.Tensor, context: int, batch_size: int, device) -> float:
+    """Largest |logit difference| of two models on the first batch_size windows of the split."""
+    n = min(batch_size, (len(tokens) - 1) // context)
+    x = tokens[: n * context].view(n, context).to(device)  # (n, T)
+    la, _ = a(x)
+    lb, _ = b(x)
+    return (la - lb).abs().max().item()
+
+
+def tokenizer_timings(data_dir: Path, tokens: torch.Tensor) -> dict:
+    """Training/encoding times from stats.json, and a fresh timing of encoding ~100 KB with the saved tokenizer."""
+    out = {"tokenizer_train_seconds": None, "tokenizer_encode_seconds": None, "encode_100kb_seconds": None,
+           "encode_100kb_chars": None, "notes": []}
+    stats_path = data_dir / "stats.json"
+    if stats_path.is_file():
+        stats = json.loads(stats_path.read_text())
+        out["tokenizer_train_seconds"] = stats.get("tokenizer_seconds")
+        out["tokenizer_encode_seconds"] = stats.get("encode_seconds")
+    else:
+        out["notes"].append(f"no {stats_path}: tokenizer training/encoding times unknown")
+
+    tok_path = data_dir / "tokenizer.json"
+    try:
+        from attnlab.data.bpe import Tokenizer
+    except ImportError as err:
+        out["notes"].append(f"attnlab.data.bpe not importable ({err}): encode timing skipped")
+        return out
+    if not tok_path.is_file():
+        out["notes"].append(f"no {tok_path}: encode timing skipped")
+        return out
+    tok = Tokenizer.load(tok_path)
+    head = tokens[:ENCODE_CHARS]
+    if len(head) and int(head.max()) >= len(tok.vocab):
+        out["notes"].append(f"token ids reach {int(head.max())}, beyond the tokenizer's {len(tok.vocab)}: "
+                            "the token files and tokenizer.json disagree; encode timing skipped")
+        return out
+    # the text is the training split decoded back: BPE round-trips, so this is the corpus itself
+    text = tok.decode(head.tolist())[:ENCODE_CHARS]
+    fresh = Tokenizer.load(tok_path)  # an empty chunk cache, as at the start of preparation
+    t0 = time.perf_counter()
+    fresh.encode(text)
+    out["encode_100kb_seconds"] = round(time.perf_counter() - t0, 4)
+    out["encode_100kb_chars"] = len(text)
+    if len(text) < ENCODE_CHARS:
+        out["notes"].append(f"training split decodes to only {len(text)} chars; timed that instead of 100 KB")
+    return out
+
+
+def main(cfg: dict, data_dir: Path, out_path: Path) -> dict:
+    t_start = time.perf_counter()
+    data_dir, out_path = Path(data_dir), Path(out_path)
+    bench = {**BENCH_DEFAULTS, **cfg.get("bench", {})}
+    device = pick_device(cfg.get("device", "auto"))
+    if cfg.get("threads"):
+        torch.set_num_threads(cfg["threads"])
+
+    spec = spec_from_config(cfg, ROW)
+    T, B = spec.context, bench["batch_size"]
+    tokens = load_tokens(data_dir, "train")  # int64 (N,)
+    if len(tokens) <= T + 1:
+        from attnlab.errors import AttnlabError
+        raise AttnlabError(f"training split has {len(tokens)} tokens, fewer than one window of {T + 1}")
+
+    # the same weights in both models
+    torch.manual_seed(cfg["seed"])
+    lm = build(spec).to(device)
+    ref = copy_weights(from_spec(spec), lm).to(device)
+    n_params = sum(p.numel() for p in lm.parameters())
+    n_ref = sum(p.numel() for p in ref.parameters())
+    assert n_params == n_ref, f"parameter counts differ: attnlab {n_params}, reference {n_ref}"
+    lm.eval(), ref.eval()
+    diff = max_logit_diff(lm, ref, tokens, T, B, device)
+    lm.train(), ref.train()
+
+    a = Stepper(lm, cfg, tokens, T, B, device)
+    b = Stepper(ref, cfg, tokens, T, B, device)
+    for _ in range(bench["warmup"]):
+        a.step(), b.step()
+    secs_a, secs_b = [], []
+    for _ in range(bench["steps"]):  # interleaved: A B A B ...
+        secs_a.append(a.step())
+        secs_b.append(b.step())
+    tps_a = statistics.median(B * T / s for s in secs_a)
+    tps_b = statistics.median(B * T / s for s in secs_b)
+
+    tok = tokenizer_timings(data_dir, tokens)
+    result = {
+        "model": spec.to_dict(),
+        "n_params": n_params,
+        "batch_size": B,
+        "context": T,
+        "steps": bench["steps"],
+        "warmup": bench["warmup"],
+        "attnlab_tokens_per_s": round(tps_a, 1),
+        "reference_tokens_per_s": round(tps_b, 1),
+        "ratio": round(tps_a / tps_b, 4),
+        "attnlab_step_seconds": [round(s, 5) for s in secs_a],
+        "reference_step_seconds": [round(s, 5) for s in secs_b],
+        "max_abs_logit_diff": diff,
+        "last_loss": {"attnlab": a.losses[-1], "reference": b.losses[-1]},
+        "tokenizer_train_seconds": tok["tokenizer_train_seconds"],
+        "tokenizer_encode_seconds": tok["tokenizer_encode_seconds"],
+        "encode_100kb_seconds": tok["encode_100kb_seconds"],
+        "encode_100kb_chars": tok["encode_100kb_chars"],
+        "notes": tok["notes"],
+        "threads": torch.get_num_threads(),
+        "method": (f"{bench['warmup']} untimed then {bench['steps']} timed rounds, each one training step of "
+                   f"attnlab then one of the reference (forward+backward+AdamW, batch {B} x {T}); "
+                   "tokens/s = median over rounds of B*T / step seconds"),
+    }
+    result["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start)
+    provenance.write_json(out_path, result)
+
+    print(f"bench {ROW} ({n_params:,} params, batch {B} x {T}, {device}, {torch.get_num_threads()} threads):")
+    print(f"  attnlab   {tps_a:12,.0f} tokens/s")
+    print(f"  reference {tps_b:12,.0f} tokens/s   ratio attnlab/reference {tps_a / tps_b:.3f}")
+    print(f"  max |logit diff| with copied weights: {diff:.2e}")
+    if tok["encode_100kb_seconds"] is not None:
+        print(f"  tokenizer: trained in {tok['tokenizer_train_seconds']} s, "
+              f"encodes {tok['encode_100kb_chars']:,} chars in {tok['encode_100kb_seconds']:.3f} s")
+    for note in tok["notes"]:
+        print(f"  note: {note}")
+    return result

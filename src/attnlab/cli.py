@@ -1,0 +1,104 @@
+"""`python -m attnlab VERB ...`: the thin entry points the Snakemake rules call."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from attnlab.errors import AttnlabError
+
+
+def cmd_check(a):
+    from attnlab.config import load
+
+    cfg = load(a.config)
+    print(f"{a.config}: valid {cfg['profile']} profile with ladder rows {', '.join(cfg['ladder'])}")
+
+
+def cmd_prepare(a):
+    from attnlab.config import load
+    from attnlab.data.prepare import prepare
+
+    stats = prepare(load(a.config), Path(a.out))
+    print(f"{stats['n_tokens']:,} tokens ({stats['chars_per_token']} chars/token), "
+          f"tokenizer trained in {stats['tokenizer_seconds']:.2f} s")
+
+
+def cmd_averaging(a):
+    from attnlab.config import load
+    from attnlab.experiments import averaging
+
+    averaging.main(load(a.config), Path(a.out))
+
+
+def cmd_train(a):
+    from attnlab.config import load
+    from attnlab.data.prepare import load_tokens
+    from attnlab.nn.spec import spec_from_config
+    from attnlab.train import train
+
+    cfg = load(a.config)
+    spec = spec_from_config(cfg, a.row)  # fails on a bad spec before any data is read
+    m = train(spec, cfg, load_tokens(Path(a.data), "train"), load_tokens(Path(a.data), "val"), Path(a.out),
+              name=a.row, progress=not a.quiet)
+    print(f"{a.row}: {m['status']}, val ppl {m['val_ppl']}, train ppl {m['train_ppl']}")
+
+
+def cmd_claims(a):
+    from attnlab.report.cli_report import main_claims
+
+    main_claims(Path(a.results), Path(a.claims), Path(a.out))
+
+
+def cmd_site(a):
+    from attnlab.report.cli_report import main_site
+
+    main_site(Path(a.results), Path(a.claims), Path(a.config), Path(a.docs), Path(a.site))
+
+
+def cmd_publish(a):
+    from attnlab.report.publish import publish
+
+    n = publish(Path(a.results), Path(a.out))
+    print(f"published {n} summary files to {a.out}")
+
+
+def cmd_bench(a):
+    from attnlab.bench.throughput import main as bench_main
+    from attnlab.config import load
+
+    bench_main(load(a.config), Path(a.data), Path(a.out))
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="attnlab", description=__doc__)
+    sub = p.add_subparsers(dest="verb", required=True)
+
+    def verb(name, fn, help, *args):
+        s = sub.add_parser(name, help=help)
+        s.add_argument("--config", required=name not in ("publish",), help="experiment profile (config/*.yaml)")
+        for arg in args:
+            s.add_argument(f"--{arg}", required=True)
+        s.set_defaults(fn=fn)
+        return s
+
+    verb("check", cmd_check, "validate a profile and exit")
+    verb("prepare", cmd_prepare, "corpus -> BPE -> token splits + stats.json", "out")
+    verb("averaging", cmd_averaging, "E1: the prefix average, exactly", "out")
+    verb("train", cmd_train, "train one ladder row", "row", "data", "out").add_argument(
+        "--quiet", action="store_true", help="no progress bar")
+    verb("claims", cmd_claims, "compute verdicts into claims.csv", "results", "claims", "out")
+    verb("site", cmd_site, "render pages and build the site", "results", "claims", "docs", "site")
+    verb("publish", cmd_publish, "copy run summaries (no checkpoints) to a folder to commit", "results", "out")
+    verb("bench", cmd_bench, "training throughput and tokenizer timings", "data", "out")
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        args.fn(args)
+    except AttnlabError as err:
+        print(f"attnlab: error: {err}", file=sys.stderr)
+        return 2
+    return 0

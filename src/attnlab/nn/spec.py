@@ -1,0 +1,69 @@
+"""A model is data: every variant of the chapter is one ModelSpec."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from attnlab.errors import AttnlabError
+
+MIXERS = ("none", "average", "head", "multihead")  # what mixes information across positions
+POSITIONS = ("none", "learned")
+NORMS = ("none", "pre")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    vocab_size: int = 1024
+    d_model: int = 128
+    context: int = 128
+    n_blocks: int = 1
+    mixer: str = "multihead"
+    n_heads: int = 4      # 'head' is one head of width d_model with no output projection
+    residual: bool = True  # add the mixer's output to the stream, or replace the stream with it
+    position: str = "learned"
+    max_positions: int | None = None  # rows of a learned position table; defaults to context
+    mlp: bool = True
+    mlp_ratio: int = 4
+    norm: str = "pre"
+    scale: bool = True     # divide scores by sqrt(d_k)
+    bias: bool = True
+
+    def __post_init__(self):
+        def bad(msg):
+            raise AttnlabError(f"model spec: {msg}")
+
+        if self.mixer not in MIXERS:
+            bad(f"unknown mixer '{self.mixer}' (choose from {', '.join(MIXERS)})")
+        if self.position not in POSITIONS:
+            bad(f"unknown position encoding '{self.position}' (choose from {', '.join(POSITIONS)})")
+        if self.norm not in NORMS:
+            bad(f"unknown norm placement '{self.norm}' (choose from {', '.join(NORMS)})")
+        for name in ("vocab_size", "d_model", "context", "n_blocks", "n_heads", "mlp_ratio"):
+            if getattr(self, name) < 1:
+                bad(f"{name} must be positive, got {getattr(self, name)}")
+        if self.mixer == "multihead" and self.d_model % self.n_heads:
+            bad(f"n_heads={self.n_heads} does not divide d_model={self.d_model}")
+        if self.position == "learned" and self.positions < self.context:
+            bad(f"context {self.context} is longer than the position table ({self.positions} rows)")
+
+    @property
+    def positions(self) -> int:
+        return self.max_positions or self.context
+
+    @property
+    def heads(self) -> int:
+        return 1 if self.mixer == "head" else self.n_heads
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+SPEC_KEYS = {f.name for f in fields(ModelSpec)}
+
+
+def spec_from_config(cfg: dict, row: str) -> ModelSpec:
+    """The spec of ladder row `row`: the profile's `model` defaults, then the row's overrides."""
+    if row not in cfg["ladder"]:
+        raise AttnlabError(f"unknown ladder row '{row}' (config has {', '.join(cfg['ladder'])})")
+    settings = {**cfg["model"], **cfg["ladder"][row]}
+    settings.setdefault("vocab_size", cfg["data"].get("vocab_size", 1024))
+    return ModelSpec(**settings)

@@ -1,0 +1,100 @@
+"""Charts as Vega-Lite specs (plain dicts), drawn with Altair from the tidy tables.
+
+The site embeds each spec inline and renders it with the vendored vega-embed,
+so a chart needs no network and no server.
+"""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.tables import row_order
+
+WIDTH = 560
+SOURCE_COLORS = alt.Scale(domain=["reproduced", "chapter"], range=["#1f77b4", "#d62728"])
+
+
+def _spec(chart: alt.TopLevelMixin) -> dict:
+    with alt.data_transformers.disable_max_rows():
+        return chart.to_dict()
+
+
+def ladder_chart(ladder: pd.DataFrame) -> dict:
+    """Validation perplexity per rung: reproduced (every run row) beside the chapter (where stated)."""
+    order = list(ladder["row"])
+    long = pd.concat([
+        ladder[["row", "description"]].assign(source="reproduced", val_ppl=ladder["val_ppl"]),
+        ladder[["row", "description"]].assign(source="chapter", val_ppl=ladder["chapter_val_ppl"]),
+    ]).dropna(subset=["val_ppl"])
+    chart = alt.Chart(long, title="Validation perplexity per rung (log scale; lower is better)").mark_point(
+        size=90, filled=True, opacity=0.85
+    ).encode(
+        x=alt.X("val_ppl:Q", title="validation perplexity", scale=alt.Scale(type="log", nice=False, zero=False)),
+        y=alt.Y("row:N", sort=order, title=None),
+        color=alt.Color("source:N", scale=SOURCE_COLORS, title=None),
+        shape=alt.Shape("source:N", scale=alt.Scale(domain=["reproduced", "chapter"], range=["circle", "diamond"]),
+                        title=None),
+        tooltip=["row", "description", "source", alt.Tooltip("val_ppl:Q", format=".2f")],
+    ).properties(width=WIDTH, height=28 * max(len(order), 1))
+    return _spec(chart)
+
+
+def curves_chart(curves: pd.DataFrame) -> dict:
+    """Training and validation loss against step, one line per rung, train and val side by side."""
+    order = row_order(set(curves["row"]))
+    base = alt.Chart(curves).encode(
+        x=alt.X("step:Q", title="step"),
+        y=alt.Y("loss:Q", title="cross-entropy (nats)", scale=alt.Scale(zero=False)),
+        color=alt.Color("row:N", sort=order, title="rung"),
+        tooltip=["row", "split", "step", alt.Tooltip("loss:Q", format=".3f")],
+    )
+    lines = base.mark_line(strokeWidth=1.5)
+    dots = base.mark_point(size=18, filled=True).transform_filter(alt.datum.split == "val")
+    chart = alt.layer(lines, dots).properties(width=WIDTH // 2 - 20, height=260).facet(
+        column=alt.Column("split:N", sort=["train", "val"], title=None)
+    ).properties(title="Loss during training")
+    return _spec(chart)
+
+
+def params_chart(params: pd.DataFrame) -> dict:
+    """Where each rung's parameters sit (embedding, position, mixer, MLP, norm, head)."""
+    order = row_order(set(params["row"]))
+    chart = alt.Chart(params, title="Parameters per rung, by part").mark_bar().encode(
+        x=alt.X("sum(n_params):Q", title="parameters"),
+        y=alt.Y("row:N", sort=order, title=None),
+        color=alt.Color("part:N", title="part"),
+        tooltip=["row", "part", alt.Tooltip("n_params:Q", format=",")],
+    ).properties(width=WIDTH, height=24 * max(len(order), 1))
+    return _spec(chart)
+
+
+def split_chart(stats: dict, chapter: dict) -> dict:
+    """Token counts (whole stream, train, validation): reproduced beside the chapter's."""
+    names = {"n_tokens": "all tokens", "n_train": "train", "n_val": "validation"}
+    records = [{"count": names[k], "source": "reproduced", "tokens": stats[k]} for k in names if k in stats]
+    records += [{"count": names[k], "source": "chapter", "tokens": chapter[k]} for k in names if k in chapter]
+    chart = alt.Chart(pd.DataFrame(records), title="Tokens after BPE").mark_bar().encode(
+        x=alt.X("tokens:Q", title="tokens"),
+        y=alt.Y("source:N", title=None),
+        row=alt.Row("count:N", sort=list(names.values()), title=None),
+        color=alt.Color("source:N", scale=SOURCE_COLORS, title=None),
+        tooltip=["count", "source", alt.Tooltip("tokens:Q", format=",")],
+    ).properties(width=WIDTH - 120, height=50)
+    return _spec(chart)
+
+
+def matrix_chart(matrix: pd.DataFrame) -> dict:
+    """Heat map of the causal averaging matrix, with each weight printed in its cell."""
+    base = alt.Chart(matrix, title="Causal averaging matrix A (row t averages positions s ≤ t)").encode(
+        x=alt.X("s:O", title="key position s"),
+        y=alt.Y("t:O", title="query position t"),
+    )
+    cells = base.mark_rect().encode(
+        color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]), title="weight"),
+        tooltip=["t", "s", alt.Tooltip("weight:Q", format=".4f")],
+    )
+    text = base.mark_text(fontSize=11).encode(
+        text=alt.Text("weight:Q", format=".3f"),
+        color=alt.condition(alt.datum.weight > 0.5, alt.value("white"), alt.value("black")),
+    )
+    return _spec(alt.layer(cells, text).properties(width=300, height=300))

@@ -1,0 +1,121 @@
+"""Tidy tables (pandas) built only from run files and the registry's reference values."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from attnlab.report.claims import Results, diverged
+
+# The ladder, bottom to top. Each rung adds one piece to the one before it;
+# learned positions, once added at L3, stay on for every later rung.
+ROWS = {
+    "L1": "no context: token embedding → linear to vocabulary",
+    "L2": "uniform causal average of the context replaces the token",
+    "L3": "L2 + learned positions added before averaging",
+    "L4": "the average is added to the token (residual)",
+    "L5": "one learned head (d_head 128) replaces the token",
+    "L6": "one learned head, added (residual)",
+    "L7": "4 heads of 32 + output projection W_o",
+    "L8": "L7 + position-wise MLP (4×, GELU)",
+    "L9": "L8 + pre-norm LayerNorm = one full block",
+    "B2": "two full blocks",
+}
+SPEC_COLUMNS = ["n_blocks", "mixer", "n_heads", "residual", "position", "mlp", "norm"]
+LADDER_COLUMNS = ["row", "description", "n_params", "val_ppl", "train_ppl", "chapter_val_ppl",
+                  "chapter_train_ppl", "status", "diverged_at_step", *SPEC_COLUMNS]
+
+
+def row_order(rows) -> list[str]:
+    """Known rows in ladder order, then any others alphabetically."""
+    known = [r for r in ROWS if r in rows]
+    return known + sorted(set(rows) - set(known))
+
+
+def ladder_table(res: Results, reference: dict | None = None) -> pd.DataFrame:
+    """One line per ladder row (run or not); chapter values only where the chapter states one."""
+    ref = (reference or {}).get("ladder", {})
+    records = []
+    for row in row_order(set(ROWS) | set(res.ladder)):
+        m = res.ladder.get(row)
+        spec = (m or {}).get("spec") or {}
+        status = "not run" if m is None else ("diverged" if diverged(m) else m.get("status", "ok"))
+        records.append({
+            "row": row,
+            "description": ROWS.get(row, m.get("name", row) if m else row),
+            "n_params": None if m is None else m.get("n_params"),
+            "val_ppl": None if m is None or status == "diverged" else m.get("val_ppl"),
+            "train_ppl": None if m is None or status == "diverged" else m.get("train_ppl"),
+            "chapter_val_ppl": ref.get(row, {}).get("val_ppl"),
+            "chapter_train_ppl": ref.get(row, {}).get("train_ppl"),
+            "status": status,
+            "diverged_at_step": None if m is None else m.get("diverged_at_step"),
+            **{k: spec.get(k) for k in SPEC_COLUMNS},
+        })
+    table = pd.DataFrame.from_records(records, columns=LADDER_COLUMNS)
+    return table.astype({"n_params": "Int64", "diverged_at_step": "Int64"})
+
+
+def curves_table(res: Results, max_points: int = 250) -> pd.DataFrame:
+    """Long format (row, step, split, loss). Train loss is thinned to about `max_points` per row."""
+    frames = []
+    for row in row_order(res.ladder):
+        path = res.root / "ladder" / row / "curve.csv"
+        if not path.is_file():
+            continue
+        curve = pd.read_csv(path)
+        train = curve.dropna(subset=["train_loss"])
+        stride = max(1, len(train) // max_points)
+        train = train.iloc[::stride]
+        val = curve.dropna(subset=["val_loss"])
+        frames.append(pd.DataFrame({"row": row, "step": train["step"], "split": "train", "loss": train["train_loss"]}))
+        frames.append(pd.DataFrame({"row": row, "step": val["step"], "split": "val", "loss": val["val_loss"]}))
+    if not frames:
+        return pd.DataFrame(columns=["row", "step", "split", "loss"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def param_table(res: Results) -> pd.DataFrame:
+    """Parameter breakdown per ladder row, long format (row, part, n_params)."""
+    records = [
+        {"row": row, "part": part, "n_params": n}
+        for row in row_order(res.ladder)
+        for part, n in (res.ladder[row].get("param_breakdown") or {}).items()
+    ]
+    return pd.DataFrame.from_records(records, columns=["row", "part", "n_params"])
+
+
+def stats_table(stats: dict) -> pd.DataFrame:
+    """The data stage's numbers as (quantity, value) rows."""
+    keys = ["n_chars", "sha256", "vocab_size", "n_merges", "pattern", "n_tokens", "chars_per_token",
+            "n_train", "n_val", "tokenizer_seconds", "encode_seconds"]
+    return pd.DataFrame([(k, stats.get(k)) for k in keys if k in stats], columns=["quantity", "value"])
+
+
+def merges_table(stats: dict, chapter_merges: list[str] | None) -> pd.DataFrame:
+    ours = list(stats.get("first_merges") or [])
+    theirs = list(chapter_merges or [])
+    n = max(len(ours), len(theirs))
+    pad = lambda xs: xs + [None] * (n - len(xs))  # noqa: E731
+    table = pd.DataFrame({"rank": range(1, n + 1), "reproduced": pad(ours), "chapter": pad(theirs)})
+    table["same"] = table["reproduced"] == table["chapter"]
+    return table
+
+
+def matrix_table(e1: dict) -> pd.DataFrame:
+    """The causal averaging matrix, rows = query position t, columns = key position s."""
+    matrix = e1.get("matrix") or []
+    cols = [f"s={j}" for j in range(len(matrix[0]) if matrix else 0)]
+    return pd.DataFrame(matrix, columns=cols, index=pd.Index([f"t={i}" for i in range(len(matrix))], name="")).reset_index()
+
+
+def matrix_long(e1: dict) -> pd.DataFrame:
+    matrix = e1.get("matrix") or []
+    return pd.DataFrame([{"t": i, "s": j, "weight": w} for i, r in enumerate(matrix) for j, w in enumerate(r)])
+
+
+def write_ladder_csv(res: Results, reference: dict | None, out_csv: str | Path) -> pd.DataFrame:
+    table = ladder_table(res, reference)
+    Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out_csv, index=False)
+    return table

@@ -1,0 +1,197 @@
+"""The one training loop: seeded AdamW with optional warmup, evaluation, checkpoint/resume, probes."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import torch
+from tqdm import tqdm
+
+from attnlab import provenance
+from attnlab.config import digest
+from attnlab.nn.model import build, param_breakdown
+from attnlab.nn.spec import ModelSpec
+
+MODEL_CODE = [Path(__file__).parent / "nn" / name for name in ("attention.py", "model.py", "spec.py")] + [Path(__file__)]
+EVAL_METHOD = ("consecutive non-overlapping windows of `context` tokens covering the split, "
+               "every position scored; perplexity = exp(mean cross-entropy)")
+
+# A probe is called as probe(step, model, batch_loss) after each optimiser step and returns a dict
+# of scalars (or None); its rows land in the run's probes.csv.
+Probe = Callable[[int, torch.nn.Module, float], "dict | None"]
+
+
+def code_hash() -> str:
+    h = hashlib.sha256()
+    for path in MODEL_CODE:
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def pick_device(name: str = "auto") -> torch.device:
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(name)
+
+
+def windows(tokens: torch.Tensor, context: int, limit: int | None = None):
+    """Inputs and targets of consecutive non-overlapping windows: (N, context) each."""
+    n = (len(tokens) - 1) // context
+    if limit is not None:
+        n = min(n, limit)
+    x = tokens[: n * context].view(n, context)
+    y = tokens[1 : n * context + 1].view(n, context)
+    return x, y
+
+
+@torch.no_grad()
+def evaluate(model, tokens, context, batch_size=64, limit=None, device="cpu") -> tuple[float, int]:
+    """Mean cross-entropy over windows of the split, and the number of tokens scored."""
+    was_training = model.training
+    model.eval()
+    x, y = windows(tokens, context, limit)
+    total = 0.0
+    for i in range(0, len(x), batch_size):
+        xb, yb = x[i : i + batch_size].to(device), y[i : i + batch_size].to(device)
+        _, loss = model(xb, yb)
+        total += loss.item() * yb.numel()
+    model.train(was_training)
+    return total / y.numel(), y.numel()
+
+
+def lr_at(step: int, lr: float, warmup: int) -> float:
+    return lr * min(1.0, (step + 1) / warmup) if warmup else lr
+
+
+def _save(path: Path, state: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    if not rows:
+        return
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, path)
+
+
+def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: torch.Tensor, out_dir: Path,
+          *, name: str, experiment: str = "ladder", probes: Sequence[Probe] = (), progress: bool = True) -> dict:
+    """Train `spec` with cfg['train'] settings; write metrics.json, curve.csv (and probes.csv) into out_dir.
+
+    Resumes from out_dir/ckpt.pt when it belongs to the same spec, settings, seed and model code.
+    A loss that turns NaN/inf ends the run with status 'diverged' instead of an exception.
+    """
+    t_start = time.perf_counter()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tc, seed = cfg["train"], cfg["seed"]
+    device = pick_device(cfg.get("device", "auto"))
+    if cfg.get("threads"):
+        torch.set_num_threads(cfg["threads"])
+    run_id = digest({"spec": spec.to_dict(), "train": tc, "seed": seed, "code": code_hash(),
+                     "data": [len(train_tokens), len(val_tokens), int(train_tokens[:64].sum())]})
+
+    torch.manual_seed(seed)
+    model = build(spec).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], weight_decay=tc["weight_decay"])
+    gen = torch.Generator().manual_seed(seed)
+    step, curve, probe_rows, resumed_from, train_seconds = 0, [], [], None, 0.0
+    status, diverged_at = "ok", None
+
+    ckpt_path = out_dir / "ckpt.pt"
+    if ckpt_path.exists():
+        state = torch.load(ckpt_path, map_location=device, weights_only=False)
+        if state.get("run_id") == run_id:
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["opt"])
+            gen.set_state(state["gen"])
+            torch.set_rng_state(state["rng"])
+            step, curve, probe_rows = state["step"], state["curve"], state["probes"]
+            train_seconds, resumed_from = state["train_seconds"], state["step"]
+            print(f"[{name}] resuming from step {step}", file=sys.stderr)
+        else:
+            print(f"[{name}] checkpoint belongs to other settings or code; starting afresh", file=sys.stderr)
+
+    def checkpoint():
+        _save(ckpt_path, {"run_id": run_id, "model": model.state_dict(), "opt": opt.state_dict(),
+                          "gen": gen.get_state(), "rng": torch.get_rng_state(), "step": step, "curve": curve,
+                          "probes": probe_rows, "train_seconds": train_seconds})
+
+    T, B = spec.context, tc["batch_size"]
+    if len(train_tokens) <= T + 1:
+        from attnlab.errors import AttnlabError
+        raise AttnlabError(f"training split has {len(train_tokens)} tokens, fewer than one window of {T + 1}")
+    model.train()
+    bar = tqdm(total=tc["steps"], initial=step, desc=name, disable=not progress, file=sys.stderr,
+               mininterval=1.0 if sys.stderr.isatty() else 10.0, dynamic_ncols=True)
+    while step < tc["steps"]:
+        t0 = time.perf_counter()
+        starts = torch.randint(len(train_tokens) - T - 1, (B,), generator=gen)
+        xb = torch.stack([train_tokens[s : s + T] for s in starts]).to(device)
+        yb = torch.stack([train_tokens[s + 1 : s + T + 1] for s in starts]).to(device)
+        lr = lr_at(step, tc["lr"], tc["warmup_steps"])
+        for group in opt.param_groups:
+            group["lr"] = lr
+        _, loss = model(xb, yb)
+        loss_value = loss.item()
+        if not math.isfinite(loss_value):
+            status, diverged_at = "diverged", step
+            curve.append({"step": step, "lr": lr, "train_loss": loss_value, "val_loss": None})
+            print(f"[{name}] loss became {loss_value} at step {step}: recorded as diverged", file=sys.stderr)
+            break
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if tc["grad_clip"]:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), tc["grad_clip"])
+        opt.step()
+        step += 1
+        train_seconds += time.perf_counter() - t0
+        row = {"step": step, "lr": lr, "train_loss": loss_value, "val_loss": None}
+        if step % tc["eval_every"] == 0 or step == tc["steps"]:
+            row["val_loss"], _ = evaluate(model, val_tokens, T, B, tc["eval_windows"], device)
+        curve.append(row)
+        for probe in probes:
+            found = probe(step, model, loss_value)
+            if found:
+                probe_rows.append({"step": step, **found})
+        if step % tc["ckpt_every"] == 0 and step < tc["steps"]:
+            checkpoint()
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss_value:.3f}", refresh=False)
+    bar.close()
+
+    metrics = {"name": name, "experiment": experiment, "spec": spec.to_dict(),
+               "n_params": sum(p.numel() for p in model.parameters()),
+               "param_breakdown": param_breakdown(model), "status": status, "diverged_at_step": diverged_at,
+               "steps": step, "val_loss": None, "val_ppl": None, "train_loss": None, "train_ppl": None,
+               "tokens_per_second": round(step * B * T / train_seconds, 1) if train_seconds else None,
+               "resumed_from_step": resumed_from, "run_id": run_id}
+    if status == "ok":
+        checkpoint()  # the finished model, for later analysis
+        val_loss, val_n = evaluate(model, val_tokens, T, B, None, device)
+        train_loss, train_n = evaluate(model, train_tokens, T, B,
+                                       None if tc["train_eval_tokens"] is None else tc["train_eval_tokens"] // T,
+                                       device)
+        metrics.update(val_loss=val_loss, val_ppl=math.exp(val_loss), train_loss=train_loss,
+                       train_ppl=math.exp(train_loss))
+        metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": val_n, "train_tokens_scored": train_n}
+    else:
+        metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": 0, "train_tokens_scored": 0}
+    metrics["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start)
+    _write_csv(out_dir / "curve.csv", curve)
+    _write_csv(out_dir / "probes.csv", probe_rows)
+    provenance.write_json(out_dir / "metrics.json", metrics)
+    return metrics

@@ -1,0 +1,41 @@
+"""Small shared builders for tests: a tiny profile and token files that need no tokenizer."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from attnlab.config import load
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def tiny_config(**train) -> dict:
+    cfg = copy.deepcopy(load(REPO / "config" / "smoke.yaml"))
+    cfg["model"].update(d_model=16, context=8)
+    cfg["data"]["vocab_size"] = 300  # the smallest BPE worth training; tokens stay below 64
+    cfg["train"].update({"steps": 30, "batch_size": 4, "eval_every": 10, "eval_windows": 2, "ckpt_every": 5,
+                         "train_eval_tokens": 512, **train})
+    return cfg
+
+
+def write_config(cfg: dict, path: Path) -> Path:
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def write_tokens(data_dir: Path, vocab: int = 64, n_train: int = 4000, n_val: int = 600, seed: int = 0) -> Path:
+    """Random-but-learnable token files (a repeating pattern with noise) in the layout prepare() writes."""
+    rng = np.random.default_rng(seed)
+    pattern = rng.integers(0, vocab, 17)
+    stream = np.resize(pattern, n_train + n_val)
+    noise = rng.random(len(stream)) < 0.2
+    stream[noise] = rng.integers(0, vocab, noise.sum())
+    data_dir.mkdir(parents=True, exist_ok=True)
+    stream[:n_train].astype(np.uint16).tofile(data_dir / "train.bin")
+    stream[n_train:].astype(np.uint16).tofile(data_dir / "val.bin")
+    (data_dir / "stats.json").write_text(json.dumps({"n_train": n_train, "n_val": n_val}))
+    return data_dir

@@ -1,0 +1,104 @@
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from attnlab.bench import reference, throughput
+from attnlab.config import load
+from attnlab.nn.model import build
+from attnlab.nn.spec import ModelSpec, spec_from_config
+
+L9 = dict(vocab_size=97, d_model=32, context=16, n_heads=4, mixer="multihead", position="learned", mlp=True,
+          norm="pre")
+
+
+def pair(spec):
+    torch.manual_seed(0)
+    lm = build(spec)
+    ref = reference.copy_weights(reference.from_spec(spec), lm)
+    return lm.eval(), ref.eval()
+
+
+@pytest.mark.parametrize("T", [16, 7])
+def test_reference_matches_attnlab_with_copied_weights(T):
+    lm, ref = pair(ModelSpec(**L9))
+    idx = torch.randint(97, (3, T))
+    tgt = torch.randint(97, (3, T))
+    with torch.no_grad():
+        la, loss_a = lm(idx, tgt)
+        lb, loss_b = ref(idx, tgt)
+    assert la.shape == lb.shape == (3, T, 97)
+    assert (la - lb).abs().max().item() <= 1e-5
+    assert abs(loss_a.item() - loss_b.item()) <= 1e-5
+
+
+def test_reference_gradients_match():
+    lm, ref = pair(ModelSpec(**L9))
+    idx, tgt = torch.randint(97, (2, 16)), torch.randint(97, (2, 16))
+    lm(idx, tgt)[1].backward()
+    ref(idx, tgt)[1].backward()
+    ref_params = dict(ref.named_parameters())
+    for name, p in lm.named_parameters():
+        assert torch.allclose(p.grad, ref_params[reference.ref_name(name)].grad, atol=1e-5), name
+
+
+def test_equal_parameter_counts(repo):
+    for profile in ("smoke", "quick"):
+        spec = spec_from_config(load(repo / "config" / f"{profile}.yaml"), "L9")
+        lm, ref = build(spec), reference.from_spec(spec)
+        assert sum(p.numel() for p in ref.parameters()) == sum(p.numel() for p in lm.parameters())
+
+
+def test_reference_does_not_use_attnlab_model_code(repo):
+    src = (repo / "src" / "attnlab" / "bench" / "reference.py").read_text()
+    assert "attnlab" not in "".join(line for line in src.splitlines() if line.startswith(("import", "from")))
+
+
+def test_reference_refuses_other_rows():
+    with pytest.raises(ValueError, match="one-block"):
+        reference.from_spec(ModelSpec(**{**L9, "n_blocks": 2}))
+
+
+def test_main_writes_throughput_json(repo, tmp_path, capsys):
+    cfg = load(repo / "config" / "smoke.yaml")
+    cfg["bench"] = {**cfg.get("bench", {}), "steps": 2, "warmup": 1}
+    cfg["device"] = "cpu"
+    data = tmp_path / "data"
+    data.mkdir()
+    rng = np.random.default_rng(0)
+    # byte ids only, so the merge-free tokenizer below can decode them
+    rng.integers(0, 256, 5000).astype(np.uint16).tofile(data / "train.bin")
+    rng.integers(0, 256, 500).astype(np.uint16).tofile(data / "val.bin")
+    (data / "stats.json").write_text(json.dumps({"tokenizer_seconds": 1.5, "encode_seconds": 0.25}))
+    from attnlab.data.bpe import RegexTokenizer
+
+    RegexTokenizer("gpt2").save(data / "tokenizer.json")
+
+    out = tmp_path / "bench" / "throughput.json"
+    result = throughput.main(cfg, data, out)
+    written = json.loads(out.read_text())
+    for key in ("model", "n_params", "batch_size", "context", "steps", "attnlab_tokens_per_s",
+                "reference_tokens_per_s", "ratio", "max_abs_logit_diff", "tokenizer_train_seconds",
+                "tokenizer_encode_seconds", "encode_100kb_seconds", "threads", "provenance"):
+        assert key in written, key
+    assert written == json.loads(json.dumps(result, default=float))
+    assert written["attnlab_tokens_per_s"] > 0 and written["reference_tokens_per_s"] > 0 and written["ratio"] > 0
+    assert written["max_abs_logit_diff"] <= 1e-5
+    assert written["batch_size"] == cfg["bench"]["batch_size"] and written["steps"] == 2
+    assert written["context"] == written["model"]["context"] == spec_from_config(cfg, "L9").context
+    assert written["n_params"] == sum(p.numel() for p in build(spec_from_config(cfg, "L9")).parameters())
+    assert written["tokenizer_train_seconds"] == 1.5 and written["tokenizer_encode_seconds"] == 0.25
+    assert written["encode_100kb_seconds"] >= 0
+    assert written["provenance"]["profile"] == "smoke"
+    assert "tokens/s" in capsys.readouterr().out
+
+
+def test_main_without_tokenizer_notes_the_skip(repo, tmp_path):
+    cfg = load(repo / "config" / "smoke.yaml")
+    cfg["bench"] = {"steps": 1, "warmup": 0, "batch_size": 2}
+    cfg["device"] = "cpu"
+    np.random.default_rng(1).integers(0, 1024, 2000).astype(np.uint16).tofile(tmp_path / "train.bin")
+    result = throughput.main(cfg, tmp_path, tmp_path / "out.json")
+    assert result["encode_100kb_seconds"] is None and result["tokenizer_train_seconds"] is None
+    assert any("tokenizer.json" in note for note in result["notes"])

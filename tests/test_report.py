@@ -1,0 +1,239 @@
+"""Report: verdicts computed from fake run files, and the static site built from them."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from attnlab.errors import AttnlabError
+from attnlab.provenance import write_json
+from attnlab.report import claims as cl
+from attnlab.report.site import build_site
+
+REPO = Path(__file__).resolve().parents[1]
+REGISTRY = REPO / "claims" / "chapter.yaml"
+CONFIG = {"profile": "smoke", "seed": 1337,
+          "data": {"url": "file://input.txt", "sha256": "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"},
+          "train": {"steps": 3000, "batch_size": 64, "lr": 1e-3},
+          "model": {"d_model": 128, "context": 128}, "ladder": {"L1": {}}}
+
+# Perplexities consistent with the chapter (absolute where stated, differences elsewhere).
+VAL = {"L1": 59.71, "L2": 248.45, "L3": 246.31, "L4": 60.45, "L5": 55.45, "L6": 46.45, "L7": 43.45,
+       "L8": 39.87, "L9": 38.07, "B2": 40.57}
+TRAIN = {**{r: v - 3 for r, v in VAL.items()}, "L9": 18.77, "B2": 14.49}
+
+
+def provenance(seed=1337, commit="abc123def456"):
+    return {"commit": commit, "config_hash": "0123456789abcdef", "profile": "smoke", "device": "cpu: x86_64 (4 threads)",
+            "clocks": None, "torch": "2.4.0", "python": "3.11.7", "date": "2025-01-01T00:00:00+00:00",
+            "wall_seconds": 1.5, "seed": seed, "host": "test"}
+
+
+def breakdown(row: str) -> dict:
+    d, v = 128, 1024
+    head_p = d * d + d
+    blocks = 2 if row == "B2" else 1
+    mixer = {"L1": 0, "L2": 0, "L3": 0, "L4": 0, "L5": 3 * head_p, "L6": 3 * head_p}.get(row, 4 * head_p)
+    mlp = 8 * d * d + 5 * d if row in ("L8", "L9", "B2") else 0
+    norm = 4 * d * blocks + 2 * d if row in ("L9", "B2") else 0
+    return {"embedding": v * d, "position": 0 if row in ("L1", "L2") else d * d, "mixer": mixer * blocks,
+            "mlp": mlp * blocks, "norm": norm, "head": d * v + v}
+
+
+def write_fake_results(root: Path, val=None, train=None, diverged=(), skip=(), rows=None) -> Path:
+    """Write a complete, chapter-like results/<profile>/ tree into root."""
+    val, train = {**VAL, **(val or {})}, {**TRAIN, **(train or {})}
+    first = [" t", "he", " a", "ou", " s", " m", "in", " w", "re", "ha", "nd", " the", " y", "ll"]
+    write_json(root / "data/stats.json", {
+        "n_chars": 1115394, "n_tokens": 459760, "n_train": 413784, "n_val": 45976,
+        "chars_per_token": 1115394 / 459760, "tokenizer_seconds": 12.0, "encode_seconds": 3.0,
+        "vocab_size": 1024, "n_merges": 768, "pattern": "gpt2", "first_merges": first,
+        "sha256": "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",
+        "provenance": provenance()})
+    matrix = [[1 / (t + 1) if s <= t else 0.0 for s in range(6)] for t in range(6)]
+    write_json(root / "e1/averaging.json", {
+        "T": 6, "d": 4, "shuffle_max_abs_diff": 2.98e-8, "loop_vs_matmul_max_abs_diff": 5.96e-8,
+        "loop_vs_softmax_max_abs_diff": 5.96e-8, "matrix": matrix, "float16_mask_is_inf": True,
+        "provenance": provenance()})
+    for i, row in enumerate(rows or VAL):
+        if row in skip:
+            continue
+        bd = breakdown(row)
+        bad = row in diverged
+        write_json(root / f"ladder/{row}/metrics.json", {
+            "name": row, "experiment": "ladder",
+            "spec": {"d_model": 128, "context": 128, "n_blocks": 2 if row == "B2" else 1,
+                     "mixer": "none" if row == "L1" else ("average" if row in ("L2", "L3", "L4") else "attention"),
+                     "n_heads": 4 if row in ("L7", "L8", "L9", "B2") else 1,
+                     "residual": row not in ("L2", "L3", "L5"),
+                     "position": "none" if row in ("L1", "L2") else "learned",
+                     "mlp": row in ("L8", "L9", "B2"), "norm": "pre" if row in ("L9", "B2") else "none"},
+            "n_params": sum(bd.values()), "param_breakdown": bd,
+            "status": "diverged" if bad else "ok", "diverged_at_step": 812 if bad else None, "steps": 3000,
+            "val_loss": None if bad else 4.0, "val_ppl": None if bad else val[row],
+            "train_loss": None if bad else 3.9, "train_ppl": None if bad else train[row],
+            "eval": {"method": "non-overlapping windows, all positions", "val_tokens_scored": 45952,
+                     "train_tokens_scored": 45952},
+            "tokens_per_second": 51234.0, "resumed_from_step": None, "provenance": provenance(seed=1337 + i)})
+        steps = range(0, 3001, 10)
+        pd.DataFrame({"step": list(steps), "lr": 1e-3,
+                      "train_loss": [5.0 - 1.0 * s / 3000 for s in steps],
+                      "val_loss": [5.1 - 0.9 * s / 3000 if s % 500 == 0 else None for s in steps]}
+                     ).to_csv(root / f"ladder/{row}/curve.csv", index=False)
+    return root
+
+
+def verdicts(root: Path, registry: Path = REGISTRY) -> dict[str, dict]:
+    table = cl.write_claims_csv(root, registry, root / "claims.csv")
+    return {r["claim_id"]: r for r in table.to_dict("records")}
+
+
+# ------------------------------------------------------------------ claims
+
+def test_claims_csv_columns_and_all_reproduced(tmp_path):
+    root = write_fake_results(tmp_path / "r")
+    got = verdicts(root)
+    table = pd.read_csv(root / "claims.csv")
+    assert list(table.columns) == ["claim_id", "chapter_value", "reproduced_value", "verdict", "note"]
+    ids = [c["id"] for c in yaml.safe_load(REGISTRY.read_text())["claims"]]
+    assert list(table["claim_id"]) == ids
+    assert {f"C0.{i}" for i in range(1, 5)} | {f"C1.{i}" for i in range(1, 4)} \
+        | {f"C2.{i}" for i in range(1, 11)} <= set(ids)
+    assert {k: v["verdict"] for k, v in got.items() if v["verdict"] != "reproduced"} == {}
+    assert got["C2.7"]["reproduced_value"] == "gain=3; extra_params=16512"
+
+
+@pytest.mark.parametrize("change, claim", [
+    ({"L2": 330.0}, "C2.1"),     # ratio 5.5, outside [3, 5]
+    ({"L3": 220.0}, "C2.2"),     # positions suddenly help a lot
+    ({"L3": 249.0}, "C2.2"),     # ... or hurt: wrong direction
+    ({"L4": 66.0}, "C2.3"),      # residual average 10 % worse than no context
+    ({"L6": 59.0}, "C2.5"),      # the head barely helps
+    ({"B2": 37.0}, "C2.9"),      # second block no longer overfits
+])
+def test_verdict_flips_when_numbers_move(tmp_path, change, claim):
+    assert verdicts(write_fake_results(tmp_path / "ok"))[claim]["verdict"] == "reproduced"
+    row = verdicts(write_fake_results(tmp_path / "moved", val=change))[claim]
+    assert row["verdict"] == "not reproduced"
+    assert "✗" in row["note"]
+
+
+def test_wrong_merge_and_mask_not_reproduced(tmp_path):
+    root = write_fake_results(tmp_path)
+    e1 = cl.read_json(root / "e1/averaging.json")
+    write_json(root / "e1/averaging.json", {**e1, "float16_mask_is_inf": False})
+    got = verdicts(root)
+    assert got["C1.3"]["verdict"] == "not reproduced"
+    assert "✗ float16_mask_is_inf: expected true" in got["C1.3"]["note"]
+
+
+def test_missing_runs_are_not_run_and_named(tmp_path):
+    root = write_fake_results(tmp_path, skip={"L5"})
+    (root / "e1/averaging.json").unlink()
+    got = verdicts(root)
+    assert got["C2.6"]["verdict"] == "not run"
+    assert "ladder/L5/metrics.json" in got["C2.6"]["note"]
+    assert got["C2.5"]["verdict"] == "reproduced"
+    assert {got[c]["verdict"] for c in ("C1.1", "C1.2", "C1.3")} == {"not run"}
+    assert "e1/averaging.json" in got["C1.1"]["note"]
+    assert got["C1.1"]["reproduced_value"] == ""
+
+
+def test_diverged_run_gives_diverged(tmp_path):
+    got = verdicts(write_fake_results(tmp_path, diverged={"L5"}))
+    assert got["C2.6"]["verdict"] == "diverged"
+    assert "L5 diverged at step 812" in got["C2.6"]["note"]
+    assert got["C2.5"]["verdict"] == "reproduced"
+
+
+def test_parameter_claims_survive_a_diverged_run(tmp_path):
+    got = verdicts(write_fake_results(tmp_path, diverged={"L8"}))
+    assert got["C2.10"]["verdict"] == "reproduced"  # counts parameters only
+    assert got["C2.8"]["verdict"] == "diverged"
+
+
+GOOD = {"id": "C9.9", "claim": "x", "chapter_value": 1, "value": "ppl['L1']", "check": {"abs_le": 1},
+        "tolerance_note": "n"}
+
+
+@pytest.mark.parametrize("patch", [
+    {"check": {"within": 3}},                          # unknown check kind
+    {"check": {"between": [3]}},                       # malformed band
+    {"check": {"target": 3}},                          # no tolerance
+    {"value": "ppl['L1' +"},                           # syntax error
+    {"value": "open('/etc/passwd')"},                  # not a whitelisted call
+    {"value": "stats.__class__"},                      # attribute access
+    {"value": "ppl[row]"},                             # unknown name / non-literal row
+    {"value": {"a": "ppl['L1']"}},                     # parts without matching checks
+    {"tolerance_note": None, "drop": "tolerance_note"},  # missing field
+])
+def test_malformed_claim_raises_naming_its_id(tmp_path, patch):
+    entry = {**GOOD, **patch}
+    if "drop" in patch:
+        entry.pop(entry.pop("drop"))
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump({"claims": [entry]}))
+    with pytest.raises(AttnlabError, match=r"C9\.9"):
+        cl.load_registry(path)
+
+
+def test_checks():
+    assert cl.apply_check({"between": [3, None]}, 7)[0]
+    assert not cl.apply_check({"between": [None, 3]}, 7)[0]
+    assert cl.apply_check({"target": 188, "rel_tol": 0.15}, 200)[0]
+    assert not cl.apply_check({"target": 188, "rel_tol": 0.15}, 150)[0]
+    assert cl.apply_check({"target": 2.43, "abs_tol": 0.005}, 2.426)[0]
+    assert cl.apply_check({"equals": [" t", "he"]}, (" t", "he"))[0]
+    assert not cl.apply_check({"is_true": None}, 1)[0]
+
+
+# -------------------------------------------------------------------- site
+
+SCRIPT_OR_CSS_URL = re.compile(r"""<(?:script[^>]*\bsrc|link[^>]*\bhref)\s*=\s*["']?(?:https?:)?//""", re.I)
+
+
+def built_pages(site: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in site.glob("*.html")}
+
+
+def test_site_builds_offline_with_provenance(tmp_path):
+    root = write_fake_results(tmp_path / "results" / "smoke")
+    build_site(root, REGISTRY, CONFIG, tmp_path / "build" / "docs", tmp_path / "site")
+    html = built_pages(tmp_path / "site")
+    for page in ("index.html", "data.html", "averaging.html", "ladder.html"):
+        assert 'id="provenance"' in html[page], page
+        assert "abc123def456" in html[page], page
+        assert "snakemake --cores" in html[page], page
+    assert "verdict-reproduced" in html["ladder.html"]
+    assert 'vegaEmbed("#chart-ladder"' in html["ladder.html"]
+    assert "--resources gpu=1 --configfile config/smoke.yaml results/smoke/ladder/L6/metrics.json" in html["ladder.html"]
+    for path in (tmp_path / "site").rglob("*"):
+        if path.suffix in (".html", ".css"):
+            text = path.read_text(errors="replace")
+            assert not SCRIPT_OR_CSS_URL.search(text), path
+            assert "fonts.googleapis" not in text and "@import url(http" not in text, path
+    for js in ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js"):
+        assert (tmp_path / "site" / "assets" / "vendor" / js).stat().st_size > 10_000
+        assert f'src="assets/vendor/{js}"' in html["ladder.html"]
+    downloaded = pd.read_csv(tmp_path / "site" / "downloads" / "ladder.csv")
+    assert list(downloaded["row"][:3]) == ["L1", "L2", "L3"]
+
+
+def test_site_builds_with_stages_missing(tmp_path):
+    root = write_fake_results(tmp_path / "results", skip={"L7", "L8", "L9", "B2"})
+    (root / "e1/averaging.json").unlink()
+    build_site(root, REGISTRY, CONFIG, tmp_path / "docs", tmp_path / "site")
+    html = built_pages(tmp_path / "site")
+    assert "not run" in html["averaging.html"] and 'id="provenance"' in html["averaging.html"]
+    assert "results/smoke/ladder/L7/metrics.json" in html["ladder.html"]
+    assert "verdict-not-run" in html["index.html"]
+    # rebuilding over its own output is fine; over someone else's folder is refused
+    build_site(root, REGISTRY, CONFIG, tmp_path / "docs", tmp_path / "site")
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.md").write_text("keep me")
+    with pytest.raises(AttnlabError, match="not generated by attnlab"):
+        build_site(root, REGISTRY, CONFIG, foreign, tmp_path / "site")

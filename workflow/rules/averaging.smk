@@ -1,0 +1,14 @@
+rule averaging:
+    """E1: shuffle invariance and three equal prefix means, computed exactly (C1.x)."""
+    input:
+        code=code("experiments/averaging.py", "nn/attention.py"),
+    output:
+        json=f"{R}/e1/averaging.json",
+    params:
+        seed=config["seed"],
+    log:
+        f"{LOGS}/averaging.log",
+    benchmark:
+        f"{R}/benchmarks/averaging.tsv"
+    shell:
+        "python -m attnlab averaging --config {CONFIG} --out {output.json} > {log} 2>&1"

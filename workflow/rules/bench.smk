@@ -1,0 +1,22 @@
+rule bench_throughput:
+    """Training tokens/s of the one-block model beside a plain eager reference; tokenizer timings."""
+    input:
+        train=rules.prepare_data.output.train,
+        stats=rules.prepare_data.output.stats,
+        code=code("nn/*.py", "train.py", "bench/*.py"),
+    output:
+        json=f"{R}/bench/throughput.json",
+    params:
+        bench=config.get("bench", {}),
+        model=config["model"],
+        data=f"{R}/data",
+    threads: 2
+    resources:
+        gpu=GPU,
+    log:
+        f"{LOGS}/bench_throughput.log",
+    benchmark:
+        f"{R}/benchmarks/bench_throughput.tsv"
+    shell:
+        "OMP_NUM_THREADS={threads} python -m attnlab bench --config {CONFIG} --data {params.data}"
+        " --out {output.json} > {log} 2>&1"

@@ -1,0 +1,19 @@
+rule prepare_data:
+    """Corpus (checksum-checked) -> byte-level BPE -> uint16 train/val tokens and stats.json (C0.x)."""
+    input:
+        code=code("data/*.py"),
+        corpus=[config["data"]["path"]] if config["data"]["path"] else [],
+    output:
+        train=f"{R}/data/train.bin",
+        val=f"{R}/data/val.bin",
+        tokenizer=f"{R}/data/tokenizer.json",
+        stats=f"{R}/data/stats.json",
+    params:
+        data=config["data"],
+        out=f"{R}/data",
+    log:
+        f"{LOGS}/prepare_data.log",
+    benchmark:
+        f"{R}/benchmarks/prepare_data.tsv"
+    shell:
+        "python -m attnlab prepare --config {CONFIG} --out {params.out} > {log} 2>&1"

@@ -1,0 +1,30 @@
+LADDER = list(config["ladder"])
+
+
+rule train_ladder:
+    """E2: train one ladder row; resumes from its checkpoint if a previous run was interrupted."""
+    input:
+        train=rules.prepare_data.output.train,
+        val=rules.prepare_data.output.val,
+        code=code("nn/*.py", "train.py"),
+    output:
+        metrics=f"{R}/ladder/{{row}}/metrics.json",
+        curve=f"{R}/ladder/{{row}}/curve.csv",
+    params:
+        spec=lambda w: {**config["model"], **config["ladder"][w.row]},
+        train=config["train"],
+        seed=config["seed"],
+        data=f"{R}/data",
+        out=lambda w: f"{R}/ladder/{w.row}",
+    wildcard_constraints:
+        row="|".join(LADDER),
+    threads: 2
+    resources:
+        gpu=GPU,
+    log:
+        f"{LOGS}/ladder/{{row}}.log",
+    benchmark:
+        f"{R}/benchmarks/ladder/{{row}}.tsv"
+    shell:
+        "OMP_NUM_THREADS={threads} python -m attnlab train --config {CONFIG} --row {wildcards.row}"
+        " --data {params.data} --out {params.out} > {log} 2>&1"
