@@ -35,22 +35,7 @@ if not Path(CONFIG).exists() or Path(CONFIG).read_text() != _resolved:
     Path(CONFIG).write_text(_resolved)
 
 
-def uses_gpu():
-    if config["device"] == "auto":
-        import torch
-
-        return torch.cuda.is_available()
-    return config["device"] == "cuda"
-
-
-GPU = 1 if uses_gpu() else 0
-
-
-def code(*patterns):
-    """Source files a rule's work depends on: editing them reruns that rule, and only that rule."""
-    return sorted(str(p) for pattern in patterns for p in Path("src/attnlab").glob(pattern))
-
-
+include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/averaging.smk"
 include: "workflow/rules/ladder.smk"

@@ -79,8 +79,8 @@ def test_main_writes_throughput_json(repo, tmp_path, capsys):
     result = throughput.main(cfg, data, out)
     written = json.loads(out.read_text())
     for key in ("model", "n_params", "batch_size", "context", "steps", "attnlab_tokens_per_s",
-                "reference_tokens_per_s", "ratio", "max_abs_logit_diff", "tokenizer_train_seconds",
-                "tokenizer_encode_seconds", "encode_100kb_seconds", "threads", "provenance"):
+                "reference_tokens_per_s", "ratio", "ratio_paired_median", "max_abs_logit_diff",
+                "tokenizer_train_seconds", "tokenizer_encode_seconds", "encode_100kb_seconds", "threads", "provenance"):
         assert key in written, key
     assert written == json.loads(json.dumps(result, default=float))
     assert written["attnlab_tokens_per_s"] > 0 and written["reference_tokens_per_s"] > 0 and written["ratio"] > 0

@@ -5,10 +5,13 @@ rule averaging:
     output:
         json=f"{R}/e1/averaging.json",
     params:
+        config=CONFIG,
         seed=config["seed"],
     log:
         f"{LOGS}/averaging.log",
     benchmark:
         f"{R}/benchmarks/averaging.tsv"
+    conda:
+        ENV
     shell:
-        "python -m attnlab averaging --config {CONFIG} --out {output.json} > {log} 2>&1"
+        "python -m attnlab averaging --config {params.config} --out {output.json} > {log} 2>&1"

@@ -7,9 +7,10 @@ rule bench_throughput:
     output:
         json=f"{R}/bench/throughput.json",
     params:
+        config=CONFIG,
         bench=config.get("bench", {}),
         model=config["model"],
-        data=f"{R}/data",
+        data=parent_of("input", "train"),
     threads: 2
     resources:
         gpu=GPU,
@@ -17,6 +18,8 @@ rule bench_throughput:
         f"{LOGS}/bench_throughput.log",
     benchmark:
         f"{R}/benchmarks/bench_throughput.tsv"
+    conda:
+        ENV
     shell:
-        "OMP_NUM_THREADS={threads} python -m attnlab bench --config {CONFIG} --data {params.data}"
+        "OMP_NUM_THREADS={threads} python -m attnlab bench --config {params.config} --data {params.data}"
         " --out {output.json} > {log} 2>&1"

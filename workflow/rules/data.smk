@@ -9,11 +9,14 @@ rule prepare_data:
         tokenizer=f"{R}/data/tokenizer.json",
         stats=f"{R}/data/stats.json",
     params:
+        config=CONFIG,
         data=config["data"],
-        out=f"{R}/data",
+        out=parent_of("output", "stats"),
     log:
         f"{LOGS}/prepare_data.log",
     benchmark:
         f"{R}/benchmarks/prepare_data.tsv"
+    conda:
+        ENV
     shell:
-        "python -m attnlab prepare --config {CONFIG} --out {params.out} > {log} 2>&1"
+        "python -m attnlab prepare --config {params.config} --out {params.out} > {log} 2>&1"

@@ -11,11 +11,12 @@ rule train_ladder:
         metrics=f"{R}/ladder/{{row}}/metrics.json",
         curve=f"{R}/ladder/{{row}}/curve.csv",
     params:
+        config=CONFIG,
         spec=lambda w: {**config["model"], **config["ladder"][w.row]},
         train=config["train"],
         seed=config["seed"],
-        data=f"{R}/data",
-        out=lambda w: f"{R}/ladder/{w.row}",
+        data=parent_of("input", "train"),
+        out=parent_of("output", "metrics"),
     wildcard_constraints:
         row="|".join(LADDER),
     threads: 2
@@ -25,6 +26,8 @@ rule train_ladder:
         f"{LOGS}/ladder/{{row}}.log",
     benchmark:
         f"{R}/benchmarks/ladder/{{row}}.tsv"
+    conda:
+        ENV
     shell:
-        "OMP_NUM_THREADS={threads} python -m attnlab train --config {CONFIG} --row {wildcards.row}"
+        "OMP_NUM_THREADS={threads} python -m attnlab train --config {params.config} --row {wildcards.row}"
         " --data {params.data} --out {params.out} > {log} 2>&1"

@@ -16,12 +16,17 @@ rule claims:
         code=REPORT_CODE,
     output:
         csv=f"{R}/claims.csv",
+    params:
+        config=CONFIG,
+        results=parent_of("output", "csv"),
     log:
         f"{LOGS}/claims.log",
     benchmark:
         f"{R}/benchmarks/claims.tsv"
+    conda:
+        ENV
     shell:
-        "python -m attnlab claims --config {CONFIG} --results {R} --claims {input.claims}"
+        "python -m attnlab claims --config {params.config} --results {params.results} --claims {input.claims}"
         " --out {output.csv} > {log} 2>&1"
 
 
@@ -36,12 +41,16 @@ rule site:
     output:
         index=f"{R}/site/index.html",
     params:
+        config=CONFIG,
+        results=parent_of("input", "verdicts"),
         docs=f"{R}/docs",
-        site=f"{R}/site",
+        site=parent_of("output", "index"),
     log:
         f"{LOGS}/site.log",
     benchmark:
         f"{R}/benchmarks/site.tsv"
+    conda:
+        ENV
     shell:
-        "python -m attnlab site --config {CONFIG} --results {R} --claims {input.claims}"
+        "python -m attnlab site --config {params.config} --results {params.results} --claims {input.claims}"
         " --docs {params.docs} --site {params.site} > {log} 2>&1"

@@ -29,7 +29,7 @@ def ladder_chart(ladder: pd.DataFrame) -> dict:
     chart = alt.Chart(long, title="Validation perplexity per rung (log scale; lower is better)").mark_point(
         size=90, filled=True, opacity=0.85
     ).encode(
-        x=alt.X("val_ppl:Q", title="validation perplexity", scale=alt.Scale(type="log", nice=False, zero=False)),
+        x=alt.X("val_ppl:Q", title="validation perplexity", scale=alt.Scale(type="log")),
         y=alt.Y("row:N", sort=order, title=None),
         color=alt.Color("source:N", scale=SOURCE_COLORS, title=None),
         shape=alt.Shape("source:N", scale=alt.Scale(domain=["reproduced", "chapter"], range=["circle", "diamond"]),
@@ -56,13 +56,19 @@ def curves_chart(curves: pd.DataFrame) -> dict:
     return _spec(chart)
 
 
+PARTS = ["embedding", "position", "mixer", "mlp", "norm", "head"]
+
+
 def params_chart(params: pd.DataFrame) -> dict:
     """Where each rung's parameters sit (embedding, position, mixer, MLP, norm, head)."""
     order = row_order(set(params["row"]))
+    parts = [p for p in PARTS if p in set(params["part"])] + sorted(set(params["part"]) - set(PARTS))
+    params = params.assign(part_rank=params["part"].map({p: i for i, p in enumerate(parts)}))
     chart = alt.Chart(params, title="Parameters per rung, by part").mark_bar().encode(
         x=alt.X("sum(n_params):Q", title="parameters"),
         y=alt.Y("row:N", sort=order, title=None),
-        color=alt.Color("part:N", title="part"),
+        color=alt.Color("part:N", sort=parts, scale=alt.Scale(domain=parts), title="part"),
+        order=alt.Order("part_rank:Q"),
         tooltip=["row", "part", alt.Tooltip("n_params:Q", format=",")],
     ).properties(width=WIDTH, height=24 * max(len(order), 1))
     return _spec(chart)

@@ -321,12 +321,14 @@ def _plain(x):
     return [_plain(v) for v in x] if isinstance(x, (list, tuple)) else x
 
 
-def fmt(x) -> str:
-    """A compact, stable rendering of a value for tables and CSV."""
+def fmt(x, max_str: int | None = None) -> str:
+    """A compact, stable rendering of a value for tables and CSV (long strings cut to max_str for pages)."""
     if isinstance(x, dict):
-        return "; ".join(f"{k}={fmt(v)}" for k, v in x.items())
+        return "; ".join(f"{k}={fmt(v, max_str)}" for k, v in x.items())
     if isinstance(x, (list, tuple)):
-        return "[" + ", ".join(repr(v) if isinstance(v, str) else fmt(v) for v in x) + "]"
+        return "[" + ", ".join(repr(v) if isinstance(v, str) else fmt(v, max_str) for v in x) + "]"
+    if isinstance(x, str) and max_str and len(x) > max_str:
+        return x[:max_str] + "…"
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, int):
@@ -336,7 +338,9 @@ def fmt(x) -> str:
             return str(x)
         if x == int(x) and abs(x) < 1e9:
             return str(int(x))
-        return f"{x:.4g}" if 1e-3 <= abs(x) < 1e6 else f"{x:.3g}"
+        if 1e3 <= abs(x) < 1e9:  # large counts: keep every digit, one decimal at most
+            return f"{x:.1f}".rstrip("0").rstrip(".")
+        return f"{x:.4g}" if 1e-3 <= abs(x) < 1e3 else f"{x:.3g}"
     return "" if x is None else str(x)
 
 

@@ -48,7 +48,7 @@ def md_table(df: pd.DataFrame, headers: dict[str, str] | None = None, formats: d
     """A markdown table; `headers` picks and renames columns, `formats` maps column -> callable."""
     headers = headers or {c: c for c in df.columns}
     formats = formats or {}
-    lines = ["| " + " | ".join(headers.values()) + " |", "|" + "---|" * len(headers)]
+    lines = ["| " + " | ".join(cell(h) for h in headers.values()) + " |", "|" + "---|" * len(headers)]
     for _, r in df.iterrows():
         vals = []
         for col in headers:
@@ -104,6 +104,20 @@ class Site:
         return [v for v in self.verdicts if page is None or v.claim.page == page]
 
     # ------------------------------------------------------------ shared blocks
+    def settings_table(self) -> str:
+        """The profile's training settings, as the runs received them."""
+        cfg = self.config
+        data, model, train = (cfg.get(k) or {} for k in ("data", "model", "train"))
+        settings = pd.DataFrame([
+            ("profile", self.profile), ("config hash", digest(cfg)), ("seed", cfg.get("seed")),
+            ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
+            ("d_model", model.get("d_model")), ("context", model.get("context")),
+            ("steps", train.get("steps")), ("batch", train.get("batch_size")),
+            ("learning rate (AdamW)", train.get("lr")), ("weight decay", train.get("weight_decay")),
+            ("warmup steps", train.get("warmup_steps")),
+        ], columns=["setting", "value"])
+        return md_table(settings.dropna())
+
     def verdicts_block(self, page: str | None, link: bool = False) -> str:
         chosen = self.page_verdicts(page)
         if not chosen:
@@ -111,8 +125,8 @@ class Site:
         df = pd.DataFrame([{
             "id": (f"[{v.claim.id}]({v.claim.page}.md#verdicts)" if link and f"{v.claim.page}.md" in PAGES
                    else v.claim.id),
-            "claim": v.claim.claim, "chapter": fmt(v.claim.chapter_value),
-            "reproduced": "" if v.reproduced is None else fmt(v.reproduced),
+            "claim": v.claim.claim, "chapter": fmt(v.claim.chapter_value, max_str=16),
+            "reproduced": "" if v.reproduced is None else fmt(v.reproduced, max_str=16),
             "verdict": badge(v.verdict), "why": v.note,
         } for v in chosen])
         out = md_table(df, {"id": "claim", "claim": "what the chapter says", "chapter": "chapter",
@@ -133,9 +147,16 @@ class Site:
         rows = [{"file": f"`{self.rdir}/{f}`", **{k: prov[f].get(k) for k in fields}} for f in used]
         for r in rows:
             r["clocks"] = clocks(r["clocks"])
-        if len(rows) == 1:
-            items = "\n".join(f"- **{label}**: {cell(rows[0][k]) if rows[0][k] is not None else '–'}"
-                              for k, label in {"file": "file", **fields}.items())
+        shared = ("commit", "config_hash", "profile", "device", "torch", "seed")
+        if len({tuple(r[k] for k in shared) for r in rows}) == 1:  # one kind of run: a list, not a table
+            first = {**rows[0], "file": ", ".join(r["file"] for r in rows),
+                     "date": _span(r["date"] for r in rows),
+                     "wall_seconds": _total(r["wall_seconds"] for r in rows),
+                     "clocks": "; ".join(sorted({r["clocks"] for r in rows if r["clocks"]})) or None}
+            labels = {"file": "files" if len(rows) > 1 else "file", **fields,
+                      "wall_seconds": "wall (s, total)" if len(rows) > 1 else "wall (s)"}
+            items = "\n".join(f"- **{label}**: {cell(first[k]) if first[k] is not None else '–'}"
+                              for k, label in labels.items())
             return items + "\n"
         note = ""
         for key, label in (("commit", "commits"), ("config_hash", "configurations"), ("device", "devices")):
@@ -157,19 +178,10 @@ class Site:
         counts = Counter(v.verdict for v in self.verdicts)
         summary = ", ".join(f"**{counts[k]}** {k}" for k in ("reproduced", "not reproduced", "diverged", "not run")
                             if counts[k])
-        cfg = self.config
-        settings = pd.DataFrame([
-            ("profile", self.profile), ("config hash", digest(cfg)), ("seed", cfg.get("seed")),
-            ("corpus sha256", (cfg.get("data") or {}).get("sha256")),
-            ("vocabulary", (cfg.get("data") or {}).get("vocab_size")),
-            ("d_model", (cfg.get("model") or {}).get("d_model")), ("context", (cfg.get("model") or {}).get("context")),
-            ("steps", (cfg.get("train") or {}).get("steps")), ("batch", (cfg.get("train") or {}).get("batch_size")),
-            ("learning rate", (cfg.get("train") or {}).get("lr")),
-        ], columns=["setting", "value"])
         return {
             "profile": f"`{self.profile}`",
             "results_dir": f"`{self.rdir}/`",
-            "settings": md_table(settings.dropna()),
+            "settings": self.settings_table(),
             "rerun": code(self.snakemake(gpu=True)),
             "summary": summary or "no claims registered",
             "verdicts": self.verdicts_block(None, link=True),
@@ -226,8 +238,9 @@ class Site:
         ladder = tables.ladder_table(res, self.registry.reference)
         run = ladder[ladder["status"] != "not run"]
         missing_rows = [r for r in ladder["row"] if r not in res.ladder]
-        one = self.snakemake("ladder/L6/metrics.json", gpu=True)
-        every = self.snakemake("ladder/{" + ",".join(ladder["row"]) + "}/metrics.json", gpu=True)
+        one = self.snakemake(ladder_target(["L6"]), gpu=True)
+        every = self.snakemake(ladder_target(list(ladder["row"])), gpu=True)
+        redo = self.snakemake(ladder_target(missing_rows), gpu=True) if missing_rows else ""
         blocks = {
             "ladder_table": md_table(ladder, {
                 "row": "rung", "description": "what it adds", "n_params": "params", "val_ppl": "val ppl",
@@ -237,10 +250,11 @@ class Site:
                  "chapter_val_ppl": num(2), "chapter_train_ppl": num(2)}),
             "spec_table": md_table(run, {"row": "rung", "n_blocks": "blocks", "mixer": "mixer", "n_heads": "heads",
                                          "residual": "residual", "position": "position", "mlp": "MLP",
-                                         "norm": "norm"}) if len(run) else "",
-            "missing": (not_run(*[f"{self.rdir}/ladder/{r}/metrics.json" for r in missing_rows], command=every)
+                                         "norm": "norm"}) if len(run) else "_No rung has run yet._",
+            "missing": (not_run(*[f"{self.rdir}/ladder/{r}/metrics.json" for r in missing_rows], command=redo)
                         if missing_rows else ""),
             "ladder_chart": chart("chart-ladder", charts.ladder_chart(ladder)) if len(run) else "",
+            "settings": self.settings_table(),
             "rerun": code(f"# one rung\n{one}\n# the whole ladder\n{every}"),
             "verdicts": self.verdicts_block("ladder"),
             "provenance": self.provenance_block(self.files_of(["ladder"])),
@@ -249,7 +263,8 @@ class Site:
         blocks["curves_chart"] = chart("chart-curves", charts.curves_chart(curves)) if len(curves) else \
             "_No training curves yet._\n"
         params = tables.param_table(res)
-        blocks["params_chart"] = chart("chart-params", charts.params_chart(params)) if len(params) else ""
+        blocks["params_chart"] = chart("chart-params", charts.params_chart(params)) if len(params) else \
+            "_No rung has run yet._\n"
         blocks["runs_table"] = self._runs_table() if res.ladder else ""
         return blocks
 
@@ -272,6 +287,22 @@ class Site:
             return self.registry.by_id(claim_id).chapter_value
         except StopIteration:
             return None
+
+
+def ladder_target(rows: list[str]) -> str:
+    """Snakemake target(s) for ladder rows; several rows use bash brace expansion."""
+    rows_part = rows[0] if len(rows) == 1 else "{" + ",".join(rows) + "}"
+    return f"ladder/{rows_part}/metrics.json"
+
+
+def _span(dates) -> str:
+    dates = sorted({str(d) for d in dates})
+    return dates[0] if len(dates) == 1 else f"{dates[0]} … {dates[-1]}"
+
+
+def _total(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(sum(values), 3) if values else None
 
 
 def clocks(c) -> str | None:
@@ -352,7 +383,7 @@ def prepare_docs(docs_src: Path, out_docs: Path) -> None:
 def build_site(results_dir: Path, claims_path: Path, config: dict, out_docs: Path, out_site: Path,
                strict: bool = True, docs_src: Path | None = None) -> Path:
     """Generate the pages into out_docs, write mkdocs.yml beside it, build into out_site; return the yml path."""
-    results_dir, out_docs, out_site = Path(results_dir), Path(out_docs), Path(out_site)
+    results_dir, out_docs, out_site = (Path(p).resolve() for p in (results_dir, out_docs, out_site))
     registry = load_registry(claims_path)
     res = gather(results_dir)
     verdicts = evaluate_all(registry, res)
@@ -378,7 +409,7 @@ def build_site(results_dir: Path, claims_path: Path, config: dict, out_docs: Pat
     yml.write_text("# generated by attnlab.report.site; do not edit\n"
                    + yaml.safe_dump(mkdocs_config(site, out_docs, out_site, pages), sort_keys=False,
                                     allow_unicode=True))
-    cmd = [sys.executable, "-m", "mkdocs", "build", "--quiet", "--config-file", str(yml)]
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--config-file", str(yml)]  # no --quiet: it hides warnings from --strict
     if strict:
         cmd.append("--strict")
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=yml.parent)

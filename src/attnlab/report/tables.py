@@ -98,7 +98,8 @@ def merges_table(stats: dict, chapter_merges: list[str] | None) -> pd.DataFrame:
     n = max(len(ours), len(theirs))
     pad = lambda xs: xs + [None] * (n - len(xs))  # noqa: E731
     table = pd.DataFrame({"rank": range(1, n + 1), "reproduced": pad(ours), "chapter": pad(theirs)})
-    table["same"] = table["reproduced"] == table["chapter"]
+    both = table["reproduced"].notna() & table["chapter"].notna()
+    table["same"] = (table["reproduced"] == table["chapter"]).where(both, None)
     return table
 
 
