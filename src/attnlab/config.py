@@ -51,17 +51,22 @@ def validate(cfg: dict) -> dict:
     return cfg
 
 
-def load(path: str | Path) -> dict:
+def read_yaml(path: str | Path, what: str) -> dict:
+    """A YAML mapping from `path`; `what` names the file in the one-line error."""
     path = Path(path)
     if not path.is_file():
-        raise AttnlabError(f"config file not found: {path}")
+        raise AttnlabError(f"{what} not found: {path}")
     try:
-        cfg = yaml.safe_load(path.read_text())
+        doc = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
-        raise AttnlabError(f"config file {path} is not valid YAML: {err}") from None
-    if not isinstance(cfg, dict):
-        raise AttnlabError(f"config file {path} must hold a mapping, got {type(cfg).__name__}")
-    return validate(cfg)
+        raise AttnlabError(f"{what} {path} is not valid YAML: {' '.join(str(err).split())}") from None
+    if not isinstance(doc, dict):
+        raise AttnlabError(f"{what} {path} must hold a mapping, got {type(doc).__name__}")
+    return doc
+
+
+def load(path: str | Path) -> dict:
+    return validate(read_yaml(path, "config file"))
 
 
 def digest(obj) -> str:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from attnlab.config import read_yaml
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json
 
@@ -72,13 +72,8 @@ class Registry:
 
 def load_registry(path: str | Path) -> Registry:
     path = Path(path)
-    if not path.is_file():
-        raise AttnlabError(f"claims registry not found: {path}")
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise AttnlabError(f"claims registry {path} is not valid YAML: {err}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+    doc = read_yaml(path, "claims registry")
+    if not isinstance(doc.get("claims"), list):
         raise AttnlabError(f"claims registry {path} must be a mapping with a 'claims' list")
     claims, seen = [], set()
     for i, entry in enumerate(doc["claims"]):
