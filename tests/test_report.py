@@ -59,6 +59,12 @@ def write_fake_results(root: Path, val=None, train=None, diverged=(), skip=(), r
         "T": 6, "d": 4, "shuffle_max_abs_diff": 2.98e-8, "loop_vs_matmul_max_abs_diff": 5.96e-8,
         "loop_vs_softmax_max_abs_diff": 5.96e-8, "matrix": matrix, "float16_mask_is_inf": True,
         "provenance": provenance()})
+    if "bench" not in skip:
+        write_json(root / "bench/throughput.json", {
+            "n_params": 478080, "batch_size": 16, "context": 128, "steps": 10, "warmup": 3, "threads": 2,
+            "attnlab_tokens_per_s": 8000.0, "reference_tokens_per_s": 8400.0, "ratio": 0.952,
+            "ratio_paired_median": 0.95, "max_abs_logit_diff": 0.0, "tokenizer_train_seconds": 0.8,
+            "tokenizer_encode_seconds": 0.3, "encode_100kb_seconds": 0.05, "provenance": provenance()})
     for i, row in enumerate(rows or VAL):
         if row in skip:
             continue
@@ -204,12 +210,13 @@ def test_site_builds_offline_with_provenance(tmp_path):
     root = write_fake_results(tmp_path / "results" / "smoke")
     build_site(root, REGISTRY, CONFIG, tmp_path / "build" / "docs", tmp_path / "site")
     html = built_pages(tmp_path / "site")
-    for page in ("index.html", "data.html", "averaging.html", "ladder.html"):
+    for page in ("index.html", "data.html", "averaging.html", "ladder.html", "bench.html"):
         assert 'id="provenance"' in html[page], page
         assert "abc123def456" in html[page], page
         assert "snakemake --cores" in html[page], page
     assert "verdict-reproduced" in html["ladder.html"]
     assert 'vegaEmbed("#chart-ladder"' in html["ladder.html"]
+    assert 'vegaEmbed("#chart-throughput"' in html["bench.html"] and "8,400" in html["bench.html"]
     assert "--resources gpu=1 --configfile config/smoke.yaml results/smoke/ladder/L6/metrics.json" in html["ladder.html"]
     for path in (tmp_path / "site").rglob("*"):
         if path.suffix in (".html", ".css"):

@@ -19,7 +19,7 @@ rule train_ladder:
         out=parent_of("output", "metrics"),
     wildcard_constraints:
         row="|".join(LADDER),
-    threads: 2
+    threads: config["threads"] or 2
     resources:
         gpu=GPU,
     log:

@@ -104,3 +104,12 @@ def matrix_chart(matrix: pd.DataFrame) -> dict:
         color=alt.condition(alt.datum.weight > 0.5, alt.value("white"), alt.value("black")),
     )
     return _spec(alt.layer(cells, text).properties(width=300, height=300))
+
+
+def throughput_chart(speed: pd.DataFrame) -> dict:
+    """Training tokens/s of the project's model beside the plain eager reference."""
+    return alt.Chart(speed).mark_bar().encode(
+        x=alt.X("tokens/s:Q", title="training tokens per second (median over rounds)"),
+        y=alt.Y("model:N", title=None, sort=None),
+        tooltip=["model", alt.Tooltip("tokens/s:Q", format=",.0f")],
+    ).properties(width=520, height=90).to_dict()

@@ -32,7 +32,7 @@ ROW_VIEWS = {  # name in expressions -> field of ladder/<row>/metrics.json
     "breakdown": "param_breakdown",
 }
 NEEDS_TRAINED = {"ppl", "train_ppl"}  # these are meaningless for a diverged run
-FILES = {"stats": "data/stats.json", "e1": "e1/averaging.json"}
+FILES = {"stats": "data/stats.json", "e1": "e1/averaging.json", "bench": "bench/throughput.json"}
 CHECKS = {"equals", "between", "target", "abs_le", "is_true"}
 
 _ALLOWED_NODES = (
@@ -191,6 +191,7 @@ class Results:
     root: Path
     stats: dict | None = None
     e1: dict | None = None
+    bench: dict | None = None
     ladder: dict[str, dict] = field(default_factory=dict)
 
     def path(self, what: str, row: str | None = None) -> str:
@@ -198,7 +199,7 @@ class Results:
         return f"ladder/{row}/metrics.json" if what == "ladder" else FILES[what]
 
     def data(self, what: str) -> dict | None:
-        return {"stats": self.stats, "e1": self.e1}[what]
+        return getattr(self, what)
 
     def provenance(self) -> dict[str, dict]:
         """Run file (relative path) -> its provenance, for every file present."""

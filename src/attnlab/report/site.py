@@ -33,6 +33,7 @@ PAGES = {  # file -> (nav title, run files it reads)
     "data.md": ("Data and tokenizer", ["stats"]),
     "averaging.md": ("E1 · Averaging", ["e1"]),
     "ladder.md": ("E2 · The ladder", ["ladder"]),
+    "bench.md": ("Performance", ["bench"]),
 }
 STATIC_PAGES = {"about.md": "How verdicts work"}
 
@@ -170,7 +171,8 @@ class Site:
         prov = self.res.provenance()
         if kinds is None:
             return list(prov)
-        return [f for f in prov if any(f.startswith({"stats": "data/", "e1": "e1/", "ladder": "ladder/"}[k])
+        return [f for f in prov if any(f.startswith({"stats": "data/", "e1": "e1/", "ladder": "ladder/",
+                                                                 "bench": "bench/"}[k])
                                        for k in kinds)]
 
     # ---------------------------------------------------------------- pages
@@ -267,6 +269,33 @@ class Site:
             "_No rung has run yet._\n"
         blocks["runs_table"] = self._runs_table() if res.ladder else ""
         return blocks
+
+    def bench(self) -> dict[str, str]:
+        b = self.res.bench
+        rerun = self.snakemake("bench/throughput.json", gpu=True, cores=2)
+        if b is None:
+            missing = not_run(f"{self.rdir}/bench/throughput.json", command=rerun)
+            return {"throughput_table": missing, "tokenizer_table": missing, "throughput_chart": "",
+                    "rerun": code(rerun), "provenance": self.provenance_block(self.files_of(["bench"]))}
+        speed = pd.DataFrame([("attnlab (spec-built model, one attention core)", b["attnlab_tokens_per_s"]),
+                              ("plain eager reference (hand-written, same weights)", b["reference_tokens_per_s"])],
+                             columns=["model", "tokens/s"])
+        facts = pd.DataFrame([
+            ("parameters", f"{b['n_params']:,}"), ("batch × context", f"{b['batch_size']} × {b['context']}"),
+            ("timed rounds (after warm-up)", f"{b['steps']} (after {b.get('warmup', '–')})"),
+            ("CPU threads", b.get("threads")), ("ratio attnlab / reference (medians)", f"{b['ratio']:.3f}"),
+            ("ratio, median of paired rounds", fmt(b.get("ratio_paired_median"))),
+            ("max |logit difference| with copied weights", fmt(b["max_abs_logit_diff"])),
+        ], columns=["measure", "value"])
+        tok = pd.DataFrame([
+            ("train the BPE on the whole corpus (s)", b.get("tokenizer_train_seconds")),
+            ("encode the whole corpus (s)", b.get("tokenizer_encode_seconds")),
+            ("encode 100 KB again with the saved tokenizer (s)", b.get("encode_100kb_seconds")),
+        ], columns=["step", "seconds"])
+        return {"throughput_table": md_table(speed, formats={"tokens/s": num(0)}) + "\n\n" + md_table(facts),
+                "throughput_chart": chart("chart-throughput", charts.throughput_chart(speed)),
+                "tokenizer_table": md_table(tok, formats={"seconds": num(3)}),
+                "rerun": code(rerun), "provenance": self.provenance_block(self.files_of(["bench"]))}
 
     def _runs_table(self) -> str:
         recs = []
@@ -391,7 +420,7 @@ def build_site(results_dir: Path, claims_path: Path, config: dict, out_docs: Pat
 
     prepare_docs(Path(docs_src) if docs_src else DOCS_SRC, out_docs)
     builders = {"index.md": site.index, "data.md": site.data, "averaging.md": site.averaging,
-                "ladder.md": site.ladder}
+                "ladder.md": site.ladder, "bench.md": site.bench}
     for page, make in builders.items():
         path = out_docs / page
         if not path.is_file():

@@ -26,6 +26,11 @@ LADDER_COLUMNS = ["row", "description", "n_params", "val_ppl", "train_ppl", "cha
                   "chapter_train_ppl", "status", "diverged_at_step", *SPEC_COLUMNS]
 
 
+def heads(spec: dict) -> int | None:
+    """Heads the mixer really has: 'head' is one wide head; averages and 'none' have none."""
+    return {"head": 1, "multihead": spec.get("n_heads")}.get(spec.get("mixer"))
+
+
 def row_order(rows) -> list[str]:
     """Known rows in ladder order, then any others alphabetically."""
     known = [r for r in ROWS if r in rows]
@@ -51,6 +56,7 @@ def ladder_table(res: Results, reference: dict | None = None) -> pd.DataFrame:
             "status": status,
             "diverged_at_step": None if m is None else m.get("diverged_at_step"),
             **{k: spec.get(k) for k in SPEC_COLUMNS},
+            "n_heads": heads(spec),
         })
     table = pd.DataFrame.from_records(records, columns=LADDER_COLUMNS)
     return table.astype({"n_params": "Int64", "diverged_at_step": "Int64"})
