@@ -19,6 +19,10 @@ except ImportError:
     sys.exit("attnlab: error: the attnlab package is not importable; run `pip install -e .` first")
 try:  # one clear line naming the problem, before any job starts
     config = attnlab.config.validate(config)
+    if config["data"]["path"]:  # a local corpus is checked now (a download is checked when it lands)
+        from attnlab.data.corpus import read_text
+
+        read_text(Path(config["data"]["path"]), config["data"]["sha256"])
 except AttnlabError as err:
     sys.exit(f"attnlab: error: {err}")
 validate(config, "src/attnlab/schemas/config.schema.yaml")

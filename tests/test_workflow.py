@@ -86,6 +86,8 @@ def test_lint_has_nothing_to_say(smoke):
     (lambda c: c["ladder"]["L5"].update(mixer="lstm"), "unknown mixer 'lstm'"),
     (lambda c: c.update(learning_rate=1), "Additional properties are not allowed ('learning_rate'"),
     (lambda c: c["ladder"]["L9"].update(max_positions=4), "longer than the position table"),
+    (lambda c: c["data"].update(path="no/such/input.txt"), "corpus file not found: no/such/input.txt"),
+    (lambda c: c["data"].update(sha256="0" * 64), "corpus checksum mismatch"),
 ])
 def test_bad_config_stops_the_dag_before_any_job(smoke, edit_cfg, message):
     cfg = yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())
