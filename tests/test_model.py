@@ -93,7 +93,9 @@ def test_wrong_mask_shape_is_named():
     ({"norm": "middle"}, "unknown norm placement 'middle'"),
     ({"mixer": "multihead", "n_heads": 3}, "n_heads=3 does not divide d_model=16"),
     ({"position": "learned", "max_positions": 8}, "context 12 is longer than the position table"),
-    ({"d_model": 0}, "d_model must be positive"),
+    ({"d_model": 0}, "d_model must be a positive integer, got 0"),
+    ({"d_k": 0}, "d_k must be a positive integer, got 0"),
+    ({"n_heads": -2}, "n_heads must be a positive integer, got -2"),
 ])
 def test_bad_spec_is_named(over, match):
     with pytest.raises(AttnlabError, match=match):

@@ -11,7 +11,7 @@ from attnlab.report.site import build_site
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = REPO / "published" / "quick"
-CLAIMS = REPO / "claims" / "chapter.yaml"
+CLAIMS = REPO / "claims"
 
 
 @pytest.fixture(scope="module")

@@ -1,23 +1,26 @@
 REPORT_CODE = code("report/*.py")
-CLAIMS = "claims/chapter.yaml"
+CLAIMS = "claims"  # the registry: every claims/*.yaml
+CLAIMS_FILES = sorted(str(p) for p in Path(CLAIMS).glob("*.yaml"))
 RUNS = {
     "stats": rules.prepare_data.output.stats,
     "averaging": rules.averaging.output.json,
     "ladder": expand(rules.train_ladder.output.metrics, row=LADDER),
     "curves": expand(rules.train_ladder.output.curve, row=LADDER),
+    "bench": rules.bench_throughput.output.json,
 }
 
 
 rule claims:
-    """Verdicts on every claim, computed from the run files against claims/chapter.yaml."""
+    """Verdicts on every claim, computed from the run files against claims/*.yaml."""
     input:
         **RUNS,
-        claims=CLAIMS,
+        claims=CLAIMS_FILES,
         code=REPORT_CODE,
     output:
         csv=f"{R}/claims.csv",
     params:
         config=CONFIG,
+        claims=lambda w, input: Path(input.claims[0]).parent,
         results=parent_of("output", "csv"),
     log:
         f"{LOGS}/claims.log",
@@ -26,7 +29,7 @@ rule claims:
     conda:
         ENV
     shell:
-        "python -m attnlab claims --config {params.config} --results {params.results} --claims {input.claims}"
+        "python -m attnlab claims --config {params.config} --results {params.results} --claims {params.claims}"
         " --out {output.csv} > {log} 2>&1"
 
 
@@ -35,13 +38,14 @@ rule site:
     input:
         **RUNS,
         verdicts=rules.claims.output.csv,
-        claims=CLAIMS,
+        claims=CLAIMS_FILES,
         code=REPORT_CODE,
         docs=sorted(str(p) for p in Path("docs").rglob("*") if p.is_file()),
     output:
         index=f"{R}/site/index.html",
     params:
         config=CONFIG,
+        claims=lambda w, input: Path(input.claims[0]).parent,
         results=parent_of("input", "verdicts"),
         docs=f"{R}/docs",
         site=parent_of("output", "index"),
@@ -52,5 +56,5 @@ rule site:
     conda:
         ENV
     shell:
-        "python -m attnlab site --config {params.config} --results {params.results} --claims {input.claims}"
+        "python -m attnlab site --config {params.config} --results {params.results} --claims {params.claims}"
         " --docs {params.docs} --site {params.site} > {log} 2>&1"

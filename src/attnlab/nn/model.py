@@ -21,28 +21,35 @@ class Average(nn.Module):
 
 
 class SelfAttention(nn.Module):
-    """h learned heads; with out_proj=False and one head it is the chapter's single head."""
+    """h learned heads; with out_proj=False and one head it is the chapter's single head.
 
-    def __init__(self, d_model: int, n_heads: int, out_proj: bool, scale: bool = True, bias: bool = True):
+    Queries and keys have width d_k per head (default d_model / h); values keep d_model / h, so the
+    heads concatenate back to d_model whatever d_k is.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, out_proj: bool, scale: bool = True, bias: bool = True,
+                 d_k: int | None = None, qkv_bias: bool | None = None):
         super().__init__()
-        self.n_heads, self.scale = n_heads, scale
-        self.q = nn.Linear(d_model, d_model, bias=bias)
-        self.k = nn.Linear(d_model, d_model, bias=bias)
-        self.v = nn.Linear(d_model, d_model, bias=bias)
+        if d_model % n_heads:
+            raise AttnlabError(f"n_heads={n_heads} does not divide d_model={d_model}")
+        self.n_heads, self.scale, self.d_k = n_heads, scale, d_k or d_model // n_heads
+        qkv_bias = bias if qkv_bias is None else qkv_bias
+        self.q = nn.Linear(d_model, n_heads * self.d_k, bias=qkv_bias)
+        self.k = nn.Linear(d_model, n_heads * self.d_k, bias=qkv_bias)
+        self.v = nn.Linear(d_model, d_model, bias=qkv_bias)
         self.out = nn.Linear(d_model, d_model, bias=bias) if out_proj else nn.Identity()
-        self.weights = None  # last attention weights, kept only when keep_weights is set (probes)
+        self.kept = None  # scores and weights of the last call, only while keep_weights is set (probes)
         self.keep_weights = False
 
-    def split(self, x):  # (B, T, d) -> (B, H, T, d/H)
+    def split(self, x):  # (B, T, H*w) -> (B, H, T, w)
         B, T, d = x.shape
         return x.view(B, T, self.n_heads, d // self.n_heads).transpose(1, 2)
 
-    def forward(self, x, context=None, causal=True):
+    def forward(self, x, context=None, causal=True, mask=None):
         src = x if context is None else context  # cross-attention reads keys/values from `context`
-        out, w = attention(self.split(self.q(x)), self.split(self.k(src)), self.split(self.v(src)),
-                           causal=causal, scale=self.scale)
-        if self.keep_weights:
-            self.weights = w.detach()
+        self.kept = {} if self.keep_weights else None
+        out, _ = attention(self.split(self.q(x)), self.split(self.k(src)), self.split(self.v(src)),
+                           causal=causal, scale=self.scale, mask=mask, keep=self.kept)
         B, H, T, dh = out.shape
         return self.out(out.transpose(1, 2).reshape(B, T, H * dh))
 
@@ -62,7 +69,8 @@ def make_mixer(spec: ModelSpec) -> nn.Module | None:
         return None
     if spec.mixer == "average":
         return Average()
-    return SelfAttention(spec.d_model, spec.heads, out_proj=spec.mixer == "multihead", scale=spec.scale, bias=spec.bias)
+    return SelfAttention(spec.d_model, spec.heads, out_proj=spec.mixer == "multihead", scale=spec.scale,
+                         bias=spec.bias, d_k=spec.d_k, qkv_bias=spec.qkv_bias)
 
 
 def make_norm(spec: ModelSpec) -> nn.Module:
@@ -95,7 +103,9 @@ class LM(nn.Module):
         self.pos = nn.Embedding(spec.positions, spec.d_model) if spec.position == "learned" else None
         self.blocks = nn.ModuleList(Block(spec) for _ in range(spec.n_blocks))
         self.norm = make_norm(spec)
-        self.head = nn.Linear(spec.d_model, spec.vocab_size)
+        self.head = nn.Linear(spec.d_model, spec.vocab_size, bias=not spec.tie_embeddings)
+        if spec.tie_embeddings:
+            self.head.weight = self.tok.weight
 
     def forward(self, idx, targets=None):
         """idx: (B, T) token ids -> logits (B, T, V), and the mean cross-entropy when targets are given."""

@@ -24,8 +24,11 @@ class ModelSpec:
     mlp: bool = True
     mlp_ratio: int = 4
     norm: str = "pre"
+    d_k: int | None = None  # query/key width per head; defaults to d_model / heads
     scale: bool = True     # divide scores by sqrt(d_k)
     bias: bool = True
+    qkv_bias: bool | None = None  # biases on the q, k, v projections; defaults to `bias`
+    tie_embeddings: bool = False  # output layer shares the token embedding (GPT-2), no output bias
 
     def __post_init__(self):
         def bad(msg):
@@ -37,11 +40,12 @@ class ModelSpec:
             bad(f"unknown position encoding '{self.position}' (choose from {', '.join(POSITIONS)})")
         if self.norm not in NORMS:
             bad(f"unknown norm placement '{self.norm}' (choose from {', '.join(NORMS)})")
-        for name in ("vocab_size", "d_model", "context", "n_blocks", "n_heads", "mlp_ratio"):
-            if getattr(self, name) < 1:
-                bad(f"{name} must be positive, got {getattr(self, name)}")
+        for name in ("vocab_size", "d_model", "context", "n_blocks", "n_heads", "mlp_ratio", "d_k"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                bad(f"{name} must be a positive integer, got {value!r}")
         if self.mixer == "multihead" and self.d_model % self.n_heads:
-            bad(f"n_heads={self.n_heads} does not divide d_model={self.d_model}")
+            bad(f"n_heads={self.n_heads} does not divide d_model={self.d_model} (head width would not be whole)")
         if self.position == "learned" and self.positions < self.context:
             bad(f"context {self.context} is longer than the position table ({self.positions} rows)")
 
@@ -52,6 +56,11 @@ class ModelSpec:
     @property
     def heads(self) -> int:
         return 1 if self.mixer == "head" else self.n_heads
+
+    @property
+    def head_dim(self) -> int:
+        """Query/key width of one head."""
+        return self.d_k or self.d_model // self.heads
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -1,7 +1,7 @@
 """The claims registry: load it, gather run files, compute a verdict for every claim.
 
 A claim's reproduced value is a small Python expression over the run files
-(see claims/chapter.yaml). Expressions are checked when the registry loads:
+(see claims/*.yaml). Expressions are checked when the registry loads:
 only a whitelist of syntax, only the names below, and ladder rows written as
 literal strings, so that the inputs a claim needs are known before anything
 is evaluated. That is what lets a missing run become "not run" (naming the
@@ -22,17 +22,26 @@ from attnlab.provenance import read_json
 
 COLUMNS = ["claim_id", "chapter_value", "reproduced_value", "verdict", "note"]
 VERDICTS = ("reproduced", "not reproduced", "not run", "diverged")
-PAGES = {"C0": "data", "C1": "averaging", "C2": "ladder"}
+PAGES = {"C0": "data", "C1": "averaging", "C2": "ladder", "C3": "scaling", "C7": "params", "C9": "equivalence",
+         "S3": "equivalence", "S4": "multihead"}
 
 SAFE_BUILTINS = {f.__name__: f for f in (abs, min, max, round, len, all, any, sum, range, enumerate)}
-ROW_VIEWS = {  # name in expressions -> field of ladder/<row>/metrics.json
+ROW_VIEWS = {  # name in expressions -> field of <experiment>/<run>/metrics.json (runs are named uniquely)
     "ppl": "val_ppl",
     "train_ppl": "train_ppl",
     "params": "n_params",
     "breakdown": "param_breakdown",
 }
 NEEDS_TRAINED = {"ppl", "train_ppl"}  # these are meaningless for a diverged run
-FILES = {"stats": "data/stats.json", "e1": "e1/averaging.json", "bench": "bench/throughput.json"}
+FILES = {  # name in expressions -> analysis file (no training) under results/<profile>/
+    "stats": "data/stats.json",
+    "e1": "e1/averaging.json",
+    "bench": "bench/throughput.json",
+    "e3": "e3/scores.json",
+    "e7": "e7/params.json",
+    "e9": "e9/equivalence.json",
+    "s4": "s4/multihead.json",
+}
 CHECKS = {"equals", "between", "target", "abs_le", "is_true"}
 
 _ALLOWED_NODES = (
@@ -71,7 +80,21 @@ class Registry:
 
 
 def load_registry(path: str | Path) -> Registry:
+    """One registry file, or a folder of them (claims/*.yaml, merged in name order)."""
     path = Path(path)
+    if path.is_dir():
+        parts = [load_registry(p) for p in sorted(path.glob("*.yaml"))]
+        if not parts:
+            raise AttnlabError(f"claims folder {path} holds no *.yaml registry")
+        claims = [c for part in parts for c in part.claims]
+        dup = sorted({c.id for c in claims if sum(d.id == c.id for d in claims) > 1})
+        if dup:
+            raise AttnlabError(f"claim {dup[0]}: duplicate id across {path}/*.yaml")
+        reference = {}
+        for part in parts:
+            for key, value in part.reference.items():
+                reference.setdefault(key, {}).update(value)
+        return Registry(chapter=parts[0].chapter, reference=reference, claims=claims)
     doc = read_yaml(path, "claims registry")
     if not isinstance(doc.get("claims"), list):
         raise AttnlabError(f"claims registry {path} must be a mapping with a 'claims' list")
@@ -189,26 +212,39 @@ class Results:
     """Everything the report reads from results/<profile>/, with missing files simply absent."""
 
     root: Path
-    stats: dict | None = None
-    e1: dict | None = None
-    bench: dict | None = None
-    ladder: dict[str, dict] = field(default_factory=dict)
+    files: dict[str, dict] = field(default_factory=dict)      # FILES key -> parsed JSON
+    runs: dict[str, dict] = field(default_factory=dict)       # run name -> metrics.json
+    run_paths: dict[str, str] = field(default_factory=dict)   # run name -> path relative to root
+
+    def __getattr__(self, name):  # res.stats, res.e1, ... -> the parsed file or None
+        if name in FILES:
+            return self.files.get(name)
+        raise AttributeError(name)
+
+    @property
+    def ladder(self) -> dict[str, dict]:
+        return {name: m for name, m in self.runs.items() if self.run_paths[name].startswith("ladder/")}
+
+    def experiment(self, folder: str) -> dict[str, dict]:
+        """The runs under results/<profile>/<folder>/, by name."""
+        return {n: m for n, m in self.runs.items() if self.run_paths[n].startswith(folder + "/")}
 
     def path(self, what: str, row: str | None = None) -> str:
         """Path of a run file relative to the results root, as shown in notes."""
-        return f"ladder/{row}/metrics.json" if what == "ladder" else FILES[what]
+        if what == "ladder":
+            from attnlab.report.tables import ROWS
+
+            return self.run_paths.get(row, f"{'ladder' if row in ROWS else '*'}/{row}/metrics.json")
+        return FILES[what]
 
     def data(self, what: str) -> dict | None:
-        return getattr(self, what)
+        return self.files.get(what)
 
     def provenance(self) -> dict[str, dict]:
         """Run file (relative path) -> its provenance, for every file present."""
-        out = {}
-        for what in FILES:
-            if self.data(what):
-                out[self.path(what)] = self.data(what).get("provenance") or {}
-        for row, m in self.ladder.items():
-            out[self.path("ladder", row)] = m.get("provenance") or {}
+        out = {FILES[what]: (d.get("provenance") or {}) for what, d in self.files.items()}
+        for name, m in self.runs.items():
+            out[self.run_paths[name]] = m.get("provenance") or {}
         return out
 
 
@@ -217,9 +253,14 @@ def gather(results_dir: str | Path) -> Results:
     res = Results(root=root)
     for what, rel in FILES.items():
         if (root / rel).is_file():
-            setattr(res, what, _read(root / rel))
-    for path in sorted(root.glob("ladder/*/metrics.json")):
-        res.ladder[path.parent.name] = _read(path)
+            res.files[what] = _read(root / rel)
+    for path in sorted(root.glob("*/*/metrics.json")):
+        name = path.parent.name
+        if name in res.runs:
+            raise AttnlabError(f"two runs are named '{name}': {res.run_paths[name]} and "
+                               f"{path.relative_to(root)}; run names must be unique across experiments")
+        res.runs[name] = _read(path)
+        res.run_paths[name] = str(path.relative_to(root))
     return res
 
 
@@ -258,17 +299,17 @@ class Verdict:
 
 def evaluate(claim: Claim, res: Results) -> Verdict:
     missing = [res.path(w) for w in sorted(claim.files) if res.data(w) is None]
-    missing += [res.path("ladder", r) for r in sorted(claim.rows) if r not in res.ladder]
+    missing += [res.path("ladder", r) for r in sorted(claim.rows) if r not in res.runs]
     if missing:
         return Verdict(claim, "not run", note="missing: " + ", ".join(missing))
-    bad = [r for r in sorted(claim.trained_rows) if diverged(res.ladder[r])]
+    bad = [r for r in sorted(claim.trained_rows) if diverged(res.runs[r])]
     if bad:
-        where = [f"{r} diverged at step {res.ladder[r].get('diverged_at_step')}" for r in bad]
+        where = [f"{r} diverged at step {res.runs[r].get('diverged_at_step')}" for r in bad]
         return Verdict(claim, "diverged", note="; ".join(where))
 
-    scope = {"__builtins__": SAFE_BUILTINS, "stats": res.stats, "e1": res.e1}
+    scope = {"__builtins__": SAFE_BUILTINS, **res.files}
     for name, key in ROW_VIEWS.items():
-        scope[name] = {row: m.get(key) for row, m in res.ladder.items()}
+        scope[name] = {row: m.get(key) for row, m in res.runs.items()}
     values, notes, ok = {}, [], True
     for part, code in claim.code.items():
         label = f"value{'.' + part if part else ''}"

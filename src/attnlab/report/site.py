@@ -8,6 +8,7 @@ whose inputs are missing still renders: its blocks say "not run".
 from __future__ import annotations
 
 import html
+import importlib
 import json
 import re
 import shutil
@@ -28,12 +29,12 @@ DOCS_SRC = Path(__file__).resolve().parents[3] / "docs"
 MARKER = re.compile(r"<!--\s*attnlab:(\w+)\s*-->")
 GENERATED_FLAG = ".attnlab-generated"
 VENDOR_JS = ["assets/vendor/vega.min.js", "assets/vendor/vega-lite.min.js", "assets/vendor/vega-embed.min.js"]
-PAGES = {  # file -> (nav title, run files it reads)
-    "index.md": ("Overview", None),
-    "data.md": ("Data and tokenizer", ["stats"]),
-    "averaging.md": ("E1 · Averaging", ["e1"]),
-    "ladder.md": ("E2 · The ladder", ["ladder"]),
-    "bench.md": ("Performance", ["bench"]),
+PAGES = {  # file -> (nav title, builder): a Site method, or "module:function" taking the Site
+    "index.md": ("Overview", "index"),
+    "data.md": ("Data and tokenizer", "data"),
+    "averaging.md": ("E1 · Averaging", "averaging"),
+    "ladder.md": ("E2 · The ladder", "ladder"),
+    "bench.md": ("Performance", "bench"),
 }
 STATIC_PAGES = {"about.md": "How verdicts work"}
 
@@ -171,9 +172,8 @@ class Site:
         prov = self.res.provenance()
         if kinds is None:
             return list(prov)
-        return [f for f in prov if any(f.startswith({"stats": "data/", "e1": "e1/", "ladder": "ladder/",
-                                                                 "bench": "bench/"}[k])
-                                       for k in kinds)]
+        prefixes = tuple({"stats": "data/"}.get(k, k + "/") for k in kinds)  # results/<profile>/<folder>/
+        return [f for f in prov if f.startswith(prefixes)]
 
     # ---------------------------------------------------------------- pages
     def index(self) -> dict[str, str]:
@@ -358,6 +358,13 @@ def _weight(v) -> str:
 
 # ------------------------------------------------------------------- build
 
+def page_blocks(site: Site, builder: str) -> dict[str, str]:
+    if ":" in builder:
+        module, function = builder.split(":")
+        return getattr(importlib.import_module(module), function)(site)
+    return getattr(site, builder)()
+
+
 def render(template: str, blocks: dict[str, str], page: str, strict: bool = True) -> str:
     def sub(m):
         name = m.group(1)
@@ -419,13 +426,11 @@ def build_site(results_dir: Path, claims_path: Path, config: dict, out_docs: Pat
     site = Site(res, registry, verdicts, config)
 
     prepare_docs(Path(docs_src) if docs_src else DOCS_SRC, out_docs)
-    builders = {"index.md": site.index, "data.md": site.data, "averaging.md": site.averaging,
-                "ladder.md": site.ladder, "bench.md": site.bench}
-    for page, make in builders.items():
+    for page, (_, builder) in PAGES.items():
         path = out_docs / page
         if not path.is_file():
             raise AttnlabError(f"page template missing: {path.name} in the hand-written docs")
-        path.write_text(render(path.read_text(), make(), page, strict))
+        path.write_text(render(path.read_text(), page_blocks(site, builder), page, strict))
     downloads = out_docs / "downloads"
     downloads.mkdir(exist_ok=True)
     verdict_table(verdicts).to_csv(downloads / "claims.csv", index=False)
