@@ -41,8 +41,8 @@ if not Path(CONFIG).exists() or Path(CONFIG).read_text() != _resolved:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
-include: "workflow/rules/averaging.smk"
-include: "workflow/rules/ladder.smk"
+include: "workflow/rules/analyses.smk"
+include: "workflow/rules/train.smk"
 include: "workflow/rules/bench.smk"
 include: "workflow/rules/report.smk"
 

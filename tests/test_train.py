@@ -68,12 +68,12 @@ def test_diverged_run_is_recorded_not_raised(tmp_path, data):
 def test_probes_are_callbacks_of_the_one_loop(tmp_path, data):
     seen = []
     run(tiny_config(steps=5), data, tmp_path, probes=[lambda step, model, loss: seen.append(step) or {"loss": loss}])
-    assert seen == [1, 2, 3, 4, 5]
+    assert seen == [0, 1, 2, 3, 4, 5]  # step 0: the untrained model
     assert (tmp_path / "probes.csv").read_text().splitlines()[0] == "step,loss"
 
 
 def cli_train(cfg_path, data_dir, out, *extra):
-    return [*CLI, "train", "--config", str(cfg_path), "--row", "L9", "--data", str(data_dir), "--out", str(out),
+    return [*CLI, "train", "--config", str(cfg_path), "--run", "L9", "--data", str(data_dir), "--out", str(out),
             "--quiet", *extra]
 
 

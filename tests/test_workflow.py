@@ -57,8 +57,8 @@ def test_smoke_dag_builds_the_site(smoke):
     assert claims.set_index("claim_id").loc["C0.2", "verdict"] == "reproduced"  # the real corpus, the real BPE
     for row in yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())["ladder"]:
         assert (r / "ladder" / row / "metrics.json").is_file()
-    for rule in ("prepare_data", "averaging", "claims", "site", "bench_throughput"):
-        assert (r / "logs" / f"{rule}.log").exists() and (r / "benchmarks" / f"{rule}.tsv").exists()
+    for job in ("prepare_data", "claims", "site", "bench_throughput", "e1/averaging", "ladder/L1"):
+        assert (r / "logs" / f"{job}.log").exists() and (r / "benchmarks" / f"{job}.tsv").exists()
 
 
 def test_nothing_to_do_after_a_complete_run(smoke):
@@ -68,13 +68,14 @@ def test_nothing_to_do_after_a_complete_run(smoke):
 def test_editing_report_code_reruns_no_training(smoke):
     edit(smoke / "src" / "attnlab" / "report" / "charts.py")
     jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
-    assert jobs.get("site") == 1 and "train_ladder" not in jobs and "prepare_data" not in jobs
+    assert jobs.get("site") == 1 and "train" not in jobs and "prepare_data" not in jobs
 
 
 def test_editing_model_code_reruns_training(smoke):
     edit(smoke / "src" / "attnlab" / "nn" / "model.py")
     jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
-    assert jobs.get("train_ladder") == 10 and "prepare_data" not in jobs
+    cfg = yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())
+    assert jobs.get("train") == len(cfg["ladder"]) + len(cfg["scaling"]) and "prepare_data" not in jobs
 
 
 def test_lint_has_nothing_to_say(smoke):

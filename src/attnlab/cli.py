@@ -11,8 +11,11 @@ from attnlab.errors import AttnlabError
 def cmd_check(a):
     from attnlab.config import load
 
+    from attnlab.config import TRAINING
+
     cfg = load(a.config)
-    print(f"{a.config}: valid {cfg['profile']} profile with ladder rows {', '.join(cfg['ladder'])}")
+    runs = "; ".join(f"{e}: {', '.join(cfg[e])}" for e in TRAINING if cfg.get(e))
+    print(f"{a.config}: valid {cfg['profile']} profile ({runs})")
 
 
 def cmd_prepare(a):
@@ -24,24 +27,40 @@ def cmd_prepare(a):
           f"tokenizer trained in {stats['tokenizer_seconds']:.2f} s")
 
 
-def cmd_averaging(a):
-    from attnlab.config import load
-    from attnlab.experiments import averaging
+ANALYSES = {  # name -> module whose main(cfg, out_path) measures and writes one JSON file
+    "averaging": "attnlab.experiments.averaging",
+    "scores": "attnlab.experiments.scores",
+    "params": "attnlab.experiments.params",
+    "equivalence": "attnlab.experiments.equivalence",
+    "multihead": "attnlab.bench.multihead",
+}
 
-    averaging.main(load(a.config), Path(a.out))
+
+def cmd_analyse(a):
+    import importlib
+
+    from attnlab.config import load
+
+    cfg = load(a.config)
+    importlib.import_module(ANALYSES[a.name]).main(cfg, Path(a.out))
 
 
 def cmd_train(a):
-    from attnlab.config import load
+    from attnlab.config import find_run, load, train_settings
     from attnlab.data.prepare import load_tokens
+    from attnlab.experiments.probes import AttentionProbe
     from attnlab.nn.spec import spec_from_config
     from attnlab.train import train
 
     cfg = load(a.config)
-    spec = spec_from_config(cfg, a.row)  # fails on a bad spec before any data is read
-    m = train(spec, cfg, load_tokens(Path(a.data), "train"), load_tokens(Path(a.data), "val"), Path(a.out),
-              name=a.row, progress=not a.quiet)
-    print(f"{a.row}: {m['status']}, val ppl {m['val_ppl']}, train ppl {m['train_ppl']}")
+    spec = spec_from_config(cfg, a.run)  # fails on a bad spec before any data is read
+    experiment, run = find_run(cfg, a.run)
+    run_cfg = {**cfg, "train": train_settings(cfg, a.run)}
+    train_tokens, val_tokens = load_tokens(Path(a.data), "train"), load_tokens(Path(a.data), "val")
+    probes = [AttentionProbe(val_tokens, spec.context, run["probe_every"])] if run.get("probe_every") else []
+    m = train(spec, run_cfg, train_tokens, val_tokens, Path(a.out), name=a.run, experiment=experiment,
+              probes=probes, progress=not a.quiet)
+    print(f"{a.run}: {m['status']}, val ppl {m['val_ppl']}, train ppl {m['train_ppl']}")
 
 
 def cmd_claims(a):
@@ -84,8 +103,9 @@ def parser() -> argparse.ArgumentParser:
 
     verb("check", cmd_check, "validate a profile and exit")
     verb("prepare", cmd_prepare, "corpus -> BPE -> token splits + stats.json", "out")
-    verb("averaging", cmd_averaging, "E1: the prefix average, exactly", "out")
-    verb("train", cmd_train, "train one ladder row", "row", "data", "out").add_argument(
+    verb("analyse", cmd_analyse, "a measurement that trains nothing (E1, E3 scores, E7, E9, S4)", "out") \
+        .add_argument("name", choices=sorted(ANALYSES))
+    verb("train", cmd_train, "train one run (a ladder row, an E3 head, ...)", "run", "data", "out").add_argument(
         "--quiet", action="store_true", help="no progress bar")
     verb("claims", cmd_claims, "compute verdicts into claims.csv", "results", "claims", "out")
     verb("site", cmd_site, "render pages and build the site", "results", "claims", "docs", "site")

@@ -46,9 +46,41 @@ def validate(cfg: dict) -> dict:
     _fill_defaults(cfg, root, root)
     from attnlab.nn.spec import spec_from_config  # checks every variant's names and sizes
 
-    for row in cfg["ladder"]:
-        spec_from_config(cfg, row)
+    seen = {}
+    for experiment in TRAINING:
+        for name in cfg.get(experiment) or {}:
+            if name in seen:
+                raise AttnlabError(f"config error: run name '{name}' is used by both '{seen[name]}' and "
+                                   f"'{experiment}'; run names must be unique")
+            seen[name] = experiment
+            spec_from_config(cfg, name)
+            train_settings(cfg, name)
     return cfg
+
+
+TRAINING = ("ladder", "scaling")  # config sections whose entries are training runs
+
+
+def find_run(cfg: dict, name: str) -> tuple[str, dict]:
+    """(experiment, run entry) of the training run called `name`."""
+    for experiment in TRAINING:
+        if name in (cfg.get(experiment) or {}):
+            return experiment, cfg[experiment][name]
+    known = [n for e in TRAINING for n in cfg.get(e) or {}]
+    raise AttnlabError(f"unknown run '{name}' (config has {', '.join(known)})")
+
+
+def train_settings(cfg: dict, name: str) -> dict:
+    """The profile's `train` section with the run's own overrides, checked against the schema."""
+    overrides = find_run(cfg, name)[1].get("train") or {}
+    settings = {**cfg["train"], **overrides}
+    sch = schema()["properties"]["train"]
+    try:
+        jsonschema.validate(settings, sch)
+    except jsonschema.ValidationError as err:
+        where = ".".join(str(p) for p in err.absolute_path) or "train"
+        raise AttnlabError(f"config error at '{name}.train.{where}': {err.message}") from None
+    return settings
 
 
 def read_yaml(path: str | Path, what: str) -> dict:

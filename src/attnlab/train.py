@@ -135,6 +135,11 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
         from attnlab.errors import AttnlabError
         raise AttnlabError(f"training split has {len(train_tokens)} tokens, fewer than one window of {T + 1}")
     model.train()
+    if step == 0:  # the probes' view of the untrained model
+        for probe in probes:
+            found = probe(0, model, float("nan"))
+            if found:
+                probe_rows.append({"step": 0, **found})
     bar = tqdm(total=tc["steps"], initial=step, desc=name, disable=not progress, file=sys.stderr,
                mininterval=1.0 if sys.stderr.isatty() else 10.0, dynamic_ncols=True)
     while step < tc["steps"]:
@@ -178,7 +183,9 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
                "param_breakdown": param_breakdown(model), "status": status, "diverged_at_step": diverged_at,
                "steps": step, "val_loss": None, "val_ppl": None, "train_loss": None, "train_ppl": None,
                "tokens_per_second": round(step * B * T / train_seconds, 1) if train_seconds else None,
-               "resumed_from_step": resumed_from, "run_id": run_id}
+               "resumed_from_step": resumed_from, "run_id": run_id,
+               "probes_first": probe_rows[0] if probe_rows else None,  # the full series is in probes.csv
+               "probes_last": probe_rows[-1] if probe_rows else None}
     if status == "ok":
         checkpoint()  # the finished model, for later analysis
         val_loss, val_n = evaluate(model, val_tokens, T, B, None, device)

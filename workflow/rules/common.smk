@@ -1,5 +1,7 @@
 from pathlib import Path
 
+import attnlab.config
+
 ENV = "../../environment.yml"
 
 
@@ -26,3 +28,26 @@ def parent_of(kind, name):
         return str(Path(getattr(input if kind == "input" else output, name)).parent)
 
     return param
+
+
+TRAINING = {experiment: list(config.get(experiment) or {}) for experiment in attnlab.config.TRAINING}
+LADDER = TRAINING["ladder"]
+
+
+def trained(experiment, output="metrics.json"):
+    """The metrics (or curves) of every run of one experiment."""
+    return expand(f"{R}/{experiment}/{{run}}/{output}", run=TRAINING[experiment])
+
+
+ANALYSES = {  # name -> (results folder, source files its numbers depend on)
+    "averaging": ("e1", code("experiments/averaging.py", "nn/attention.py")),
+    "scores": ("e3", code("experiments/scores.py", "nn/attention.py")),
+    "params": ("e7", code("experiments/params.py", "nn/*.py")),
+    "equivalence": ("e9", code("experiments/equivalence.py", "nn/*.py")),
+    "multihead": ("s4", code("bench/multihead.py", "nn/*.py")),
+}
+
+
+def analysis(name):
+    folder, _ = ANALYSES[name]
+    return f"{R}/{folder}/{name}.json"

@@ -3,9 +3,10 @@ CLAIMS = "claims"  # the registry: every claims/*.yaml
 CLAIMS_FILES = sorted(str(p) for p in Path(CLAIMS).glob("*.yaml"))
 RUNS = {
     "stats": rules.prepare_data.output.stats,
-    "averaging": rules.averaging.output.json,
-    "ladder": expand(rules.train_ladder.output.metrics, row=LADDER),
-    "curves": expand(rules.train_ladder.output.curve, row=LADDER),
+    "analyses": [analysis(name) for name in ANALYSES],
+    "ladder": trained("ladder"),
+    "curves": trained("ladder", "curve.csv"),
+    "scaling": trained("scaling"),
     "bench": rules.bench_throughput.output.json,
 }
 

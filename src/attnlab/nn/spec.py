@@ -69,10 +69,14 @@ class ModelSpec:
 SPEC_KEYS = {f.name for f in fields(ModelSpec)}
 
 
-def spec_from_config(cfg: dict, row: str) -> ModelSpec:
-    """The spec of ladder row `row`: the profile's `model` defaults, then the row's overrides."""
-    if row not in cfg["ladder"]:
-        raise AttnlabError(f"unknown ladder row '{row}' (config has {', '.join(cfg['ladder'])})")
-    settings = {**cfg["model"], **cfg["ladder"][row]}
+RUN_KEYS = {"train", "probe_every"}  # a run's settings that are not about the model
+
+
+def spec_from_config(cfg: dict, name: str) -> ModelSpec:
+    """The spec of training run `name`: the profile's `model` defaults, then the run's overrides."""
+    from attnlab.config import find_run
+
+    _, run = find_run(cfg, name)
+    settings = {**cfg["model"], **{k: v for k, v in run.items() if k not in RUN_KEYS}}
     settings.setdefault("vocab_size", cfg["data"].get("vocab_size", 1024))
     return ModelSpec(**settings)

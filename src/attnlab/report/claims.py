@@ -31,8 +31,10 @@ ROW_VIEWS = {  # name in expressions -> field of <experiment>/<run>/metrics.json
     "train_ppl": "train_ppl",
     "params": "n_params",
     "breakdown": "param_breakdown",
+    "probe_start": "probes_first",  # attention probes at step 0 (runs with probe_every)
+    "probe_end": "probes_last",     # ... and at the last probed step
 }
-NEEDS_TRAINED = {"ppl", "train_ppl"}  # these are meaningless for a diverged run
+NEEDS_TRAINED = {"ppl", "train_ppl", "probe_end"}  # these are meaningless for a diverged run
 FILES = {  # name in expressions -> analysis file (no training) under results/<profile>/
     "stats": "data/stats.json",
     "e1": "e1/averaging.json",

@@ -4,8 +4,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-SUMMARIES = ("data/stats.json", "e1/*.json", "ladder/*/metrics.json", "ladder/*/curve.csv",
-             "ladder/*/probes.csv", "bench/*.json", "claims.csv", "config.yaml")
+SUMMARIES = ("data/stats.json", "e*/*.json", "s*/*.json", "bench/*.json",  # analyses
+             "*/*/metrics.json", "*/*/curve.csv", "*/*/probes.csv",  # training runs of every experiment
+             "claims.csv", "config.yaml")
 
 
 def publish(results: Path, out: Path) -> int:

@@ -34,6 +34,11 @@ PAGES = {  # file -> (nav title, builder): a Site method, or "module:function" t
     "data.md": ("Data and tokenizer", "data"),
     "averaging.md": ("E1 · Averaging", "averaging"),
     "ladder.md": ("E2 · The ladder", "ladder"),
+    "scores.md": ("E3 · Why divide by √d_k", "attnlab.report.pages.scores:blocks"),
+    "scaling.md": ("E3 · √d_k, trained", "attnlab.report.pages.scaling:blocks"),
+    "params.md": ("E7 · Parameter accounting", "attnlab.report.pages.params:blocks"),
+    "equivalence.md": ("E9 · Equal to PyTorch", "attnlab.report.pages.equivalence:blocks"),
+    "multihead.md": ("S4 · Multi-head cost", "attnlab.report.pages.multihead:blocks"),
     "bench.md": ("Performance", "bench"),
 }
 STATIC_PAGES = {"about.md": "How verdicts work"}

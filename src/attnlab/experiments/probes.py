@@ -1,0 +1,56 @@
+"""Attention probes: callbacks of the one training loop that watch what the softmax is doing (C3.5)."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from attnlab.nn.model import SelfAttention
+
+SATURATED = 0.99  # a row is saturated when one key takes more than this share of its weight
+
+
+class AttentionProbe:
+    """Every `every` steps, run a fixed batch and record, per attention layer:
+    the std of the scores the softmax sees (visible positions only), the mean entropy of the
+    attention rows (nats), and the fraction of rows whose largest weight exceeds SATURATED."""
+
+    def __init__(self, tokens: torch.Tensor, context: int, every: int, n_windows: int = 8):
+        n = min(n_windows, (len(tokens) - 1) // context)
+        self.batch = tokens[: n * context].view(n, context)
+        self.every = every
+
+    @torch.no_grad()
+    def __call__(self, step: int, model, loss: float) -> dict | None:
+        if step % self.every:
+            return None
+        layers = [m for m in model.modules() if isinstance(m, SelfAttention)]
+        if not layers:
+            return None
+        was_training = model.training
+        model.eval()
+        for m in layers:
+            m.keep_weights = True
+        model(self.batch.to(next(model.parameters()).device))
+        row = {"loss": loss if math.isfinite(loss) else None}
+        for i, m in enumerate(layers):
+            row.update({f"{key}_{i}": value for key, value in summarise(m.kept).items()})
+            m.keep_weights, m.kept = False, None
+        model.train(was_training)
+        return row
+
+
+def summarise(kept: dict) -> dict:
+    scores, weights, allowed = kept["scores"], kept["weights"], kept["allowed"]
+    visible = scores if allowed is None else scores.masked_select(allowed.expand_as(scores))
+    entropy = -(weights * weights.clamp_min(1e-30).log()).sum(-1)  # (B, H, T)
+    return {
+        "score_std": visible.float().std().item(),
+        "entropy": entropy.mean().item(),
+        "saturated": (weights.max(-1).values > SATURATED).float().mean().item(),
+    }
+
+
+def max_entropy(context: int) -> float:
+    """Mean entropy of uniform causal rows: what an untrained, perfectly flat head would show."""
+    return sum(math.log(t + 1) for t in range(context)) / context

@@ -1,0 +1,180 @@
+"""E9 (C9.1, C9.2, S3): the project's multi-head attention against nn.MultiheadAttention and SDPA."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.claims import fmt
+from attnlab.report.site import chart, code, md_table, not_run
+
+TARGET = "e9/equivalence.json"
+FLOAT32_EPS = 2.0 ** -23
+MARKERS = ("settings", "cases_table", "diff_chart", "alignment", "low_precision_table", "minus_1e9_table",
+           "fully_masked_table")
+SOURCES = {"max_abs_diff_mha": "vs nn.MultiheadAttention", "max_abs_diff_sdpa": "vs F.scaled_dot_product_attention",
+           "max_abs_diff_mha_vs_sdpa": "PyTorch vs PyTorch (MHA vs SDPA)"}
+
+
+def _sci(v) -> str:
+    return "0" if v == 0 else f"{v:.3g}"
+
+
+def _yes(v) -> str:
+    return "yes" if v is True else "no" if v is False else fmt(v)
+
+
+def tolerance(site) -> float:
+    """The C9.1 bound from the registry (so the chart shows the bound the verdict uses)."""
+    try:
+        return float(site.registry.by_id("C9.1").checks["max_abs_diff"]["abs_le"])
+    except (StopIteration, KeyError, TypeError, ValueError):
+        return 1e-5
+
+
+def chapter_diff(site) -> float | None:
+    try:
+        value = site.registry.by_id("C9.1").chapter_value
+    except StopIteration:
+        return None
+    diff = value.get("max_abs_diff") if isinstance(value, dict) else None
+    return float(diff) if isinstance(diff, (int, float)) and not isinstance(diff, bool) else None
+
+
+def cases_table(e9: dict) -> pd.DataFrame:
+    rows = []
+    for c in e9["cases"]:
+        err = c.get("max_abs_err_vs_float64") or {}
+        rows.append({"case": c["name"], "shape": f"{c['t_q']} queries × {c['t_k']} keys",
+                     "mha": c["max_abs_diff_mha"], "sdpa": c["max_abs_diff_sdpa"],
+                     "torch": c.get("max_abs_diff_mha_vs_sdpa"), "err": err.get("project"),
+                     "mean": c["mean_abs_output"]})
+    return pd.DataFrame(rows)
+
+
+def diff_long(e9: dict) -> pd.DataFrame:
+    """One row per (case, comparison); exact zeros are dropped (they have no place on a log scale)."""
+    rows = [{"case": c["name"], "comparison": label, "max_abs_diff": c[key]}
+            for c in e9["cases"] for key, label in SOURCES.items() if c.get(key)]
+    return pd.DataFrame(rows, columns=["case", "comparison", "max_abs_diff"])
+
+
+def diff_chart(e9: dict, bound: float, chapter: float | None) -> dict:
+    """Max |diff| per case on a log axis, against float32 eps, the chapter's number and the claim's bound."""
+    long = diff_long(e9)
+    order = [c["name"] for c in e9["cases"]]
+    lines = pd.DataFrame([("float32 eps", e9.get("float32_eps", FLOAT32_EPS)), ("bound checked (C9.1, S3)", bound)]
+                         + ([(f"chapter: {chapter:.3g}", chapter)] if chapter else []), columns=["line", "value"])
+    lo = min([*long["max_abs_diff"], *lines["value"]]) / 3
+    hi = max([*long["max_abs_diff"], *lines["value"]]) * 3
+    scale = alt.Scale(type="log", domain=[lo, hi])
+    x = alt.X("max_abs_diff:Q", title="max |difference| of outputs (float32, log scale)", scale=scale,
+              axis=alt.Axis(format=".0e", tickCount=6))
+    legend = alt.Legend(orient="bottom", direction="vertical", title=None, labelLimit=0)
+    kinds = list(SOURCES.values())
+    points = alt.Chart(long).mark_point(size=80, filled=True, opacity=0.9).encode(
+        x=x, y=alt.Y("case:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
+        yOffset=alt.YOffset("comparison:N", scale=alt.Scale(domain=kinds)),
+        color=alt.Color("comparison:N", scale=alt.Scale(domain=kinds), legend=legend),
+        shape=alt.Shape("comparison:N", scale=alt.Scale(domain=kinds), legend=legend),
+        tooltip=["case", "comparison", alt.Tooltip("max_abs_diff:Q", format=".3g")],
+    )
+    rules = alt.Chart(lines).mark_rule(strokeDash=[4, 3]).encode(
+        x=alt.X("value:Q", scale=scale),
+        color=alt.value("#777"), tooltip=["line", alt.Tooltip("value:Q", format=".3g")])
+    labels = alt.Chart(lines).mark_text(angle=270, align="left", dx=4, dy=-4, fontSize=10, color="#555").encode(
+        x=alt.X("value:Q", scale=scale), y=alt.value(0), text="line:N")
+    layered = alt.layer(rules, labels, points).properties(
+        width=520, height=40 * max(len(order), 1),
+        title="Project vs PyTorch, same weights: largest output difference per case")
+    with alt.data_transformers.disable_max_rows():
+        return layered.to_dict()
+
+
+def low_precision_table(e9: dict) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "dtype": r["dtype"], "diff": r["max_abs_diff_vs_fp32"], "tol": r["tolerance"],
+        "masked": r["masked_weight_max"], "nan": r["has_nan"],
+        "ours": "zeros" if r["project_fully_masked_row_zero"] else "not zeros",
+    } for r in e9["low_precision"]])
+
+
+def minus_1e9_table(e9: dict) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "dtype": r["dtype"], "inf": "−inf" if r.get("minus_inf_stays_inf") else "not −inf",
+        "cast": r["minus_1e9_cast"].replace("-", "−"), "row": r["minus_1e9_fully_masked_row"],
+        "fill": r.get("minus_1e9_masked_fill"),
+    } for r in e9["low_precision"]])
+
+
+def fully_masked_table(e9: dict) -> pd.DataFrame:
+    fm = e9["fully_masked"]
+    mod = fm.get("module") or {}
+
+    def describe(d, bias: bool = False) -> str:
+        if isinstance(d, str):
+            return d
+        if d.get("has_nan"):
+            return "NaN"
+        good = d.get("equals_out_bias") if bias else d.get("is_zero")
+        return ("W_o's bias (the row saw nothing)" if bias else "zeros") if good else "other values"
+
+    rows = [("attnlab `attention()` (the core)", "zeros" if fm["project_row_is_zero"] and not fm["project_has_nan"]
+             else "NaN" if fm["project_has_nan"] else "other values"),
+            ("`F.scaled_dot_product_attention`, boolean mask (default backend)",
+             "NaN" if fm["sdpa_row_has_nan"] else "zeros" if fm["sdpa_row_is_zero"] else "other values"),
+            ("`F.scaled_dot_product_attention`, additive −inf mask", describe(fm["sdpa_float_mask_row"]))]
+    rows += [(f"SDPA forced to the `{name}` backend", describe(d)) for name, d in fm.get("sdpa_backends", {}).items()]
+    rows += [("attnlab `SelfAttention` (whole module)",
+              "W_o's bias (the row saw nothing)" if mod.get("project_row_equals_out_bias") else "other values"),
+             ("`nn.MultiheadAttention`, eval + no_grad (fused fast path)",
+              describe(mod.get("mha_fast_path", {}), True)),
+             ("`nn.MultiheadAttention`, need_weights=True", describe(mod.get("mha_need_weights", {}), True)),
+             ("`nn.MultiheadAttention`, autograd on (SDPA path)", describe(mod.get("mha_sdpa_path", {}), True))]
+    return pd.DataFrame(rows, columns=["implementation", "fully masked row"])
+
+
+def settings_table(e9: dict) -> pd.DataFrame:
+    s = e9.get("settings") or {}
+    rows = [("d_model / heads", f"{s.get('d_model')} / {s.get('n_heads')}"),
+            ("parameters (W_q, W_k, W_v, W_o and biases)", f"{s.get('n_params', 0):,}"),
+            ("batch", s.get("batch")), ("self-attention length", s.get("t_self")),
+            ("cross-attention: queries × keys", f"{s.get('t_q')} × {s.get('t_k')}"),
+            ("key-padding lengths", ", ".join(str(n) for n in s.get("pad_lengths", []))),
+            ("dtype", s.get("dtype")), ("seed", s.get("seed")), ("torch", s.get("torch"))]
+    return pd.DataFrame(rows, columns=["setting", "value"])
+
+
+def alignment(e9: dict) -> str:
+    a = e9.get("causal_alignment")
+    if not a:
+        return ""
+    return (f"With {a['t_q']} queries and {a['t_k']} keys, calling SDPA with `is_causal=True` instead of the "
+            f"explicit mask changes the outputs by up to **{_sci(a['project_vs_sdpa_is_causal_max_abs_diff'])}** — "
+            f"not rounding, a different mask: PyTorch's `is_causal` lets query i see keys 0…i, attnlab lets it "
+            f"see keys 0…i + (t_k − t_q).\n")
+
+
+def blocks(site) -> dict[str, str]:
+    e9 = site.res.e9
+    rerun = site.snakemake(TARGET, cores=1)
+    out = {"verdicts": site.verdicts_block("equivalence"), "rerun": code(rerun),
+           "provenance": site.provenance_block(site.files_of(["e9"]))}
+    if e9 is None:
+        missing = not_run(f"{site.rdir}/{TARGET}", command=rerun)
+        return out | {k: missing for k in ("cases_table", "low_precision_table", "fully_masked_table")} | \
+            {"settings": "", "diff_chart": "", "alignment": "", "minus_1e9_table": ""}
+    out["settings"] = md_table(settings_table(e9))
+    out["cases_table"] = md_table(cases_table(e9), {
+        "case": "case", "shape": "shape", "mha": "max |diff| vs MHA", "sdpa": "max |diff| vs SDPA",
+        "torch": "MHA vs SDPA", "err": "attnlab vs float64", "mean": "mean |output|"},
+        {k: _sci for k in ("mha", "sdpa", "torch", "err")} | {"mean": lambda v: f"{v:.4f}"})
+    out["diff_chart"] = chart("chart-equivalence", diff_chart(e9, tolerance(site), chapter_diff(site)))
+    out["alignment"] = alignment(e9)
+    out["low_precision_table"] = md_table(low_precision_table(e9), {
+        "dtype": "dtype", "diff": "max |diff| vs float32", "tol": "tolerance", "masked": "largest masked weight",
+        "nan": "any NaN", "ours": "fully masked row"}, {"diff": _sci, "tol": _sci, "masked": _sci, "nan": _yes})
+    out["minus_1e9_table"] = md_table(minus_1e9_table(e9), {
+        "dtype": "dtype", "inf": "−inf cast to dtype", "cast": "−1e9 cast to dtype",
+        "row": "a row filled with −1e9 (cast from float32)", "fill": "masked_fill(−1e9) in dtype"})
+    out["fully_masked_table"] = md_table(fully_masked_table(e9))
+    return out

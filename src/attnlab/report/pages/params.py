@@ -1,0 +1,89 @@
+"""E7 (C7.1-C7.3, C2.10 across widths): parameters counted on models built from specs, beside the formula."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.site import chart, code, md_table, not_run
+
+TARGET = "e7/params.json"
+MARKERS = ("gpt2_table", "per_block_table", "shares_table", "shares_chart", "qkv_bias")
+LINE_ITEMS = [  # key in e7['gpt2'], label, how the formula gets it
+    ("token_embeddings", "token embeddings", "V·d = 50,257 × 768"),
+    ("position_embeddings", "position embeddings", "context·d = 1,024 × 768"),
+    ("one_block", "one block", "12d² + 13d"),
+    ("blocks", "all blocks", "n_blocks × (12d² + 13d)"),
+    ("final_norm", "final LayerNorm", "2d"),
+    ("output_layer", "output layer (tied to the token table)", "0: shares the token embeddings"),
+    ("total", "total", "published: 124,439,808"),
+]
+SHARES = {"mlp_share": "MLP / (attention + MLP) in the block", "embedding_share": "token table / whole model",
+          "output_share": "output layer / whole model"}
+
+
+def count(v) -> str:
+    return f"{int(v):,}"
+
+
+def chapter_value(site, claim_id: str) -> dict:
+    try:
+        value = site.registry.by_id(claim_id).chapter_value
+    except StopIteration:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def gpt2_table(e7: dict, chapter: dict) -> pd.DataFrame:
+    g = e7["gpt2"]
+    return pd.DataFrame([{"item": label, "counted": g[key], "chapter": chapter.get(key), "formula": formula}
+                         for key, label, formula in LINE_ITEMS])
+
+
+def shares_chart(e7: dict) -> dict:
+    """Where the one-block model's parameters go as the width grows."""
+    long = pd.DataFrame([{"d": r["d"], "share": SHARES[key], "value": r[key]} for r in e7["shares"] for key in SHARES])
+    lines = alt.Chart(long).mark_line(point=True).encode(
+        x=alt.X("d:Q", title="width d", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("value:Q", title="share", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("share:N", sort=list(SHARES.values()), title=None),
+        tooltip=["share", "d", alt.Tooltip("value:Q", format=".4f")],
+    )
+    two_thirds = alt.Chart(pd.DataFrame({"value": [2 / 3]})).mark_rule(color="#999", strokeDash=[4, 3]).encode(
+        y="value:Q")
+    return alt.layer(lines, two_thirds).properties(
+        width=480, height=280, title="One-block model (vocabulary 1024, context 128) by width (dashed: 2/3)"
+    ).to_dict()
+
+
+def blocks(site) -> dict[str, str]:
+    e7 = site.res.e7
+    rerun = site.snakemake(TARGET, cores=1)
+    out = {"verdicts": site.verdicts_block("params"), "rerun": code(rerun),
+           "provenance": site.provenance_block(site.files_of(["e7"]))}
+    if e7 is None:
+        missing = not_run(f"{site.rdir}/{TARGET}", command=rerun)
+        return out | {name: missing for name in MARKERS if name != "shares_chart"} | {"shares_chart": ""}
+
+    out["gpt2_table"] = md_table(gpt2_table(e7, chapter_value(site, "C7.2")),
+                                 {"item": "line item", "counted": "counted", "chapter": "chapter",
+                                  "formula": "where it comes from"},
+                                 {"counted": count, "chapter": count})
+    out["per_block_table"] = md_table(pd.DataFrame(e7["per_block"]), {
+        "d": "d", "attention": "attention", "attention_formula": "4d² + 4d", "mlp": "MLP",
+        "mlp_formula": "8d² + 5d", "norms": "two LayerNorms", "counted": "block, counted",
+        "formula": "12d² + 13d", "matches": "equal"},
+        {k: count for k in ("attention", "attention_formula", "mlp", "mlp_formula", "norms", "counted", "formula")})
+    out["shares_table"] = md_table(pd.DataFrame(e7["shares"]), {
+        "d": "d", "total": "whole model", "mlp_share": "MLP share of the block",
+        "embedding_share": "token table share", "output_share": "output layer share"},
+        {"total": count, "mlp_share": lambda v: f"{v:.4f}", "embedding_share": lambda v: f"{v:.3f}",
+         "output_share": lambda v: f"{v:.3f}"})
+    out["shares_chart"] = chart("chart-e7-shares", shares_chart(e7))
+    g, lean = e7["gpt2"], e7["gpt2_no_qkv_bias"]
+    out["qkv_bias"] = (f"Built again with `qkv_bias=False`, one block has {lean['one_block']:,} parameters instead of "
+                       f"{g['one_block']:,}: **{e7['qkv_bias_saving_per_block']:,} fewer per block** "
+                       f"({lean['total']:,} in all). GPT-2 small's token table is "
+                       f"{g['token_embeddings']:,} of {g['total']:,} parameters, "
+                       f"**{g['token_embedding_share']:.1%}**; with the position table, "
+                       f"{g['embedding_share']:.1%}.")
+    return out

@@ -1,0 +1,90 @@
+"""E3 trained (C3.4, C3.5): the same heads with and without dividing by sqrt(d_k), and their probes."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.site import chart, code, md_table, not_run, num
+
+TWIN = {"E3-block-raw": "L9"}  # the divided twin of a run that lives in another experiment
+
+
+def runs_table(site) -> pd.DataFrame:
+    names = list(site.res.experiment("scaling"))
+    names += [twin for name, twin in TWIN.items() if name in names and twin in site.res.runs]
+    rows = []
+    for name in names:
+        m = site.res.runs[name]
+        s = m.get("spec") or {}
+        rows.append({
+            "run": name, "setup": "full block, 4 heads" if s.get("mixer") == "multihead" else "one head, no norm",
+            "d_k": s.get("d_k") or s.get("d_model", 0) // (s.get("n_heads") or 1),
+            "divided": bool(s.get("scale", True)), "steps": m.get("steps"),
+            "val_ppl": m.get("val_ppl"), "train_ppl": m.get("train_ppl"), "status": m.get("status"),
+        })
+    return pd.DataFrame(rows).sort_values(["setup", "d_k", "divided"]) if rows else pd.DataFrame()
+
+
+def probes_table(site) -> pd.DataFrame:
+    frames = []
+    for name in site.res.experiment("scaling"):
+        path = site.res.root / site.res.run_paths[name].replace("metrics.json", "probes.csv")
+        if path.is_file():
+            df = pd.read_csv(path)
+            cols = {c: c.rsplit("_", 1)[0] for c in df.columns if c.endswith("_0")}  # the first (only) head
+            frames.append(df[["step", *cols]].rename(columns=cols).assign(run=name))
+    if not frames:
+        return pd.DataFrame()
+    return pd.concat(frames).melt(id_vars=["run", "step"], var_name="probe", value_name="value")
+
+
+def gain_chart(table: pd.DataFrame) -> dict:
+    t = table.dropna(subset=["val_ppl"]).assign(
+        division=lambda d: d["divided"].map({True: "divided by √d_k", False: "undivided"}),
+        case=lambda d: d["setup"] + ", d_k " + d["d_k"].astype(str))
+    return alt.Chart(t).mark_bar().encode(
+        x=alt.X("val_ppl:Q", title="validation perplexity (lower is better)"),
+        y=alt.Y("division:N", title=None),
+        color=alt.Color("division:N", title=None),
+        row=alt.Row("case:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+        tooltip=["run", "d_k", "divided", alt.Tooltip("val_ppl:Q", format=".2f")],
+    ).properties(width=420, height=40).to_dict()
+
+
+def probes_chart(probes: pd.DataFrame) -> dict:
+    titles = {"score_std": "score std (log)", "entropy": "attention entropy (nats)",
+              "saturated": "rows with max weight > 0.99"}
+    base = alt.Chart(probes).mark_line(point=False).encode(
+        x=alt.X("step:Q"), color=alt.Color("run:N"), tooltip=["run", "step", alt.Tooltip("value:Q", format=".3g")])
+    panels = [base.transform_filter(alt.datum.probe == key).encode(
+        y=alt.Y("value:Q", title=title, scale=alt.Scale(type="log") if key == "score_std" else alt.Scale()))
+        .properties(width=250, height=180) for key, title in titles.items()]
+    return alt.hconcat(*panels).to_dict()
+
+
+def blocks(site) -> dict[str, str]:
+    rerun = code(site.snakemake("scaling/E3-h1024-raw/metrics.json", gpu=True) + "\n# every run of E3\n"
+                 + site.snakemake("claims.csv", gpu=True))
+    table = runs_table(site)
+    out = {"verdicts": site.verdicts_block("scaling"), "rerun": rerun,
+           "provenance": site.provenance_block(site.files_of(["scaling"]))}
+    if table.empty:
+        missing = not_run(f"{site.rdir}/scaling/*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
+        return out | {"runs_table": missing, "gain_chart": "", "probes_chart": "", "probes_table": ""}
+    out["runs_table"] = md_table(table, {"run": "run", "setup": "setup", "d_k": "d_k", "divided": "÷ √d_k",
+                                         "steps": "steps", "val_ppl": "val ppl", "train_ppl": "train ppl",
+                                         "status": "status"}, {"val_ppl": num(2), "train_ppl": num(2)})
+    out["gain_chart"] = chart("chart-scaling-gain", gain_chart(table))
+    probes = probes_table(site)
+    out["probes_chart"] = chart("chart-scaling-probes", probes_chart(probes)) if len(probes) else \
+        "_No probes recorded._"
+    out["probes_table"] = md_table(first_and_last(probes)) if len(probes) else ""
+    return out
+
+
+def first_and_last(probes: pd.DataFrame) -> pd.DataFrame:
+    """One line per run: each probe at the first and at the last probed step."""
+    ordered = probes.dropna(subset=["value"]).sort_values("step").groupby(["run", "probe"])["value"]
+    wide = pd.concat({"start": ordered.first(), "end": ordered.last()}, axis=1).unstack("probe")
+    wide.columns = [f"{probe} at {when}" for when, probe in wide.columns]
+    return wide.round(4).reset_index()

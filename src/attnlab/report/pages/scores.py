@@ -1,0 +1,124 @@
+"""E3 without training (C3.1-C3.3): score variance, effective tokens and saturation of a fresh softmax."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.site import chart, code, md_table, not_run, num
+
+TARGET = "e3/scores.json"
+TABLES = ("variance_table", "effective_table", "saturation_table")
+CHARTS = ("variance_chart", "effective_chart", "saturation_chart")
+DIVISION = alt.Scale(domain=["divided by √d_k", "undivided"], range=["#1f77b4", "#d62728"])
+
+
+def chapter_value(site, claim_id: str) -> dict:
+    try:
+        value = site.registry.by_id(claim_id).chapter_value
+    except StopIteration:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def variance_table(e3: dict, chapter: dict) -> pd.DataFrame:
+    rows = [{**r, "chapter": chapter.get(f"var_d{r['d']}")} for r in e3["variance"]]
+    return pd.DataFrame(rows)
+
+
+def variance_chart(e3: dict, chapter: dict) -> dict:
+    """Var(q.k) against d on log-log axes, with the line Var = d the theory predicts."""
+    points = [{"d": r["d"], "variance": r["var"], "source": "reproduced", "z": r["z"]} for r in e3["variance"]]
+    points += [{"d": r["d"], "variance": chapter[f"var_d{r['d']}"], "source": "chapter", "z": None}
+               for r in e3["variance"] if chapter.get(f"var_d{r['d']}") is not None]
+    theory = pd.DataFrame({"d": [r["d"] for r in e3["variance"]]}).assign(variance=lambda t: t["d"])
+    x = alt.X("d:Q", title="width d", scale=alt.Scale(type="log", base=2))
+    y = alt.Y("variance:Q", title="Var(q·k)", scale=alt.Scale(type="log"))
+    line = alt.Chart(theory).mark_line(color="#999", strokeDash=[4, 3]).encode(x=x, y=y)
+    dots = alt.Chart(pd.DataFrame(points)).mark_point(size=80, filled=True, opacity=0.85).encode(
+        x=x, y=y,
+        color=alt.Color("source:N", scale=alt.Scale(domain=["reproduced", "chapter"], range=["#1f77b4", "#d62728"]),
+                        title=None),
+        shape=alt.Shape("source:N", scale=alt.Scale(domain=["reproduced", "chapter"], range=["circle", "diamond"]),
+                        title=None),
+        tooltip=["source", "d", alt.Tooltip("variance:Q", format=".3f"), alt.Tooltip("z:Q", format=".2f")],
+    )
+    return alt.layer(line, dots).properties(
+        width=420, height=300, title="Variance of q·k against width (dashed: Var = d)").to_dict()
+
+
+def effective_chart(e3: dict) -> dict:
+    """Mean effective tokens per row against d_k, divided and undivided, out of n_keys."""
+    long = pd.DataFrame([{"d_k": r["d_k"], "division": label, "tokens": r[key]}
+                         for r in e3["effective_tokens"]
+                         for key, label in (("divided_mean", "divided by √d_k"), ("undivided_mean", "undivided"))])
+    return alt.Chart(long, title=f"Effective tokens of a {e3['n_keys']}-key softmax row (mean of "
+                                 f"{e3['n_rows']:,} rows)").mark_line(point=True).encode(
+        x=alt.X("d_k:Q", title="d_k", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("tokens:Q", title="exp(entropy), log scale", scale=alt.Scale(type="log", domain=[1, e3["n_keys"]])),
+        color=alt.Color("division:N", scale=DIVISION, title=None),
+        tooltip=["division", "d_k", alt.Tooltip("tokens:Q", format=".2f")],
+    ).properties(width=420, height=280).to_dict()
+
+
+def saturation_chart(e3: dict, chapter: dict) -> dict:
+    """Two panels against d_k: mean Jacobian mass 1 - sum w^2, and the fraction of frozen rows."""
+    long = pd.DataFrame([{"d_k": r["d_k"], "division": label, "mass": r[f"mass_{key}"], "frozen": r[f"frozen_{key}"]}
+                         for r in e3["saturation"]
+                         for key, label in (("divided", "divided by √d_k"), ("undivided", "undivided"))])
+    x = alt.X("d_k:Q", title="d_k", scale=alt.Scale(type="log", base=2))
+    color = alt.Color("division:N", scale=DIVISION, title=None)
+    base = alt.Chart(long).mark_line(point=True).encode(x=x, color=color)
+    reference = alt.Chart(pd.DataFrame({"mass": [e3["mass_reference"]]})).mark_rule(
+        color="#999", strokeDash=[4, 3]).encode(y="mass:Q")
+    mass = alt.layer(base.encode(y=alt.Y("mass:Q", title="Jacobian mass 1 − Σw² (mean)", scale=alt.Scale(
+        domain=[0, 1])), tooltip=["division", "d_k", alt.Tooltip("mass:Q", format=".4f")]), reference).properties(
+        width=260, height=240, title="Jacobian mass (dashed: 1 − e/64)")
+    frozen_layers = [base.encode(y=alt.Y("frozen:Q", title="fraction of rows frozen", scale=alt.Scale(domain=[0, 1])),
+                                 tooltip=["division", "d_k", alt.Tooltip("frozen:Q", format=".3f")])]
+    if chapter.get("frozen_undivided_1024") is not None:
+        frozen_layers.append(alt.Chart(pd.DataFrame([{"d_k": 1024, "frozen": chapter["frozen_undivided_1024"],
+                                                      "source": "chapter"}])).mark_point(
+            shape="diamond", size=110, color="#444", filled=True).encode(
+            x=x, y="frozen:Q", tooltip=["source", "d_k", "frozen"]))
+    frozen = alt.layer(*frozen_layers).properties(width=260, height=240,
+                                                  title="Frozen rows (diamond: the chapter's 7 in 10)")
+    return alt.hconcat(mass, frozen).to_dict()
+
+
+def blocks(site) -> dict[str, str]:
+    e3 = site.res.e3
+    rerun = site.snakemake(TARGET, cores=1)
+    out = {"verdicts": site.verdicts_block("scores"), "rerun": code(rerun),
+           "provenance": site.provenance_block(site.files_of(["e3"]))}
+    if e3 is None:
+        missing = not_run(f"{site.rdir}/{TARGET}", command=rerun)
+        return out | {name: missing for name in TABLES} | {name: "" for name in CHARTS} | {
+            "settings": "_not run_", "frozen_definition": "_not run_", "se_method": ""}
+
+    c31, c33 = chapter_value(site, "C3.1"), chapter_value(site, "C3.3")
+    out["settings"] = (f"{e3['n_pairs']:,} pairs per width for the variance; {e3['n_rows']:,} rows of "
+                       f"{e3['n_keys']} keys per d_k for the softmax rows; seed {e3['seed']}.")
+    out["se_method"] = f"*The standard error and z:* {e3['se_method']}"
+    out["frozen_definition"] = f"**When a row counts as frozen.** {e3['frozen_definition']}"
+
+    out["variance_table"] = md_table(variance_table(e3, c31), {
+        "d": "d", "var": "Var(q·k)", "chapter": "chapter Var", "std": "std", "sqrt_d": "√d",
+        "se_var": "standard error", "z": "z = (Var − d)/se"},
+        {"var": num(3), "chapter": num(3), "std": num(3), "sqrt_d": num(0), "se_var": num(3), "z": num(2)})
+    out["variance_chart"] = chart("chart-e3-variance", variance_chart(e3, c31))
+
+    out["effective_table"] = md_table(pd.DataFrame(e3["effective_tokens"]), {
+        "d_k": "d_k", "divided_mean": "divided: mean", "undivided_mean": "undivided: mean",
+        "undivided_median": "undivided: median", "undivided_frac_below_1_5": "undivided: rows < 1.5 tokens"},
+        {"divided_mean": num(2), "undivided_mean": num(2), "undivided_median": num(3),
+         "undivided_frac_below_1_5": num(3)})
+    out["effective_chart"] = chart("chart-e3-effective", effective_chart(e3))
+
+    out["saturation_table"] = md_table(pd.DataFrame(e3["saturation"]), {
+        "d_k": "d_k", "mass_divided": "mass, divided", "mass_undivided": "mass, undivided",
+        "frozen_divided": "frozen, divided", "frozen_undivided": "frozen, undivided",
+        "max_weight_gt_0_99_undivided": "undivided: max weight > 0.99"},
+        {"mass_divided": num(4), "mass_undivided": num(4), "frozen_divided": num(3), "frozen_undivided": num(3),
+         "max_weight_gt_0_99_undivided": num(3)})
+    out["saturation_chart"] = chart("chart-e3-saturation", saturation_chart(e3, c33))
+    return out

@@ -1,0 +1,84 @@
+"""S4: h heads of d/h - equal matmul FLOPs, measured forward times - and the page built from them."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from attnlab.bench import multihead
+from attnlab.errors import AttnlabError
+from attnlab.provenance import read_json
+from attnlab.report.claims import evaluate_all, gather, load_registry
+from attnlab.report.pages import multihead as page
+from attnlab.report.site import MARKER, Site, render
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = {"d_model": 32, "context": 16, "batch_size": 2, "heads": [1, 2, 4], "repeats": 3}
+CFG = {"profile": "smoke", "seed": 1337, "device": "cpu", "multihead": TINY}
+
+
+@pytest.fixture(scope="module")
+def s4(tmp_path_factory):
+    root = tmp_path_factory.mktemp("results")
+    return root, multihead.main(CFG, root / "s4" / "multihead.json")
+
+
+def test_flops_do_not_depend_on_the_number_of_heads():
+    d, T, B = 256, 256, 8
+    counts = [multihead.flops(d, T, B, h) for h in (1, 2, 4, 8, 16)]
+    assert all(c == counts[0] for c in counts)
+    assert counts[0]["flops"] == 8 * B * T * d * d + 4 * B * T * T * d
+
+
+def test_run_rows_and_settings(s4):
+    result = s4[1]
+    assert [r["heads"] for r in result["rows"]] == [1, 2, 4]
+    assert [r["head_dim"] for r in result["rows"]] == [32, 16, 8]
+    assert result["flops_equal"] and result["rows"][0]["ratio_to_one_head"] == 1
+    assert result["warmup"] == multihead.DEFAULTS["warmup"]  # keys the config leaves out take defaults
+    for r in result["rows"]:
+        assert 0 < r["ms_min"] <= r["ms_median"] <= r["ms_max"] and r["ms_core_median"] > 0
+        assert r["softmax_elements"] == 2 * r["heads"] * 16 * 16
+    assert result["time_ratio_max_min"] >= 1
+    assert result["clocks_before"] is None  # CPU: no NVML
+
+
+def test_timing_interleaves_every_head_count_each_round():
+    mods = multihead.layers(16, [1, 4], "cpu", seed=0)
+    layer_s, core_s = multihead.time_heads(mods, torch.randn(1, 4, 16), repeats=4, warmup=1, inner=2)
+    assert {h: len(v) for h, v in layer_s.items()} == {1: 4, 4: 4} == {h: len(v) for h, v in core_s.items()}
+
+
+def test_heads_must_divide_the_width():
+    with pytest.raises(AttnlabError, match="do not divide"):
+        multihead.layers(30, [4], "cpu", seed=0)
+
+
+def test_main_writes_json_with_provenance(s4):
+    on_disk = read_json(s4[0] / "s4" / "multihead.json")
+    assert on_disk["provenance"]["config_hash"] and on_disk["device"].startswith("cpu")
+    assert on_disk["d_model"] == 32 and len(on_disk["rows"]) == 3
+
+
+def site_for(root: Path) -> Site:
+    registry = load_registry(REPO / "claims")
+    res = gather(root)
+    return Site(res, registry, evaluate_all(registry, res), CFG)
+
+
+def test_page_fills_every_marker(s4):
+    site = site_for(s4[0])
+    template = (REPO / "docs" / "multihead.md").read_text()
+    blocks = page.blocks(site)
+    assert set(MARKER.findall(template)) <= set(blocks)
+    text = render(template, blocks, "multihead.md")
+    assert "<!-- attnlab:" not in text and "chart-s4-time" in text
+    (verdict,) = site.page_verdicts("multihead")
+    assert verdict.claim.id == "S4" and verdict.verdict in ("reproduced", "not reproduced")
+    assert verdict.reproduced["flops_equal"] is True
+
+
+def test_page_without_a_run_says_not_run(tmp_path):
+    text = render((REPO / "docs" / "multihead.md").read_text(), page.blocks(site_for(tmp_path)), "multihead.md")
+    assert "<!-- attnlab:" not in text and "not run" in text and "s4/multihead.json" in text

@@ -1,0 +1,103 @@
+"""E7: parameter counts of spec-built models on the meta device, against the formula - and their page."""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+
+from attnlab.experiments import params
+from attnlab.nn.spec import ModelSpec
+from attnlab.provenance import read_json
+from attnlab.report.claims import evaluate_all, gather, load_registry
+from attnlab.report.pages import params as page
+from attnlab.report.site import MARKER, Site, render
+
+REPO = Path(__file__).resolve().parents[1]
+CFG = {"profile": "smoke", "seed": 1337}
+
+
+@pytest.fixture(scope="module")
+def e7(tmp_path_factory):
+    root = tmp_path_factory.mktemp("results")
+    return root, params.main(CFG, root / "e7" / "params.json")
+
+
+def test_gpt2_small_is_exactly_the_published_size_line_by_line(e7):
+    g = e7[1]["gpt2"]
+    assert g["total"] == 124_439_808 == g["published_total"]
+    assert g["token_embeddings"] == 38_597_376
+    assert g["position_embeddings"] == 786_432
+    assert g["one_block"] == 7_087_872 == g["block_formula"]
+    assert g["blocks"] == 85_054_464 and g["n_blocks"] == 12
+    assert g["final_norm"] == 1_536
+    assert g["output_layer"] == 0  # tied: the token table is counted once
+    assert g["token_embeddings"] + g["position_embeddings"] + g["blocks"] + g["final_norm"] == g["total"]
+
+
+def test_an_untied_output_layer_would_be_counted():
+    untied = params.on_meta(replace(params.GPT2_SMALL, tie_embeddings=False))
+    assert params.count(untied) == 124_439_808 + 50_257 * 768 + 50_257
+
+
+def test_meta_build_allocates_nothing_and_does_not_leak_the_device():
+    model = params.on_meta(params.GPT2_SMALL)
+    assert params.all_meta(model)
+    assert all(p.device.type == "meta" for p in model.parameters())
+    assert torch.zeros(1).device.type == "cpu"  # the meta default ended with the block
+
+
+@pytest.mark.parametrize("d", [64, 96, 128, 768, 1024])
+def test_one_block_is_12d2_plus_13d(d):
+    r = params.block_row(d)
+    assert r["counted"] == 12 * d * d + 13 * d
+    assert r["attention"] == 4 * d * d + 4 * d and r["mlp"] == 8 * d * d + 5 * d and r["norms"] == 4 * d
+    assert r["matches"]
+
+
+def test_the_formula_check_can_fail():
+    """A block with a 2x MLP does not match the 4x formula."""
+    spec = ModelSpec(vocab_size=64, d_model=32, context=8, mixer="multihead", n_heads=4, mlp_ratio=2)
+    assert not params.block_row(32, spec)["matches"]
+
+
+def test_qkv_bias_saving_and_shares(e7):
+    result = e7[1]
+    assert result["qkv_bias_saving_per_block"] == 2_304 == 3 * 768
+    assert result["gpt2_no_qkv_bias"]["total"] == 124_439_808 - 12 * 2_304
+    assert result["gpt2"]["token_embedding_share"] == pytest.approx(0.3102, abs=1e-4)
+    shares = result["shares"]
+    assert [r["d"] for r in shares] == params.WIDTHS
+    assert all(r["mlp_share"] == pytest.approx(2 / 3, abs=0.002) for r in shares)
+    assert all(a["mlp_share"] < b["mlp_share"] < 2 / 3 for a, b in zip(shares, shares[1:]))  # biases fade
+    assert all(a["embedding_share"] > b["embedding_share"] for a, b in zip(shares, shares[1:]))
+    assert result["all_on_meta"]
+
+
+def test_main_writes_json_with_provenance(e7):
+    on_disk = read_json(e7[0] / "e7" / "params.json")
+    assert on_disk["provenance"]["config_hash"] and on_disk["gpt2"]["total"] == 124_439_808
+    assert [r["d"] for r in on_disk["per_block"]] == params.WIDTHS
+
+
+def site_for(root: Path) -> Site:
+    registry = load_registry(REPO / "claims")
+    res = gather(root)
+    return Site(res, registry, evaluate_all(registry, res), CFG)
+
+
+def test_page_fills_every_marker_and_claims_are_reproduced(e7):
+    site = site_for(e7[0])
+    template = (REPO / "docs" / "params.md").read_text()
+    blocks = page.blocks(site)
+    assert set(MARKER.findall(template)) <= set(blocks)
+    text = render(template, blocks, "params.md")
+    assert "<!-- attnlab:" not in text and "chart-e7-shares" in text and "124,439,808" in text
+    verdicts = {v.claim.id: v.verdict for v in site.page_verdicts("params")}
+    assert verdicts == {"C7.1": "reproduced", "C7.2": "reproduced", "C7.3": "reproduced"}
+
+
+def test_page_without_a_run_says_not_run(tmp_path):
+    text = render((REPO / "docs" / "params.md").read_text(), page.blocks(site_for(tmp_path)), "params.md")
+    assert "<!-- attnlab:" not in text and "not run" in text and "e7/params.json" in text
