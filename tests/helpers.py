@@ -39,3 +39,13 @@ def write_tokens(data_dir: Path, vocab: int = 64, n_train: int = 4000, n_val: in
     stream[n_train:].astype(np.uint16).tofile(data_dir / "val.bin")
     (data_dir / "stats.json").write_text(json.dumps({"n_train": n_train, "n_val": n_val}))
     return data_dir
+
+
+def site_for(root: Path, cfg: dict):
+    """A report Site over the results under `root`, with the project's whole claims registry."""
+    from attnlab.report.claims import evaluate_all, gather, load_registry
+    from attnlab.report.site import Site
+
+    registry = load_registry(REPO / "claims")
+    res = gather(root)
+    return Site(res, registry, evaluate_all(registry, res), cfg)

@@ -12,9 +12,8 @@ from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
 from attnlab.report.claims import evaluate_all, gather, load_registry
 from attnlab.report.pages.equivalence import blocks
-from attnlab.report.site import Site, render
-
-from helpers import REPO
+from attnlab.report.site import render
+from helpers import REPO, site_for
 
 TOL = 1e-5  # float32, outputs of order 0.1-1 (see claims/e9_equivalence.yaml)
 
@@ -154,16 +153,12 @@ def test_claims_are_reproduced_on_a_real_run(written):
     assert all(v.verdict == "reproduced" for v in verdicts.values()), {k: v.note for k, v in verdicts.items()}
 
 
-def _site(root, cfg):
-    registry = load_registry(REPO / "claims")
-    res = gather(root)
-    return Site(res, registry, evaluate_all(registry, res), cfg)
 
 
 def test_blocks_fill_every_marker(written):
     _, _, root, cfg = written
     template = (REPO / "docs" / "equivalence.md").read_text()
-    page = render(template, blocks(_site(root, cfg)), "equivalence.md")
+    page = render(template, blocks(site_for(root, cfg)), "equivalence.md")
     assert "<!-- attnlab:" not in page
     assert "chart-equivalence" in page and "vegaEmbed" in page
     assert "causal self-attention" in page and "bfloat16" in page
@@ -173,6 +168,6 @@ def test_blocks_fill_every_marker(written):
 def test_blocks_render_not_run_without_results(tmp_path, written):
     cfg = written[3]
     template = (REPO / "docs" / "equivalence.md").read_text()
-    page = render(template, blocks(_site(tmp_path, cfg)), "equivalence.md")
+    page = render(template, blocks(site_for(tmp_path, cfg)), "equivalence.md")
     assert "<!-- attnlab:" not in page
     assert "not run" in page and "results/smoke/e9/equivalence.json" in page

@@ -9,9 +9,9 @@ import torch
 from attnlab.bench import multihead
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json
-from attnlab.report.claims import evaluate_all, gather, load_registry
 from attnlab.report.pages import multihead as page
-from attnlab.report.site import MARKER, Site, render
+from attnlab.report.site import MARKER, render
+from helpers import site_for
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = {"d_model": 32, "context": 16, "batch_size": 2, "heads": [1, 2, 4], "repeats": 3}
@@ -61,14 +61,9 @@ def test_main_writes_json_with_provenance(s4):
     assert on_disk["d_model"] == 32 and len(on_disk["rows"]) == 3
 
 
-def site_for(root: Path) -> Site:
-    registry = load_registry(REPO / "claims")
-    res = gather(root)
-    return Site(res, registry, evaluate_all(registry, res), CFG)
-
 
 def test_page_fills_every_marker(s4):
-    site = site_for(s4[0])
+    site = site_for(s4[0], CFG)
     template = (REPO / "docs" / "multihead.md").read_text()
     blocks = page.blocks(site)
     assert set(MARKER.findall(template)) <= set(blocks)
@@ -80,5 +75,5 @@ def test_page_fills_every_marker(s4):
 
 
 def test_page_without_a_run_says_not_run(tmp_path):
-    text = render((REPO / "docs" / "multihead.md").read_text(), page.blocks(site_for(tmp_path)), "multihead.md")
+    text = render((REPO / "docs" / "multihead.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "multihead.md")
     assert "<!-- attnlab:" not in text and "not run" in text and "s4/multihead.json" in text

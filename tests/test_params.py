@@ -10,9 +10,9 @@ import torch
 from attnlab.experiments import params
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import read_json
-from attnlab.report.claims import evaluate_all, gather, load_registry
 from attnlab.report.pages import params as page
-from attnlab.report.site import MARKER, Site, render
+from attnlab.report.site import MARKER, render
+from helpers import site_for
 
 REPO = Path(__file__).resolve().parents[1]
 CFG = {"profile": "smoke", "seed": 1337}
@@ -81,14 +81,9 @@ def test_main_writes_json_with_provenance(e7):
     assert [r["d"] for r in on_disk["per_block"]] == params.WIDTHS
 
 
-def site_for(root: Path) -> Site:
-    registry = load_registry(REPO / "claims")
-    res = gather(root)
-    return Site(res, registry, evaluate_all(registry, res), CFG)
-
 
 def test_page_fills_every_marker_and_claims_are_reproduced(e7):
-    site = site_for(e7[0])
+    site = site_for(e7[0], CFG)
     template = (REPO / "docs" / "params.md").read_text()
     blocks = page.blocks(site)
     assert set(MARKER.findall(template)) <= set(blocks)
@@ -99,5 +94,5 @@ def test_page_fills_every_marker_and_claims_are_reproduced(e7):
 
 
 def test_page_without_a_run_says_not_run(tmp_path):
-    text = render((REPO / "docs" / "params.md").read_text(), page.blocks(site_for(tmp_path)), "params.md")
+    text = render((REPO / "docs" / "params.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "params.md")
     assert "<!-- attnlab:" not in text and "not run" in text and "e7/params.json" in text

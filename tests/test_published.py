@@ -5,8 +5,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnlab.config import load
-from attnlab.report.claims import write_claims_csv
+from attnlab.config import TRAINING, load
+from attnlab.report.claims import FILES, write_claims_csv
 from attnlab.report.site import build_site
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,11 +27,14 @@ def test_published_verdicts_recompute_from_published_runs(recomputed):
     assert list(fresh["verdict"]) == list(committed["verdict"])
 
 
-def test_every_ladder_row_was_published(recomputed):
+def test_every_run_and_analysis_was_published(recomputed):
     cfg = load(REPO / "config" / "quick.yaml")
-    for row in cfg["ladder"]:
-        assert (PUBLISHED / "ladder" / row / "metrics.json").is_file(), row
-        assert (PUBLISHED / "ladder" / row / "curve.csv").is_file(), row
+    for experiment in TRAINING:
+        for run in cfg.get(experiment) or {}:
+            assert (PUBLISHED / experiment / run / "metrics.json").is_file(), run
+            assert (PUBLISHED / experiment / run / "curve.csv").is_file(), run
+    for rel in FILES.values():
+        assert (PUBLISHED / rel).is_file(), rel
     assert not list(PUBLISHED.rglob("*.pt")) and not list(PUBLISHED.rglob("*.bin")), "no checkpoints or tokens"
 
 

@@ -9,9 +9,9 @@ import torch
 
 from attnlab.experiments import scores
 from attnlab.provenance import read_json
-from attnlab.report.claims import evaluate_all, gather, load_registry
 from attnlab.report.pages import scores as page
-from attnlab.report.site import MARKER, Site, render
+from attnlab.report.site import MARKER, render
+from helpers import site_for
 
 REPO = Path(__file__).resolve().parents[1]
 CFG = {"profile": "smoke", "seed": 1337}
@@ -98,14 +98,9 @@ def test_frozen_means_largest_weight_above_0_9899():
     assert scores.row_stats(uniform)["effective"].item() == pytest.approx(64.0, rel=1e-5)
 
 
-def site_for(root: Path) -> Site:
-    registry = load_registry(REPO / "claims")
-    res = gather(root)
-    return Site(res, registry, evaluate_all(registry, res), CFG)
-
 
 def test_page_fills_every_marker_and_claims_are_reproduced(e3):
-    site = site_for(e3[0])
+    site = site_for(e3[0], CFG)
     template = (REPO / "docs" / "scores.md").read_text()
     names = set(MARKER.findall(template))
     blocks = page.blocks(site)
@@ -118,5 +113,5 @@ def test_page_fills_every_marker_and_claims_are_reproduced(e3):
 
 
 def test_page_without_a_run_says_not_run(tmp_path):
-    text = render((REPO / "docs" / "scores.md").read_text(), page.blocks(site_for(tmp_path)), "scores.md")
+    text = render((REPO / "docs" / "scores.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "scores.md")
     assert "<!-- attnlab:" not in text and "not run" in text and "e3/scores.json" in text

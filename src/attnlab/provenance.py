@@ -7,6 +7,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -80,3 +81,12 @@ def write_json(path: str | Path, payload: dict) -> None:
 
 def read_json(path: str | Path) -> dict:
     return json.loads(Path(path).read_text())
+
+
+def measured(cfg: dict, out_path: str | Path, measure, device="cpu") -> dict:
+    """Run `measure()`, stamp its result with provenance (wall time included) and write it atomically."""
+    t0 = time.perf_counter()
+    result = measure()
+    result["provenance"] = record(cfg, device=device, wall_seconds=time.perf_counter() - t0)
+    write_json(out_path, result)
+    return result

@@ -137,13 +137,11 @@ def run(settings: dict, device, seed: int = 0) -> dict:
 
 
 def main(cfg: dict, out_path) -> dict:
-    t0 = time.perf_counter()
     device = pick_device(cfg.get("device", "auto"))
     if cfg.get("threads"):
         torch.set_num_threads(cfg["threads"])
-    result = run(cfg.get("multihead") or {}, device, seed=cfg["seed"])
-    result["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t0)
-    provenance.write_json(out_path, result)
+    result = provenance.measured(cfg, out_path, lambda: run(cfg.get("multihead") or {}, device, seed=cfg["seed"]),
+                                 device=device)
     for r in result["rows"]:
         print(f"  {r['heads']:>3} heads of {r['head_dim']:>4}: {r['flops'] / 1e9:.3f} GFLOP, "
               f"{r['ms_median']:8.3f} ms (x{r['ratio_to_one_head']:.2f} of one head)")

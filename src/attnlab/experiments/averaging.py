@@ -1,7 +1,6 @@
 """E1: the prefix average, exactly - shuffle invariance and three equal ways to compute it."""
 from __future__ import annotations
 
-import time
 
 import torch
 
@@ -42,8 +41,4 @@ def run(T: int = 6, d: int = 32, n_shuffle: int = 128, seed: int = 0) -> dict:
 def main(cfg: dict, out_path) -> dict:
     from attnlab import provenance
 
-    t0 = time.perf_counter()
-    result = run(seed=cfg["seed"])
-    result["provenance"] = provenance.record(cfg, device="cpu", wall_seconds=time.perf_counter() - t0)
-    provenance.write_json(out_path, result)
-    return result
+    return provenance.measured(cfg, out_path, lambda: run(seed=cfg["seed"]))

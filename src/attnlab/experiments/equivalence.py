@@ -14,7 +14,6 @@ returns is recorded as found, for the torch version in the provenance).
 from __future__ import annotations
 
 import math
-import time
 
 import torch
 import torch.nn as nn
@@ -369,8 +368,4 @@ def run(seed: int = 0, settings: dict | None = None) -> dict:
 def main(cfg: dict, out_path) -> dict:
     from attnlab import provenance
 
-    t0 = time.perf_counter()
-    result = run(seed=cfg["seed"])
-    result["provenance"] = provenance.record(cfg, device="cpu", wall_seconds=time.perf_counter() - t0)
-    provenance.write_json(out_path, result)
-    return result
+    return provenance.measured(cfg, out_path, lambda: run(seed=cfg["seed"]))

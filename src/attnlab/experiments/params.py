@@ -24,7 +24,6 @@ Output (results/<profile>/e7/params.json):
 """
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import torch
@@ -129,8 +128,4 @@ def run(widths=WIDTHS) -> dict:
 def main(cfg: dict, out_path) -> dict:
     from attnlab import provenance
 
-    t0 = time.perf_counter()
-    result = run()
-    result["provenance"] = provenance.record(cfg, device="cpu", wall_seconds=time.perf_counter() - t0)
-    provenance.write_json(out_path, result)
-    return result
+    return provenance.measured(cfg, out_path, lambda: run())

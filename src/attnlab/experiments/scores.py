@@ -26,7 +26,6 @@ Output (results/<profile>/e3/scores.json):
 from __future__ import annotations
 
 import math
-import time
 
 import torch
 
@@ -173,8 +172,4 @@ def run(seed: int = 0, widths=WIDTHS, n_pairs: int = N_PAIRS, n_rows: int = N_RO
 def main(cfg: dict, out_path) -> dict:
     from attnlab import provenance
 
-    t0 = time.perf_counter()
-    result = run(seed=cfg["seed"])
-    result["provenance"] = provenance.record(cfg, device="cpu", wall_seconds=time.perf_counter() - t0)
-    provenance.write_json(out_path, result)
-    return result
+    return provenance.measured(cfg, out_path, lambda: run(seed=cfg["seed"]))

@@ -202,9 +202,9 @@ class Site:
             missing = not_run(f"{self.rdir}/data/stats.json", command=rerun)
             blocks = {k: missing for k in ("stats_table", "merges_table")} | {"split_chart": ""}
         else:
-            c03 = self._chapter_value("C0.3")
-            chapter_counts = {**(self._chapter_value("C0.2") or {}), **(c03 or {})}
-            merges = tables.merges_table(stats, self._chapter_value("C0.4"))
+            c03 = self.chapter_value("C0.3")
+            chapter_counts = {**(self.chapter_value("C0.2") or {}), **(c03 or {})}
+            merges = tables.merges_table(stats, self.chapter_value("C0.4"))
             blocks = {
                 "stats_table": md_table(tables.stats_table(stats), formats={"value": _pretty}),
                 "split_chart": chart("chart-split", charts.split_chart(stats, chapter_counts)),
@@ -222,7 +222,7 @@ class Site:
             missing = not_run(f"{self.rdir}/e1/averaging.json", command=rerun)
             blocks = {"matrix_table": missing, "diffs_table": missing, "matrix_chart": ""}
         else:
-            ch = {**(self._chapter_value("C1.2") or {}), "shuffle": self._chapter_value("C1.1")}
+            ch = {**(self.chapter_value("C1.2") or {}), "shuffle": self.chapter_value("C1.1")}
             diffs = pd.DataFrame([
                 ("last row on x vs on x[randperm] (C1.1)", e1.get("shuffle_max_abs_diff"), ch.get("shuffle")),
                 ("loop of means vs A @ x (C1.2)", e1.get("loop_vs_matmul_max_abs_diff"), ch.get("loop_vs_matmul")),
@@ -316,11 +316,17 @@ class Site:
                         {"tok_s": lambda v: f"{v:,.0f}", "val_tokens": lambda v: f"{int(v):,}",
                          "train_tokens": lambda v: f"{int(v):,}"})
 
-    def _chapter_value(self, claim_id: str):
+    def chapter_value(self, claim_id: str):
+        """What the chapter says for a claim (None if the registry has no such claim)."""
         try:
             return self.registry.by_id(claim_id).chapter_value
         except StopIteration:
             return None
+
+    def chapter_parts(self, claim_id: str) -> dict:
+        """A several-part claim's chapter values by part ({} when absent or not in parts)."""
+        value = self.chapter_value(claim_id)
+        return value if isinstance(value, dict) else {}
 
 
 def ladder_target(rows: list[str]) -> str:

@@ -32,11 +32,7 @@ def tolerance(site) -> float:
 
 
 def chapter_diff(site) -> float | None:
-    try:
-        value = site.registry.by_id("C9.1").chapter_value
-    except StopIteration:
-        return None
-    diff = value.get("max_abs_diff") if isinstance(value, dict) else None
+    diff = site.chapter_parts("C9.1").get("max_abs_diff")
     return float(diff) if isinstance(diff, (int, float)) and not isinstance(diff, bool) else None
 
 

@@ -25,14 +25,6 @@ def count(v) -> str:
     return f"{int(v):,}"
 
 
-def chapter_value(site, claim_id: str) -> dict:
-    try:
-        value = site.registry.by_id(claim_id).chapter_value
-    except StopIteration:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def gpt2_table(e7: dict, chapter: dict) -> pd.DataFrame:
     g = e7["gpt2"]
     return pd.DataFrame([{"item": label, "counted": g[key], "chapter": chapter.get(key), "formula": formula}
@@ -64,7 +56,7 @@ def blocks(site) -> dict[str, str]:
         missing = not_run(f"{site.rdir}/{TARGET}", command=rerun)
         return out | {name: missing for name in MARKERS if name != "shares_chart"} | {"shares_chart": ""}
 
-    out["gpt2_table"] = md_table(gpt2_table(e7, chapter_value(site, "C7.2")),
+    out["gpt2_table"] = md_table(gpt2_table(e7, site.chapter_parts("C7.2")),
                                  {"item": "line item", "counted": "counted", "chapter": "chapter",
                                   "formula": "where it comes from"},
                                  {"counted": count, "chapter": count})

@@ -12,14 +12,6 @@ CHARTS = ("variance_chart", "effective_chart", "saturation_chart")
 DIVISION = alt.Scale(domain=["divided by √d_k", "undivided"], range=["#1f77b4", "#d62728"])
 
 
-def chapter_value(site, claim_id: str) -> dict:
-    try:
-        value = site.registry.by_id(claim_id).chapter_value
-    except StopIteration:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def variance_table(e3: dict, chapter: dict) -> pd.DataFrame:
     rows = [{**r, "chapter": chapter.get(f"var_d{r['d']}")} for r in e3["variance"]]
     return pd.DataFrame(rows)
@@ -95,7 +87,7 @@ def blocks(site) -> dict[str, str]:
         return out | {name: missing for name in TABLES} | {name: "" for name in CHARTS} | {
             "settings": "_not run_", "frozen_definition": "_not run_", "se_method": ""}
 
-    c31, c33 = chapter_value(site, "C3.1"), chapter_value(site, "C3.3")
+    c31, c33 = site.chapter_parts("C3.1"), site.chapter_parts("C3.3")
     out["settings"] = (f"{e3['n_pairs']:,} pairs per width for the variance; {e3['n_rows']:,} rows of "
                        f"{e3['n_keys']} keys per d_k for the softmax rows; seed {e3['seed']}.")
     out["se_method"] = f"*The standard error and z:* {e3['se_method']}"
