@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from attnlab.config import TRAINING
+
 REPO = Path(__file__).resolve().parents[1]
 COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "environment.yml"]
 
@@ -75,7 +77,8 @@ def test_editing_model_code_reruns_training(smoke):
     edit(smoke / "src" / "attnlab" / "nn" / "model.py")
     jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
     cfg = yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())
-    assert jobs.get("train") == len(cfg["ladder"]) + len(cfg["scaling"]) and "prepare_data" not in jobs
+    runs = sum(len(cfg.get(experiment) or {}) for experiment in TRAINING)
+    assert jobs.get("train") == runs and "prepare_data" not in jobs
 
 
 def test_lint_has_nothing_to_say(smoke):

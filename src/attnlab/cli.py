@@ -48,7 +48,7 @@ def cmd_analyse(a):
 def cmd_train(a):
     from attnlab.config import find_run, load, train_settings
     from attnlab.data.prepare import load_tokens
-    from attnlab.experiments.probes import AttentionProbe
+    from attnlab.experiments.probes import AttentionProbe, GradNormProbe
     from attnlab.nn.spec import spec_from_config
     from attnlab.train import train
 
@@ -58,6 +58,8 @@ def cmd_train(a):
     run_cfg = {**cfg, "train": train_settings(cfg, a.run)}
     train_tokens, val_tokens = load_tokens(Path(a.data), "train"), load_tokens(Path(a.data), "val")
     probes = [AttentionProbe(val_tokens, spec.context, run["probe_every"])] if run.get("probe_every") else []
+    if run.get("grad_probe_steps") is not None:
+        probes.append(GradNormProbe(train_tokens, spec.context, run["grad_probe_steps"]))
     m = train(spec, run_cfg, train_tokens, val_tokens, Path(a.out), name=a.run, experiment=experiment,
               probes=probes, progress=not a.quiet)
     print(f"{a.run}: {m['status']}, val ppl {m['val_ppl']}, train ppl {m['train_ppl']}")

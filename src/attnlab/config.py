@@ -53,12 +53,15 @@ def validate(cfg: dict) -> dict:
                 raise AttnlabError(f"config error: run name '{name}' is used by both '{seen[name]}' and "
                                    f"'{experiment}'; run names must be unique")
             seen[name] = experiment
-            spec_from_config(cfg, name)
-            train_settings(cfg, name)
+            spec = spec_from_config(cfg, name)
+            for n in train_settings(cfg, name).get("eval_contexts") or []:
+                if spec.position == "learned" and n > spec.positions:
+                    raise AttnlabError(f"config error: run '{name}' evaluates windows of {n} tokens but its learned "
+                                       f"position table has {spec.positions} rows; set max_positions: {n} or more")
     return cfg
 
 
-TRAINING = ("ladder", "scaling")  # config sections whose entries are training runs
+TRAINING = ("ladder", "scaling", "depth", "position")  # config sections whose entries are training runs
 
 
 def find_run(cfg: dict, name: str) -> tuple[str, dict]:

@@ -195,6 +195,9 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
         metrics.update(val_loss=val_loss, val_ppl=math.exp(val_loss), train_loss=train_loss,
                        train_ppl=math.exp(train_loss))
         metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": val_n, "train_tokens_scored": train_n}
+        if tc.get("eval_contexts"):  # the same model read through longer (or shorter) windows
+            metrics["val_ppl_at"] = {str(n): math.exp(evaluate(model, val_tokens, n, B, None, device)[0])
+                                     for n in tc["eval_contexts"]}
     else:
         metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": 0, "train_tokens_scored": 0}
     metrics["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start)

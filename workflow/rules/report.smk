@@ -7,6 +7,8 @@ RUNS = {
     "ladder": trained("ladder"),
     "curves": trained("ladder", "curve.csv"),
     "scaling": trained("scaling"),
+    "depth": trained("depth"),
+    "position": trained("position"),
     "bench": rules.bench_throughput.output.json,
 }
 

@@ -54,3 +54,36 @@ def summarise(kept: dict) -> dict:
 def max_entropy(context: int) -> float:
     """Mean entropy of uniform causal rows: what an untrained, perfectly flat head would show."""
     return sum(math.log(t + 1) for t in range(context)) / context
+
+
+class GradNormProbe:
+    """Gradient norm of each block's parameters: at step 0 from one backward pass on a fixed batch
+    (before any update), then from the gradients each of the first `first` steps left behind."""
+
+    def __init__(self, tokens: torch.Tensor, context: int, first: int, n_windows: int = 8):
+        n = min(n_windows, (len(tokens) - 1) // context)
+        self.x = tokens[: n * context].view(n, context)
+        self.y = tokens[1 : n * context + 1].view(n, context)
+        self.first = first
+
+    def __call__(self, step: int, model, loss: float) -> dict | None:
+        if step > self.first:
+            return None
+        if step == 0:
+            device = next(model.parameters()).device
+            model.zero_grad(set_to_none=True)
+            _, batch_loss = model(self.x.to(device), self.y.to(device))
+            batch_loss.backward()
+            row = block_grad_norms(model)
+            model.zero_grad(set_to_none=True)
+            return row
+        return block_grad_norms(model)
+
+
+def block_grad_norms(model) -> dict:
+    """{'grad_block_1': ||grad||, ...} over each block's parameters, blocks numbered from 1."""
+    out = {}
+    for i, block in enumerate(model.blocks, start=1):
+        grads = [p.grad.flatten() for p in block.parameters() if p.grad is not None]
+        out[f"grad_block_{i}"] = torch.cat(grads).norm().item() if grads else float("nan")
+    return out

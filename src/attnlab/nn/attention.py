@@ -1,4 +1,8 @@
-"""The one attention core: score, mask, normalise, mix. Every mixer, block and benchmark uses it."""
+"""The one attention core: score, mask, normalise, mix. Every mixer, block and benchmark uses it.
+
+Relative positions live here, as options of the core: `rope` rotates queries and keys (Su et al.),
+`alibi` adds a per-head linear distance penalty to the scores (Press et al.).
+"""
 from __future__ import annotations
 
 import math
@@ -8,28 +12,82 @@ import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError
 
+ROPE_BASE = 10000.0
+
 
 def causal_mask(t_q: int, t_k: int, device=None) -> torch.Tensor:
     """True where query i may see key j: j <= i (+ offset when keys run ahead of queries)."""
     return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril(t_k - t_q)
 
 
-def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=None, bias=None, keep=None):
+def query_positions(t_q: int, t_k: int, device=None) -> torch.Tensor:
+    """Positions of the queries, aligned so the last query sits at the last key: t_k - t_q + i."""
+    return torch.arange(t_k - t_q, t_k, device=device)
+
+
+def rope_rotate(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """RoPE: rotate each 2-D pair (x[2i], x[2i+1]) of x by the angle position * base^(-2i/d).
+
+    x: (..., T, d) with d even, positions: (T,) -> (..., T, d). A rotation: norms are unchanged, and the
+    dot product of a rotated query at position m with a rotated key at position n depends on m - n only.
+    """
+    d = x.size(-1)
+    if d % 2:
+        raise AttnlabError(f"RoPE needs an even query/key width, got {d}")
+    freqs = ROPE_BASE ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d)  # (d/2,)
+    angles = positions.to(torch.float32)[:, None] * freqs[None, :]  # (T, d/2)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    x0, x1 = x[..., 0::2], x[..., 1::2]  # (..., T, d/2) each
+    return torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1).flatten(-2)
+
+
+def alibi_slopes(n_heads: int, device=None) -> torch.Tensor:
+    """Press et al.'s head slopes 2^(-8k/n), k = 1..n, defined here for n a power of two only. -> (n,)"""
+    if n_heads < 1 or n_heads & (n_heads - 1):
+        raise AttnlabError(f"ALiBi has no slopes for n_heads={n_heads} (use a power of two)")
+    k = torch.arange(1, n_heads + 1, device=device, dtype=torch.float32)
+    return 2.0 ** (-8.0 * k / n_heads)
+
+
+def alibi_bias(n_heads: int, t_q: int, t_k: int, device=None) -> torch.Tensor:
+    """-slope_h * (i - j) for query position i and key position j -> (H, Tq, Tk).
+
+    Zero on the diagonal, -slope * distance below it. Above it (keys in the query's future, seen only
+    without a causal mask) the distance is taken as |i - j|, so the penalty stays a penalty.
+    """
+    i = query_positions(t_q, t_k, device)
+    j = torch.arange(t_k, device=device)
+    distance = (i[:, None] - j[None, :]).abs().to(torch.float32)  # (Tq, Tk)
+    return -alibi_slopes(n_heads, device)[:, None, None] * distance
+
+
+def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=None, bias=None,
+              rope: bool = False, alibi: bool = False, dropout_p: float = 0.0, training: bool = False,
+              keep=None):
     """Scaled dot-product attention.
 
     q: (B, H, Tq, dk), k: (B, H, Tk, dk), v: (B, H, Tk, dv) -> (out (B, H, Tq, dv), weights (B, H, Tq, Tk)).
     scale: True divides by sqrt(dk), False leaves scores raw, a float multiplies them.
-    mask: bool, broadcastable to (B, H, Tq, Tk), True = may attend. bias: added to scores (e.g. ALiBi).
+    mask: bool, broadcastable to (B, H, Tq, Tk), True = may attend. bias: added to scores.
+    rope: rotate q and k by their positions first (query i at t_k - t_q + i, key j at j).
+    alibi: add alibi_bias(H, Tq, Tk) to the scores (H must be a power of two).
+    dropout_p, training: dropout on the weights after softmax, only when training; the weights
+    returned and kept are the ones before dropout.
     Masked scores are -inf, never a large negative constant: -inf survives a cast to float16.
     A row with every key masked yields zeros instead of NaN.
     keep: a dict to receive the scores (after scaling and bias, before masking) and the weights, for probes.
     """
     t_q, t_k = q.size(-2), k.size(-2)
+    if rope:
+        q = rope_rotate(q, query_positions(t_q, t_k, q.device))
+        k = rope_rotate(k, torch.arange(t_k, device=k.device))
     scores = q @ k.transpose(-2, -1)  # (B, H, Tq, Tk)
     if scale is True:
         scores = scores / math.sqrt(q.size(-1))
     elif scale is not False:
         scores = scores * scale
+    if alibi:
+        scores = scores + alibi_bias(q.size(-3), t_q, t_k, q.device).to(scores.dtype)
     if bias is not None:
         scores = scores + bias
     allowed = causal_mask(t_q, t_k, q.device) if causal else None
@@ -46,4 +104,5 @@ def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=
         weights = weights.nan_to_num(0.0)  # softmax of an all -inf row is NaN; such a row sees nothing
     if keep is not None:
         keep["weights"] = weights.detach()
-    return weights @ v, weights
+    dropped = F.dropout(weights, dropout_p, training=training) if dropout_p > 0 else weights
+    return dropped @ v, weights

@@ -1,17 +1,36 @@
 """Every model of the chapter, built from a ModelSpec: embeddings -> blocks -> linear to the vocabulary."""
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError
-from attnlab.nn.attention import attention
+from attnlab.nn.attention import alibi_slopes, attention
 from attnlab.nn.spec import ModelSpec
 
 
+def sinusoidal_positions(T: int, d: int, device=None) -> torch.Tensor:
+    """Vaswani et al.'s fixed table, any length: PE[t, 2i] = sin(t / 10000^(2i/d)), PE[t, 2i+1] = cos(...).
+
+    -> (T, d) float32; no parameters, so nothing limits T.
+    """
+    t = torch.arange(T, device=device, dtype=torch.float32)[:, None]  # (T, 1)
+    freqs = torch.exp(-math.log(10000.0) * torch.arange(0, d, 2, device=device, dtype=torch.float32) / d)
+    pe = torch.zeros(T, d + d % 2, device=device)
+    pe[:, 0::2] = torch.sin(t * freqs)
+    pe[:, 1::2] = torch.cos(t * freqs)
+    return pe[:, :d]
+
+
 class Average(nn.Module):
-    """Uniform causal average of the prefix: attention whose scores are all equal (zero)."""
+    """Uniform causal average of the prefix: attention whose scores are all equal (zero).
+
+    It has no scores to rotate or bias and no weights worth dropping, so rope, alibi and attention
+    dropout do not apply (ModelSpec refuses rope/alibi with this mixer).
+    """
 
     def forward(self, x):  # (B, T, d) -> (B, T, d)
         B, T, _ = x.shape
@@ -28,11 +47,15 @@ class SelfAttention(nn.Module):
     """
 
     def __init__(self, d_model: int, n_heads: int, out_proj: bool, scale: bool = True, bias: bool = True,
-                 d_k: int | None = None, qkv_bias: bool | None = None):
+                 d_k: int | None = None, qkv_bias: bool | None = None, rope: bool = False, alibi: bool = False,
+                 dropout: float = 0.0):
         super().__init__()
         if d_model % n_heads:
             raise AttnlabError(f"n_heads={n_heads} does not divide d_model={d_model}")
+        if alibi:
+            alibi_slopes(n_heads)  # raises now, not at forward, for a head count without slopes
         self.n_heads, self.scale, self.d_k = n_heads, scale, d_k or d_model // n_heads
+        self.rope, self.alibi, self.dropout = rope, alibi, dropout  # options of the core; dropout on weights
         qkv_bias = bias if qkv_bias is None else qkv_bias
         self.q = nn.Linear(d_model, n_heads * self.d_k, bias=qkv_bias)
         self.k = nn.Linear(d_model, n_heads * self.d_k, bias=qkv_bias)
@@ -49,7 +72,8 @@ class SelfAttention(nn.Module):
         src = x if context is None else context  # cross-attention reads keys/values from `context`
         self.kept = {} if self.keep_weights else None
         out, _ = attention(self.split(self.q(x)), self.split(self.k(src)), self.split(self.v(src)),
-                           causal=causal, scale=self.scale, mask=mask, keep=self.kept)
+                           causal=causal, scale=self.scale, mask=mask, rope=self.rope, alibi=self.alibi,
+                           dropout_p=self.dropout, training=self.training, keep=self.kept)
         B, H, T, dh = out.shape
         return self.out(out.transpose(1, 2).reshape(B, T, H * dh))
 
@@ -70,28 +94,34 @@ def make_mixer(spec: ModelSpec) -> nn.Module | None:
     if spec.mixer == "average":
         return Average()
     return SelfAttention(spec.d_model, spec.heads, out_proj=spec.mixer == "multihead", scale=spec.scale,
-                         bias=spec.bias, d_k=spec.d_k, qkv_bias=spec.qkv_bias)
+                         bias=spec.bias, d_k=spec.d_k, qkv_bias=spec.qkv_bias, rope=spec.position == "rope",
+                         alibi=spec.position == "alibi", dropout=spec.dropout)
 
 
 def make_norm(spec: ModelSpec) -> nn.Module:
-    return nn.LayerNorm(spec.d_model) if spec.norm == "pre" else nn.Identity()
+    return nn.LayerNorm(spec.d_model) if spec.norm in ("pre", "post") else nn.Identity()
 
 
 class Block(nn.Module):
+    """pre-norm: x + f(LN(x)) for each sublayer f; post-norm: LN(x + f(x)). Dropout on f's output."""
+
     def __init__(self, spec: ModelSpec):
         super().__init__()
-        self.residual = spec.residual
+        self.residual, self.post = spec.residual, spec.norm == "post"
         self.mixer = make_mixer(spec)
         self.norm1 = make_norm(spec) if self.mixer is not None else nn.Identity()
         self.mlp = MLP(spec.d_model, spec.mlp_ratio, spec.bias) if spec.mlp else None
         self.norm2 = make_norm(spec) if self.mlp is not None else nn.Identity()
+        self.drop = nn.Dropout(spec.dropout)  # each sublayer's output, before the residual add
 
     def forward(self, x):  # (B, T, d) -> (B, T, d)
         if self.mixer is not None:
-            mixed = self.mixer(self.norm1(x))
+            mixed = self.drop(self.mixer(x if self.post else self.norm1(x)))
             x = x + mixed if self.residual else mixed
+            x = self.norm1(x) if self.post else x
         if self.mlp is not None:
-            x = x + self.mlp(self.norm2(x))
+            x = x + self.drop(self.mlp(x if self.post else self.norm2(x)))
+            x = self.norm2(x) if self.post else x
         return x
 
 
@@ -101,8 +131,9 @@ class LM(nn.Module):
         self.spec = spec
         self.tok = nn.Embedding(spec.vocab_size, spec.d_model)
         self.pos = nn.Embedding(spec.positions, spec.d_model) if spec.position == "learned" else None
+        self.drop = nn.Dropout(spec.dropout)  # on the embedding sum
         self.blocks = nn.ModuleList(Block(spec) for _ in range(spec.n_blocks))
-        self.norm = make_norm(spec)
+        self.norm = make_norm(spec) if spec.norm == "pre" else nn.Identity()  # post-norm has no final LN
         self.head = nn.Linear(spec.d_model, spec.vocab_size, bias=not spec.tie_embeddings)
         if spec.tie_embeddings:
             self.head.weight = self.tok.weight
@@ -116,6 +147,9 @@ class LM(nn.Module):
                 raise AttnlabError(f"sequence of {T} tokens is longer than the position table "
                                    f"({self.pos.num_embeddings} rows)")
             x = x + self.pos(torch.arange(T, device=idx.device))
+        if self.spec.position == "sinusoidal":
+            x = x + sinusoidal_positions(T, x.size(-1), idx.device).to(x.dtype)
+        x = self.drop(x)  # rope and alibi act inside attention; none adds nothing
         for block in self.blocks:
             x = block(x)
         logits = self.head(self.norm(x))

@@ -4,10 +4,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 
 from attnlab.errors import AttnlabError
+from attnlab.nn.attention import alibi_slopes
 
 MIXERS = ("none", "average", "head", "multihead")  # what mixes information across positions
-POSITIONS = ("none", "learned")
-NORMS = ("none", "pre")
+POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")  # rope, alibi: options of the attention core
+NORMS = ("none", "pre", "post")  # post: LN(x + f(x)) after each sublayer, no final LN
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class ModelSpec:
     bias: bool = True
     qkv_bias: bool | None = None  # biases on the q, k, v projections; defaults to `bias`
     tie_embeddings: bool = False  # output layer shares the token embedding (GPT-2), no output bias
+    dropout: float = 0.0  # on attention weights, each sublayer's output, and the embedding sum
 
     def __post_init__(self):
         def bad(msg):
@@ -44,6 +46,18 @@ class ModelSpec:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 bad(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)) \
+                or not 0 <= self.dropout < 1:
+            bad(f"dropout must be a number in [0, 1), got {self.dropout!r}")
+        if self.position in ("rope", "alibi") and self.mixer in ("none", "average"):
+            bad(f"position '{self.position}' needs a learned attention mixer (mixer is '{self.mixer}')")
+        if self.position == "alibi":
+            try:
+                alibi_slopes(self.heads)
+            except AttnlabError as e:
+                bad(str(e))
+        if self.position == "rope" and self.head_dim % 2:
+            bad(f"RoPE needs an even query/key width per head, got {self.head_dim}")
         if self.mixer == "multihead" and self.d_model % self.n_heads:
             bad(f"n_heads={self.n_heads} does not divide d_model={self.d_model} (head width would not be whole)")
         if self.position == "learned" and self.positions < self.context:
@@ -69,7 +83,7 @@ class ModelSpec:
 SPEC_KEYS = {f.name for f in fields(ModelSpec)}
 
 
-RUN_KEYS = {"train", "probe_every"}  # a run's settings that are not about the model
+RUN_KEYS = {"train", "probe_every", "grad_probe_steps"}  # a run's settings that are not about the model
 
 
 def spec_from_config(cfg: dict, name: str) -> ModelSpec:
