@@ -213,11 +213,12 @@ def test_site_builds_offline_with_provenance(tmp_path):
     for page in ("index.html", "data.html", "averaging.html", "ladder.html", "bench.html"):
         assert 'id="provenance"' in html[page], page
         assert "abc123def456" in html[page], page
-        assert "snakemake --cores" in html[page], page
+        assert "snakemake " in html[page] and " --cores " in html[page], page
     assert "verdict-reproduced" in html["ladder.html"]
     assert 'vegaEmbed("#chart-ladder"' in html["ladder.html"]
     assert 'vegaEmbed("#chart-throughput"' in html["bench.html"] and "8,400" in html["bench.html"]
-    assert "--resources gpu=1 --configfile config/smoke.yaml results/smoke/ladder/L6/metrics.json" in html["ladder.html"]
+    assert "snakemake results/smoke/ladder/L6/metrics.json --cores 4 --resources gpu=1 --configfile config/smoke.yaml" \
+        in html["ladder.html"]
     for path in (tmp_path / "site").rglob("*"):
         if path.suffix in (".html", ".css"):
             text = path.read_text(errors="replace")

@@ -33,8 +33,9 @@ ROW_VIEWS = {  # name in expressions -> field of <experiment>/<run>/metrics.json
     "breakdown": "param_breakdown",
     "probe_start": "probes_first",  # attention probes at step 0 (runs with probe_every)
     "probe_end": "probes_last",     # ... and at the last probed step
+    "ppl_at": "val_ppl_at",         # {"64": ppl, ...}: the trained model read through other windows (E5)
 }
-NEEDS_TRAINED = {"ppl", "train_ppl", "probe_end"}  # these are meaningless for a diverged run
+NEEDS_TRAINED = {"ppl", "train_ppl", "probe_end", "ppl_at"}  # these are meaningless for a diverged run
 FILES = {  # name in expressions -> analysis file (no training) under results/<profile>/
     "stats": "data/stats.json",
     "e1": "e1/averaging.json",

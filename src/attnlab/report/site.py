@@ -36,6 +36,8 @@ PAGES = {  # file -> (nav title, builder): a Site method, or "module:function" t
     "ladder.md": ("E2 · The ladder", "ladder"),
     "scores.md": ("E3 · Why divide by √d_k", "attnlab.report.pages.scores:blocks"),
     "scaling.md": ("E3 · √d_k, trained", "attnlab.report.pages.scaling:blocks"),
+    "depth.md": ("E4 · Pre- vs post-norm", "attnlab.report.pages.depth:blocks"),
+    "position.md": ("E5 · Position and length", "attnlab.report.pages.position:blocks"),
     "params.md": ("E7 · Parameter accounting", "attnlab.report.pages.params:blocks"),
     "equivalence.md": ("E9 · Equal to PyTorch", "attnlab.report.pages.equivalence:blocks"),
     "multihead.md": ("S4 · Multi-head cost", "attnlab.report.pages.multihead:blocks"),
@@ -103,9 +105,11 @@ class Site:
         self.rdir = f"results/{self.profile}"
 
     def snakemake(self, target: str = "", gpu: bool = False, cores: int = 4) -> str:
+        """The command that (re)builds `target`. Targets go first: --resources and --configfile take
+        several values and would swallow a target written after them."""
         gpu_flag = " --resources gpu=1" if gpu else ""
         target = f" {self.rdir}/{target}" if target else ""
-        return f"snakemake --cores {cores}{gpu_flag} --configfile config/{self.profile}.yaml{target}"
+        return f"snakemake{target} --cores {cores}{gpu_flag} --configfile config/{self.profile}.yaml"
 
     def page_verdicts(self, page: str | None) -> list[Verdict]:
         return [v for v in self.verdicts if page is None or v.claim.page == page]

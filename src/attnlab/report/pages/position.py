@@ -1,0 +1,99 @@
+"""E5 (C5.1-C5.4): four position encodings, trained on one window and read through longer ones."""
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.site import chart, code, md_table, not_run, num
+
+EXPERIMENT = "position"
+ORDER = ["learned", "sinusoidal", "rope", "alibi", "none"]
+
+
+def _finite(x) -> float | None:
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def windows(site) -> list[str]:
+    """Every evaluation window any run reports, in increasing order (keys as written: '64', '128', ...)."""
+    keys = {k for m in site.res.experiment(EXPERIMENT).values() for k in (m.get("val_ppl_at") or {})}
+    return sorted(keys, key=lambda k: (float(k) if k.replace(".", "", 1).isdigit() else math.inf, k))
+
+
+def runs_table(site) -> pd.DataFrame:
+    wins, rows = windows(site), []
+    for name, m in site.res.experiment(EXPERIMENT).items():
+        spec, at = m.get("spec") or {}, m.get("val_ppl_at") or {}
+        trained = str(spec.get("context")) if spec.get("context") is not None else None
+        row = {"run": name, "encoding": spec.get("position"), "trained": spec.get("context"),
+               "status": m.get("status"), "diverged_at": m.get("diverged_at_step")}
+        row.update({f"ppl_{w}": _finite(at.get(w)) for w in wins})
+        longest = next((w for w in reversed(wins) if _finite(at.get(w)) is not None), None)
+        base = _finite(at.get(trained)) if trained else None
+        row["rise"] = at[longest] / base if base and longest and longest != trained else None
+        row["longest"] = longest
+        rows.append(row)
+    if not rows:
+        return pd.DataFrame()
+    rank = {e: i for i, e in enumerate(ORDER)}
+    return (pd.DataFrame(rows).assign(_o=lambda d: d["encoding"].map(rank).fillna(len(ORDER)))
+            .sort_values(["_o", "run"]).drop(columns="_o").reset_index(drop=True))
+
+
+def length_long(site, table: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for _, r in table.iterrows():
+        at = site.res.runs[r["run"]].get("val_ppl_at") or {}
+        for w, v in at.items():
+            if _finite(v) is not None:
+                rows.append({"run": r["run"], "encoding": r["encoding"], "window": float(w), "ppl": v,
+                             "trained": float(w) == r["trained"]})
+    return pd.DataFrame(rows)
+
+
+def length_chart(data: pd.DataFrame, trained: list[float]) -> dict:
+    encodings = [e for e in ORDER if e in set(data["encoding"])] + sorted(set(data["encoding"]) - set(ORDER))
+    line = alt.Chart(data).mark_line(point=True).encode(
+        x=alt.X("window:Q", title="evaluation window (tokens, log scale)", scale=alt.Scale(type="log", base=2),
+                axis=alt.Axis(values=sorted(set(data["window"])))),
+        y=alt.Y("ppl:Q", title="validation perplexity (log)", scale=alt.Scale(type="log")),
+        color=alt.Color("encoding:N", sort=encodings, title="position encoding"),
+        tooltip=["run", "encoding", "window", alt.Tooltip("ppl:Q", format=".2f")],
+    )
+    layers = [line]
+    if trained:
+        rules = pd.DataFrame({"window": sorted(set(trained)), "label": "trained window"})
+        layers.append(alt.Chart(rules).mark_rule(strokeDash=[4, 4], color="gray").encode(
+            x="window:Q", tooltip=["label", "window"]))
+    return alt.layer(*layers).properties(width=480, height=300).to_dict()
+
+
+def blocks(site) -> dict[str, str]:
+    rerun = code(site.snakemake(f"{EXPERIMENT}/E5-alibi/metrics.json", gpu=True) + "\n# every run of E5\n"
+                 + site.snakemake("claims.csv", gpu=True))
+    out = {"verdicts": site.verdicts_block("position"), "rerun": rerun,
+           "provenance": site.provenance_block(site.files_of([EXPERIMENT]))}
+    table = runs_table(site)
+    if table.empty:
+        missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
+        return out | {"runs_table": missing, "length_chart": ""}
+    wins = windows(site)
+    headers = {"run": "run", "encoding": "encoding", "trained": "trained on", "status": "status",
+               **{f"ppl_{w}": f"ppl at {w}" for w in wins}, "rise": "longest / trained"}
+    formats = {**{f"ppl_{w}": num(2) for w in wins}, "rise": lambda v: f"×{v:.3f}",
+               "trained": lambda v: str(int(v))}
+    text = md_table(table, headers, formats)
+    bad = table[table["status"] != "ok"]
+    if len(bad):
+        text += "\n\n" + "\n".join(
+            f"- **{r['run']}** {r['status']}" + (f" at step {int(r['diverged_at'])}" if _finite(r["diverged_at"])
+                                                  is not None else "") + ": no perplexity to read at any window."
+            for _, r in bad.iterrows())
+    out["runs_table"] = text
+    data = length_long(site, table)
+    trained = [float(t) for t in table["trained"].dropna()]
+    out["length_chart"] = chart("chart-position-length", length_chart(data, trained)) if len(data) else \
+        "_No run recorded perplexities at several windows._"
+    return out

@@ -1,0 +1,186 @@
+"""E4 and E5 pages and claims: fake run trees (quick-like, with a diverged post-norm run) and the smoke runs."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from attnlab.config import load
+from attnlab.provenance import write_json
+from attnlab.report.claims import evaluate_all, gather, load_registry
+from attnlab.report.pages import depth, position
+from attnlab.report.site import render
+from helpers import REPO, site_for
+
+CHAPTER_GRADS = {"pre": (0.0498, 0.0657), "post": (0.0977, 0.1613)}  # block 1, block 12 at step 0
+# Position runs in the chapter's shape: learned best at 64 then a cliff, sinusoidal worse, RoPE mild, ALiBi better.
+POSITION = {"learned": (43.9, 120.0, 410.0), "sinusoidal": (44.6, 90.0, 260.0), "rope": (44.2, 52.0, 70.0),
+            "alibi": (44.95, 43.6, 42.49), "none": (52.0, 53.0, 55.0)}
+
+
+def prov(profile="quick"):
+    return {"commit": "abc123def456", "config_hash": "0123456789abcdef", "profile": profile,
+            "device": "cpu: x86_64 (4 threads)", "clocks": None, "torch": "2.4.0", "python": "3.11.7",
+            "date": "2025-01-01T00:00:00+00:00", "wall_seconds": 2.0, "seed": 1337, "host": "test"}
+
+
+def grads(norm: str, n: int = 12, scale: float = 1.0) -> dict:
+    first, last = CHAPTER_GRADS[norm]
+    return {f"grad_block_{i}": scale * (first + (last - first) * (i - 1) / (n - 1)) for i in range(1, n + 1)}
+
+
+def write_depth(root, ppl=None, diverged_post=True, steps=400):
+    ppl = {"E4-pre": 37.82, "E4-pre-warm": 37.62, "E4-post": 308.05, "E4-post-warm": 37.88, **(ppl or {})}
+    for name, val in ppl.items():
+        norm = "post" if "post" in name else "pre"
+        warm = 80 if name.endswith("warm") else 0
+        bad = diverged_post and name == "E4-post"
+        last = 37 if bad else steps
+        probes = [{"step": s, **grads(norm, scale=1 + (3.0 * s if bad else 0.05 * s))} for s in range(0, 21)
+                  if s <= last]
+        curve = [{"step": s, "lr": 3e-3 * min(1.0, s / warm) if warm else 3e-3,
+                  "train_loss": 7.0 - 3.0 * s / steps, "val_loss": None} for s in range(1, last + 1)]
+        if bad:
+            curve.append({"step": last, "lr": 3e-3, "train_loss": float("nan"), "val_loss": None})
+        out = root / "depth" / name
+        write_json(out / "metrics.json", {
+            "name": name, "experiment": "depth",
+            "spec": {"d_model": 128, "context": 128, "n_blocks": 12, "mixer": "multihead", "n_heads": 4,
+                     "position": "learned", "mlp": True, "norm": norm},
+            "status": "diverged" if bad else "ok", "diverged_at_step": last if bad else None, "steps": last,
+            "val_loss": None if bad else math.log(val), "val_ppl": None if bad else val,
+            "train_ppl": None if bad else val * 0.9, "probes_first": probes[0], "probes_last": probes[-1],
+            "provenance": prov()})
+        pd.DataFrame(curve).to_csv(out / "curve.csv", index=False)
+        pd.DataFrame(probes).to_csv(out / "probes.csv", index=False)
+    return root
+
+
+def write_position(root, ppl=None, windows=("64", "128", "256"), context=64):
+    table = {**POSITION, **(ppl or {})}
+    for enc, vals in table.items():
+        name = f"E5-{enc}"
+        write_json(root / "position" / name / "metrics.json", {
+            "name": name, "experiment": "position",
+            "spec": {"d_model": 128, "context": context, "n_blocks": 1, "position": enc, "norm": "pre"},
+            "status": "ok", "diverged_at_step": None, "steps": 800, "val_ppl": vals[0], "train_ppl": vals[0] * 0.9,
+            "val_ppl_at": dict(zip(windows, vals)), "probes_first": None, "probes_last": None,
+            "provenance": prov()})
+    return root
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return load(REPO / "config" / "quick.yaml")
+
+
+@pytest.fixture()
+def quick_like(tmp_path):
+    return write_position(write_depth(tmp_path / "results"))
+
+
+def verdicts(root) -> dict:
+    return {v.claim.id: v for v in evaluate_all(load_registry(REPO / "claims"), gather(root))
+            if v.claim.page in ("depth", "position")}
+
+
+def rendered(site, page: str) -> str:
+    module = {"depth": depth, "position": position}[page]
+    return render((REPO / "docs" / f"{page}.md").read_text(), module.blocks(site), f"{page}.md")
+
+
+# -------------------------------------------------------------------- pages
+
+def test_depth_page_fills_every_marker_and_shows_the_diverged_run(quick_like, cfg):
+    page = rendered(site_for(quick_like, cfg), "depth")
+    assert "<!-- attnlab:" not in page
+    for chart_id in ("chart-depth-ppl", "chart-depth-init", "chart-depth-early", "chart-depth-curves"):
+        assert f'vegaEmbed("#{chart_id}"' in page, chart_id
+    row = next(line for line in page.splitlines() if line.startswith("| E4-post |"))
+    assert "diverged" in row and "| 37 |" in row
+    assert "diverged at step 37" in page  # the perplexity chart labels it instead of drawing a bar
+    assert "| E4-pre-warm | pre | 12 | 80 |" in page  # warmup read from the profile
+    assert "verdict-diverged" in page and "verdict-reproduced" in page
+    assert "results/quick/depth/E4-post/metrics.json" in page  # rerun and provenance
+    made = depth.blocks(site_for(quick_like, cfg))
+    for key in ("ppl_chart", "init_chart", "early_chart", "curves_chart"):
+        assert "NaN" not in made[key] and "Infinity" not in made[key], key  # valid JSON for vega
+
+
+def test_diverged_curve_ends_at_its_last_finite_loss(quick_like, cfg):
+    site = site_for(quick_like, cfg)
+    table = depth.runs_table(site)
+    c = depth.curves(site, table)
+    post = c[c["run"] == "E4-post"]
+    assert post["step"].max() == 37 and post["train_loss"].map(math.isfinite).all()
+    assert c[c["run"] == "E4-pre"]["step"].max() == 400
+
+
+def test_init_gradients_one_line_per_norm(quick_like, cfg):
+    site = site_for(quick_like, cfg)
+    g = depth.init_grads(site, depth.runs_table(site))
+    assert set(g["norm"]) == {"pre-norm", "post-norm"} and set(g["run"]) == {"E4-pre", "E4-post"}
+    t = depth.init_table(g).set_index("norm")
+    assert t.loc["pre-norm", "ratio"] == pytest.approx(0.0657 / 0.0498)
+    assert t.loc["post-norm", "ratio"] == pytest.approx(0.1613 / 0.0977)
+
+
+def test_warmup_falls_back_to_the_curve_without_a_config(quick_like):
+    site = site_for(quick_like, {"profile": "quick"})  # a config that names no depth runs
+    table = depth.runs_table(site).set_index("run")
+    assert table.loc["E4-post-warm", "warmup"] == 80 and table.loc["E4-pre", "warmup"] == 0
+    assert "<!-- attnlab:" not in rendered(site, "depth")
+
+
+def test_position_page_fills_every_marker(quick_like, cfg):
+    page = rendered(site_for(quick_like, cfg), "position")
+    assert "<!-- attnlab:" not in page
+    assert 'vegaEmbed("#chart-position-length"' in page
+    assert "ppl at 64 | ppl at 128 | ppl at 256" in page
+    assert "| E5-alibi | alibi | 64 | ok | 44.95 | 43.60 | 42.49 | ×0.945 |" in page
+    assert "test_no_position_attention_is_permutation_equivariant_and_rope_breaks_it" in page
+    assert "C5.5" not in {v.claim.id for v in site_for(quick_like, cfg).verdicts}
+
+
+def test_pages_say_not_run_without_results(tmp_path, cfg):
+    site = site_for(tmp_path, cfg)
+    for page in ("depth", "position"):
+        text = rendered(site, page)
+        assert "<!-- attnlab:" not in text
+        assert "not run" in text and f"results/quick/{page}/*/metrics.json" in text
+
+
+# ------------------------------------------------------------------ verdicts
+
+def test_chapter_like_numbers_reproduce(quick_like):
+    v = verdicts(quick_like)
+    assert v["C4.2a"].verdict == "diverged" and "E4-post diverged at step 37" in v["C4.2a"].note
+    for cid in ("C4.1", "C4.2b", "C5.1", "C5.2", "C5.3", "C5.4"):
+        assert v[cid].verdict == "reproduced", (cid, v[cid].note)
+
+
+def test_healthy_post_norm_run_decides_c42a(tmp_path):
+    root = write_position(write_depth(tmp_path / "bad", diverged_post=False))
+    assert verdicts(root)["C4.2a"].verdict == "reproduced"  # 308 / 37.8 ≈ 8.1
+    root = write_position(write_depth(tmp_path / "good", diverged_post=False, ppl={"E4-post": 40.0}))
+    v = verdicts(root)
+    assert v["C4.2a"].verdict == "not reproduced" and "outside [3, ∞]" in v["C4.2a"].note
+
+
+@pytest.mark.parametrize("change, claim", [
+    ({"alibi": (44.95, 44.0, 47.0)}, "C5.4"),                # ALiBi worse at 256 than at 64
+    ({"sinusoidal": (44.6, 45.0, 46.0)}, "C5.2"),            # sinusoidal extrapolates
+    ({"rope": (44.2, 90.0, 300.0)}, "C5.3"),                 # RoPE no better than the absolute encodings
+    ({"learned": (48.0, 120.0, 410.0)}, "C5.1"),             # learned not best at the trained window
+])
+def test_position_verdicts_flip_when_numbers_move(tmp_path, change, claim):
+    v = verdicts(write_position(write_depth(tmp_path / "r"), ppl=change))
+    assert v[claim].verdict == "not reproduced", v[claim].note
+    if claim == "C5.4":  # ALiBi getting worse with length touches no other claim
+        assert all(v[c].verdict == "reproduced" for c in ("C5.1", "C5.2", "C5.3"))
+
+
+def test_depth_verdicts_flip_when_numbers_move(tmp_path):
+    v = verdicts(write_position(write_depth(tmp_path / "r", ppl={"E4-post-warm": 45.0})))
+    assert v["C4.2b"].verdict == "not reproduced" and "post_warm_vs_pre_warm" in v["C4.2b"].note
