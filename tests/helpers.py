@@ -49,3 +49,18 @@ def site_for(root: Path, cfg: dict):
     registry = load_registry(REPO / "claims")
     res = gather(root)
     return Site(res, registry, evaluate_all(registry, res), cfg)
+
+
+def assert_causal(model, vocab: int, T: int, label: str, reacts: bool = True) -> None:
+    """Changing token t+1 leaves every output at positions <= t unchanged (and, if `reacts`, changes later ones)."""
+    import torch
+
+    x = torch.randint(0, vocab, (2, T))
+    base, _ = model(x)
+    for t in range(T - 1):
+        y = x.clone()
+        y[:, t + 1] = (y[:, t + 1] + 1 + torch.arange(2)) % vocab
+        out, _ = model(y)
+        assert torch.equal(out[:, : t + 1], base[:, : t + 1]), f"{label}: position <= {t} saw token {t + 1}"
+        if reacts:
+            assert not torch.equal(out[:, t + 1 :], base[:, t + 1 :]), f"{label}: ignores token {t + 1}"
