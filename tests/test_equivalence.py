@@ -171,3 +171,10 @@ def test_blocks_render_not_run_without_results(tmp_path, written):
     page = render(template, blocks(site_for(tmp_path, cfg)), "equivalence.md")
     assert "<!-- attnlab:" not in page
     assert "not run" in page and "results/smoke/e9/equivalence.json" in page
+
+
+def test_permutation_equivariance_is_recorded_for_c5_5():
+    from attnlab.experiments.equivalence import run
+
+    perm = run(seed=3)["permutation"]
+    assert perm["max_abs_diff_no_position"] < 1e-6 < 1e-3 < perm["max_abs_diff_rope"]

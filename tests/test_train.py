@@ -113,6 +113,10 @@ def test_checkpoint_of_other_settings_is_not_resumed(tmp_path, data):
     (lambda c: c["ladder"]["L9"].update(mixer="lstm"), "unknown mixer 'lstm'"),
     (lambda c: c["ladder"]["L9"].update(position="sinusoid"), "unknown position encoding 'sinusoid'"),
     (lambda c: c["ladder"]["L9"].update(max_positions=4), "context 8 is longer than the position table (4 rows)"),
+    (lambda c: c["ladder"]["L9"].update(train={"eval_contexts": [16]}),
+     "evaluates windows of 16 tokens but its learned position table has 8 rows"),
+    (lambda c: c["ladder"]["L9"].update(position="alibi", n_heads=3, d_model=18), "ALiBi has no slopes for n_heads=3"),
+    (lambda c: c["ladder"]["L9"].update(norm="sandwich"), "unknown norm placement 'sandwich'"),
 ])
 def test_bad_config_is_one_clear_line_and_loses_nothing(tmp_path, data, edit, message):
     out = tmp_path / "out"

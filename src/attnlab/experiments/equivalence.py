@@ -345,6 +345,20 @@ def fully_masked(attn: SelfAttention, seed: int) -> dict:
 
 # --------------------------------------------------------------------- main
 
+def permutation(attn: SelfAttention, x: torch.Tensor, seed: int) -> dict:
+    """C5.5: unmasked self-attention without positions commutes with shuffling the tokens; with RoPE it does not.
+    Returns max |attn(x[perm]) - attn(x)[perm]| for both."""
+    perm = torch.randperm(x.size(1), generator=torch.Generator().manual_seed(seed))
+    out = {}
+    with torch.no_grad():
+        for label, rope in (("no_position", False), ("rope", True)):
+            attn.rope = rope
+            out[f"max_abs_diff_{label}"] = _max(attn(x[:, perm], causal=False) - attn(x, causal=False)[:, perm])
+    attn.rope = False
+    out["mean_abs_output"] = attn(x, causal=False).abs().mean().item()
+    return out
+
+
 def run(seed: int = 0, settings: dict | None = None) -> dict:
     settings = {**SETTINGS, **(settings or {})}
     attn = make_attention(settings["d_model"], settings["n_heads"], seed)
@@ -359,6 +373,7 @@ def run(seed: int = 0, settings: dict | None = None) -> dict:
         "low_precision": low_precision(attn, masked),
         "low_precision_case": masked["name"],
         "fully_masked": fully_masked(attn, seed),
+        "permutation": permutation(attn, case_list[0]["x"], seed),
         "float32_eps": torch.finfo(torch.float32).eps,
         "settings": {**settings, "seed": seed, "n_params": sum(p.numel() for p in attn.parameters()),
                      "torch": torch.__version__},
