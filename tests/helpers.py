@@ -64,3 +64,15 @@ def assert_causal(model, vocab: int, T: int, label: str, reacts: bool = True) ->
         assert torch.equal(out[:, : t + 1], base[:, : t + 1]), f"{label}: position <= {t} saw token {t + 1}"
         if reacts:
             assert not torch.equal(out[:, t + 1 :], base[:, t + 1 :]), f"{label}: ignores token {t + 1}"
+
+
+def rendered_page(site, name: str, blocks) -> str:
+    """docs/<name>.md rendered with `blocks(site)`; fails if any marker is left unfilled."""
+    from attnlab.report.site import MARKER, render
+
+    template = (REPO / "docs" / f"{name}.md").read_text()
+    filled = blocks(site)
+    assert set(MARKER.findall(template)) <= set(filled), set(MARKER.findall(template)) - set(filled)
+    text = render(template, filled, f"{name}.md")
+    assert "<!-- attnlab:" not in text
+    return text
