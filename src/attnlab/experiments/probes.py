@@ -6,6 +6,7 @@ import math
 import torch
 
 from attnlab.nn.model import SelfAttention
+from attnlab.train import windows
 
 SATURATED = 0.99  # a row is saturated when one key takes more than this share of its weight
 
@@ -16,8 +17,7 @@ class AttentionProbe:
     attention rows (nats), and the fraction of rows whose largest weight exceeds SATURATED."""
 
     def __init__(self, tokens: torch.Tensor, context: int, every: int, n_windows: int = 8):
-        n = min(n_windows, (len(tokens) - 1) // context)
-        self.batch = tokens[: n * context].view(n, context)
+        self.batch, _ = windows(tokens, context, n_windows)
         self.every = every
 
     @torch.no_grad()
@@ -61,9 +61,7 @@ class GradNormProbe:
     (before any update), then from the gradients each of the first `first` steps left behind."""
 
     def __init__(self, tokens: torch.Tensor, context: int, first: int, n_windows: int = 8):
-        n = min(n_windows, (len(tokens) - 1) // context)
-        self.x = tokens[: n * context].view(n, context)
-        self.y = tokens[1 : n * context + 1].view(n, context)
+        self.x, self.y = windows(tokens, context, n_windows)
         self.first = first
 
     def __call__(self, step: int, model, loss: float) -> dict | None:
