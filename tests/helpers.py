@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 
@@ -76,3 +77,58 @@ def rendered_page(site, name: str, blocks) -> str:
     text = render(template, filled, f"{name}.md")
     assert "<!-- attnlab:" not in text
     return text
+
+
+def ten_chars(tmp_path):
+    path = tmp_path / "ten.txt"
+    path.write_text("0123456789")
+    return {"path": str(path), "sha256": hashlib.sha256(b"0123456789").hexdigest()}
+
+
+BAD = {  # name -> (edit of the smoke profile, the setting the one line must name)
+    "val split shorter than a window": (lambda c, t: c["data"].update(val_fraction=1e-5), "data.val_fraction"),
+    "train_eval_tokens below the context": (lambda c, t: c["train"].update(train_eval_tokens=16),
+                                            "train.train_eval_tokens"),
+    "a run's train_eval_tokens below its context": (
+        lambda c, t: c["position"]["E5-rope"]["train"].update(train_eval_tokens=40),
+        "position.E5-rope.train.train_eval_tokens"),
+    "lr .nan": (lambda c, t: c["train"].update(lr=float("nan")), "train.lr"),
+    "lr .inf": (lambda c, t: c["train"].update(lr=float("inf")), "train.lr"),
+    "empty eval_contexts": (lambda c, t: c["position"]["E5-rope"]["train"].update(eval_contexts=[]),
+                            "position.E5-rope.train.eval_contexts"),
+    "S4 heads that do not divide the width": (lambda c, t: c["multihead"].update(heads=[1, 3]), "multihead.heads"),
+    "a 10-character corpus": (lambda c, t: c["data"].update(ten_chars(t)), "data.path"),
+    "an unknown mixer": (lambda c, t: c["ladder"]["L5"].update(mixer="lstm"), "unknown mixer 'lstm'"),
+    "a misspelt setting": (lambda c, t: c["train"].update(stpes=3), "Additional properties"),
+    "an unknown position encoding": (lambda c, t: c["ladder"]["L3"].update(position="rotary"),
+                                     "unknown position encoding 'rotary'"),
+    "a context longer than the position table": (lambda c, t: c["ladder"]["L9"].update(max_positions=4),
+                                                 "longer than the position table"),
+    "windows read past the learned table": (lambda c, t: c["position"]["E5-learned"].update(max_positions=64),
+                                            "set max_positions: 128"),
+    "a corpus that is not there": (lambda c, t: c["data"].update(path="no/such/input.txt"),
+                                   "corpus file not found: no/such/input.txt"),
+    "a corpus with another checksum": (lambda c, t: c["data"].update(sha256="0" * 64), "corpus checksum mismatch"),
+    "a negative learning rate": (lambda c, t: c["train"].update(lr=-1e-3), "train.lr"),
+    "a batch of zero": (lambda c, t: c["train"].update(batch_size=0), "train.batch_size"),
+    "steps as words": (lambda c, t: c["train"].update(steps="ten"), "train.steps"),
+    "heads that do not divide the width": (lambda c, t: c["ladder"]["L7"].update(n_heads=5),
+                                           "n_heads=5 does not divide d_model=32"),
+    "RoPE on an odd head width": (lambda c, t: c["position"]["E5-rope"].update(d_k=7), "RoPE needs an even"),
+    "ALiBi on three heads": (lambda c, t: c["position"]["E5-alibi"].update(n_heads=3, d_model=48),
+                             "ALiBi has no slopes for n_heads=3"),
+    "one run name in two experiments": (lambda c, t: c["scaling"].update(L1={}), "run name 'L1' is used by both"),
+    "a validation fraction above one": (lambda c, t: c["data"].update(val_fraction=1.5), "data.val_fraction"),
+    "a vocabulary smaller than the bytes": (lambda c, t: c["data"].update(vocab_size=100), "data.vocab_size"),
+    "dropout of one": (lambda c, t: c["ladder"]["L9"].update(dropout=1.0), "ladder.L9.dropout"),
+    "an unknown profile name": (lambda c, t: c.update(profile="bogus"), "'profile'"),
+    "an unknown section": (lambda c, t: c.update(ladders={}), "('ladders' was unexpected)"),
+    "an unknown device": (lambda c, t: c.update(device="tpu"), "'device'"),
+    "zero threads": (lambda c, t: c.update(threads=0), "'threads'"),
+    "a negative seed": (lambda c, t: c.update(seed=-1), "'seed'"),
+    "an unknown split pattern": (lambda c, t: c["data"].update(pattern="gpt5"), "data.pattern"),
+    "a window of zero": (lambda c, t: c["position"]["E5-rope"]["train"].update(eval_contexts=[0]),
+                         "position.E5-rope.train.eval_contexts.0"),
+    "no S4 head counts": (lambda c, t: c["multihead"].update(heads=[]), "multihead.heads"),
+    "an unknown spec field": (lambda c, t: c["ladder"]["L1"].update(width=3), "('width' was unexpected)"),
+}

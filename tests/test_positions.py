@@ -7,7 +7,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError
-from attnlab.nn import ModelSpec, attention, build
+from attnlab.nn.attention import attention
+from attnlab.nn.model import build
+from attnlab.nn.spec import ModelSpec
 from attnlab.nn.attention import alibi_bias, alibi_slopes, rope_rotate
 from attnlab.nn.model import Block, SelfAttention, sinusoidal_positions
 from helpers import assert_causal

@@ -4,7 +4,9 @@ import pytest
 import torch
 
 from attnlab.experiments.probes import AttentionProbe, max_entropy, summarise
-from attnlab.nn import ModelSpec, attention, build
+from attnlab.nn.attention import attention
+from attnlab.nn.model import build
+from attnlab.nn.spec import ModelSpec
 
 
 def head(d_k: int, scale: bool) -> torch.nn.Module:

@@ -217,7 +217,7 @@ def test_site_builds_offline_with_provenance(tmp_path):
     assert "verdict-reproduced" in html["ladder.html"]
     assert 'vegaEmbed("#chart-ladder"' in html["ladder.html"]
     assert 'vegaEmbed("#chart-throughput"' in html["bench.html"] and "8,400" in html["bench.html"]
-    assert "snakemake results/smoke/ladder/L6/metrics.json --cores 4 --resources gpu=1 --configfile config/smoke.yaml" \
+    assert "snakemake results/smoke/ladder/L6/metrics.json --cores 4 --resources gpu=1 --config profile=smoke" \
         in html["ladder.html"]
     for path in (tmp_path / "site").rglob("*"):
         if path.suffix in (".html", ".css"):

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from attnlab.data.prepare import load_tokens
-from attnlab.nn import spec_from_config
+from attnlab.nn.spec import spec_from_config
 from attnlab.train import evaluate, train, windows
 from helpers import tiny_config, write_config, write_tokens
 
@@ -52,7 +52,7 @@ def test_validation_windows_cover_the_split():
 
 def test_eval_scores_every_position(data):
     cfg = tiny_config()
-    from attnlab.nn import build
+    from attnlab.nn.model import build
 
     model = build(spec_from_config(cfg, "L1"))
     _, n = evaluate(model, data[1], 8)

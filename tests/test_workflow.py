@@ -1,9 +1,11 @@
 """The smoke DAG end to end, and what a code edit reruns (shown with `snakemake -n`)."""
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +13,7 @@ import pytest
 import yaml
 
 from attnlab.config import TRAINING
+from helpers import BAD
 
 REPO = Path(__file__).resolve().parents[1]
 COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "environment.yml"]
@@ -35,9 +38,8 @@ def edit(path: Path):
     path.write_text(path.read_text() + "\n# an edit\n")
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory, corpus_path):
-    work = tmp_path_factory.mktemp("attnlab")
+def checkout(work: Path, corpus_path: Path) -> Path:
+    """The project's workflow and code in `work`, its smoke profile reading the corpus at `corpus_path`."""
     for name in COPIED:
         src = REPO / name
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, work / name,
@@ -46,6 +48,25 @@ def smoke(tmp_path_factory, corpus_path):
     cfg = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
     cfg["data"]["path"] = str(corpus_path)
     (work / "config" / "smoke.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return work
+
+
+def profile(work: Path, name: str, change) -> str:
+    """config/<name>.yaml: the smoke profile with `change(cfg)` applied; returns its path relative to `work`."""
+    cfg = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    change(cfg)
+    (work / "config" / f"{name}.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return f"config/{name}.yaml"
+
+
+def tree(root: Path) -> dict:
+    """Every file under `root` with its size and modification time."""
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory, corpus_path):
+    work = checkout(tmp_path_factory.mktemp("attnlab"), corpus_path)
     snakemake(work, "--cores", "2", "--resources", "gpu=1", "--configfile", "config/smoke.yaml")
     return work
 
@@ -67,6 +88,96 @@ def test_nothing_to_do_after_a_complete_run(smoke):
     assert planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml")) == {}
 
 
+def test_a_dry_run_with_other_settings_writes_nothing(smoke):
+    before = tree(smoke / "results")
+    other = profile(smoke, "other", lambda c: c["train"].update(steps=80))
+    jobs = planned(snakemake(smoke, "-n", "--configfile", other))
+    assert jobs.get("train", 0) > 0  # it would retrain...
+    assert tree(smoke / "results") == before  # ...but a dry run changes nothing on disk
+
+
+def test_settings_written_in_another_order_rerun_nothing(smoke):
+    def flip(node):
+        return {k: flip(v) for k, v in reversed(list(node.items()))} if isinstance(node, dict) else node
+
+    cfg = yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())
+    (smoke / "config" / "flipped.yaml").write_text(yaml.safe_dump(flip(cfg), sort_keys=False))
+    assert planned(snakemake(smoke, "-n", "--configfile", "config/flipped.yaml")) == {}
+
+
+def test_deleting_a_run_file_makes_the_default_target_rebuild_it(smoke, tmp_path):
+    metrics = smoke / "results" / "smoke" / "ladder" / "L3" / "metrics.json"
+    shutil.copy2(metrics, tmp_path / "kept.json")
+    metrics.unlink()
+    try:
+        jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
+    finally:
+        shutil.copy2(tmp_path / "kept.json", metrics)
+    assert jobs.get("train") == 1 and jobs.get("claims") == 1 and jobs.get("site") == 1
+
+
+def test_the_profile_can_be_named_instead_of_given_as_a_file(smoke):
+    assert planned(snakemake(smoke, "-n", "--config", "profile=smoke")) == {}
+
+
+def failing_report(smoke, break_it, unbreak):
+    """Run the whole DAG with the report broken by `break_it()`; return the run and what it left on disk."""
+    r = smoke / "results" / "smoke"
+
+    def contents():  # Snakemake restores what it backed up with a new mtime: compare what the files say
+        return {p: p.read_bytes() for p in [r / "claims.csv", *(r / "site").rglob("*")] if p.is_file()}
+
+    before = contents()
+    break_it()
+    try:
+        proc = snakemake(smoke, "--cores", "1", "--configfile", "config/smoke.yaml", check=False)
+    finally:
+        unbreak()
+    return proc, before, contents()
+
+
+def test_a_failed_claims_step_leaves_the_previous_verdicts_and_site(smoke):
+    bad = smoke / "claims" / "zz_broken.yaml"
+    proc, before, after = failing_report(smoke, lambda: bad.write_text("claims: [unclosed\n"), bad.unlink)
+    assert proc.returncode != 0 and after == before
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("attnlab: error:")]
+    assert len(errors) == 1 and "zz_broken.yaml" in errors[0] and "logs/claims.log" in errors[0], proc.stderr
+    assert set(planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))) <= {"claims", "site", "all"}
+
+
+def test_a_failed_site_build_leaves_the_previous_site(smoke):
+    bad = smoke / "docs" / "zz_broken.md"
+    proc, before, after = failing_report(smoke, lambda: bad.write_text("[a link to nowhere](nowhere.md)\n"),
+                                         bad.unlink)
+    assert proc.returncode != 0 and after == before
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("attnlab: error:")]
+    assert len(errors) == 1 and "mkdocs build failed" in errors[0] and "logs/site.log" in errors[0], proc.stderr
+
+
+def test_a_second_invocation_cannot_change_a_running_one(tmp_path, corpus_path):
+    """While a run works through its jobs, another invocation with other settings (a dry run, and a real one
+    that the lock refuses) must not change what the running jobs train with."""
+    work = checkout(tmp_path, corpus_path)
+    other = profile(work, "other", lambda c: c["train"].update(steps=80))
+    runs = [f"results/smoke/ladder/{row}/metrics.json" for row in ("L1", "L2", "L3", "L4")]
+    env = {**os.environ, "PYTHONPATH": str(work / "src"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    first = subprocess.Popen([sys.executable, "-m", "snakemake", *runs, "--cores", "1", "--configfile",
+                              "config/smoke.yaml"], cwd=work, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    logs = work / "results" / "smoke" / "logs" / "ladder"
+    deadline = time.monotonic() + 300
+    while not (logs.is_dir() and any(logs.iterdir())) and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)  # until the first training job has started
+    snakemake(work, "-n", "--configfile", other)
+    refused = snakemake(work, *runs, "--cores", "1", "--configfile", other, check=False)
+    assert refused.returncode != 0 and "lock" in (refused.stdout + refused.stderr).lower()
+    out, _ = first.communicate(timeout=600)
+    assert first.returncode == 0, out[-3000:]
+    steps = {run: json.loads((work / run).read_text())["steps"] for run in runs}
+    assert set(steps.values()) == {40}, steps
+
+
 def test_editing_report_code_reruns_no_training(smoke):
     edit(smoke / "src" / "attnlab" / "report" / "charts.py")
     jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
@@ -86,21 +197,36 @@ def test_lint_has_nothing_to_say(smoke):
     assert "Congratulations" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("edit_cfg,message", [
-    (lambda c: c["ladder"]["L5"].update(mixer="lstm"), "unknown mixer 'lstm'"),
-    (lambda c: c.update(learning_rate=1), "Additional properties are not allowed ('learning_rate'"),
-    (lambda c: c["ladder"]["L9"].update(max_positions=4), "longer than the position table"),
-    (lambda c: c["data"].update(path="no/such/input.txt"), "corpus file not found: no/such/input.txt"),
-    (lambda c: c["data"].update(sha256="0" * 64), "corpus checksum mismatch"),
-])
-def test_bad_config_stops_the_dag_before_any_job(smoke, edit_cfg, message):
-    cfg = yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())
-    edit_cfg(cfg)
-    (smoke / "config" / "bad.yaml").write_text(yaml.safe_dump(cfg))
-    metrics = smoke / "results" / "smoke" / "ladder" / "L5" / "metrics.json"
-    before = metrics.read_bytes(), metrics.stat().st_mtime
-    proc = snakemake(smoke, "--cores", "1", "--configfile", "config/bad.yaml", check=False)
-    assert proc.returncode != 0
+FILES = {  # a profile file that cannot be read: (its text or None for no file, what the one line says)
+    "a missing profile file": (None, "config file not found"),
+    "an empty profile file": ("", "is empty"),
+    "a profile that is a list": ("- a\n- b\n", "must hold a mapping of settings"),
+    "a profile with a YAML syntax error": ("profile: smoke\nseed: [1,\n  x: 2\n", "is not valid YAML at line 4"),
+}
+
+
+def outputs(smoke) -> dict:
+    r = smoke / "results" / "smoke"
+    return {p: p.read_bytes() for p in [r / "claims.csv", r / "site" / "index.html", *r.glob("*/*/metrics.json")]}
+
+
+@pytest.mark.parametrize("case", [*BAD, *FILES])
+def test_bad_input_stops_the_dag_in_one_line_before_any_job(smoke, tmp_path, case):
+    """The battery: every bad profile gets one line naming the problem, no traceback, no job, nothing lost."""
+    path = smoke / "config" / "bad.yaml"
+    if case in BAD:
+        edit, message = BAD[case]
+        profile(smoke, "bad", lambda c: edit(c, tmp_path))
+    else:
+        text, message = FILES[case]
+        path.unlink(missing_ok=True)
+        if text is not None:
+            path.write_text(text)
+    before, logs = outputs(smoke), tree(smoke / "results" / "smoke" / "logs")
+    proc = snakemake(smoke, "--cores", "1", "--config", "profile=config/bad.yaml", check=False)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in said
     lines = [line for line in proc.stderr.splitlines() if line.startswith("attnlab: error:")]
     assert len(lines) == 1 and message in lines[0], proc.stderr
-    assert (metrics.read_bytes(), metrics.stat().st_mtime) == before
+    assert "localrule" not in said and tree(smoke / "results" / "smoke" / "logs") == logs  # no job started
+    assert outputs(smoke) == before  # nothing already computed was lost

@@ -2,27 +2,37 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from pathlib import Path
 
 from attnlab.errors import AttnlabError
 
 
+def settings(a) -> dict:
+    """The validated settings named by --config (a profile file, or a job's inline JSON), with --threads."""
+    from attnlab.config import load_settings
+
+    cfg = load_settings(a.config)
+    if getattr(a, "threads", None):
+        cfg["threads"] = a.threads
+    return cfg
+
+
 def cmd_check(a):
-    from attnlab.config import load
+    from attnlab.check import check
+    from attnlab.config import TRAINING, read_yaml
 
-    from attnlab.config import TRAINING
-
-    cfg = load(a.config)
+    cfg = check(read_yaml(a.config, "config file"))  # what the Snakefile checks: schema, specs, device, corpus
     runs = "; ".join(f"{e}: {', '.join(cfg[e])}" for e in TRAINING if cfg.get(e))
     print(f"{a.config}: valid {cfg['profile']} profile ({runs})")
 
 
 def cmd_prepare(a):
-    from attnlab.config import load
     from attnlab.data.prepare import prepare
 
-    stats = prepare(load(a.config), Path(a.out))
+    stats = prepare(settings(a), Path(a.out))
     print(f"{stats['n_tokens']:,} tokens ({stats['chars_per_token']} chars/token), "
           f"tokenizer trained in {stats['tokenizer_seconds']:.2f} s")
 
@@ -39,24 +49,23 @@ ANALYSES = {  # name -> module whose main(cfg, out_path) measures and writes one
 def cmd_analyse(a):
     import importlib
 
-    from attnlab.config import load
-
-    cfg = load(a.config)
-    importlib.import_module(ANALYSES[a.name]).main(cfg, Path(a.out))
+    importlib.import_module(ANALYSES[a.name]).main(settings(a), Path(a.out))
 
 
 def cmd_train(a):
-    from attnlab.config import find_run, load, train_settings
+    from attnlab.check import check_splits
+    from attnlab.config import find_run, train_settings
     from attnlab.data.prepare import load_tokens
     from attnlab.experiments.probes import AttentionProbe, GradNormProbe
     from attnlab.nn.spec import spec_from_config
     from attnlab.train import train
 
-    cfg = load(a.config)
+    cfg = settings(a)
     spec = spec_from_config(cfg, a.run)  # fails on a bad spec before any data is read
     experiment, run = find_run(cfg, a.run)
     run_cfg = {**cfg, "train": train_settings(cfg, a.run)}
     train_tokens, val_tokens = load_tokens(Path(a.data), "train"), load_tokens(Path(a.data), "val")
+    check_splits(cfg, len(train_tokens), len(val_tokens), names=[a.run], source=("data", f"the token files in {a.data}"))
     probes = [AttentionProbe(val_tokens, spec.context, run["probe_every"])] if run.get("probe_every") else []
     if run.get("grad_probe_steps") is not None:
         probes.append(GradNormProbe(train_tokens, spec.context, run["grad_probe_steps"]))
@@ -66,15 +75,17 @@ def cmd_train(a):
 
 
 def cmd_claims(a):
-    from attnlab.report.cli_report import main_claims
+    from attnlab.report.claims import write_claims_csv
 
-    main_claims(Path(a.results), Path(a.claims), Path(a.out))
+    counts = write_claims_csv(Path(a.results), Path(a.claims), Path(a.out))["verdict"].value_counts()
+    print(f"{a.out}: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
 
 
 def cmd_site(a):
-    from attnlab.report.cli_report import main_site
+    from attnlab.report.site import build_site
 
-    main_site(Path(a.results), Path(a.claims), Path(a.config), Path(a.docs), Path(a.site))
+    build_site(Path(a.results), Path(a.claims), settings(a), Path(a.docs), Path(a.site))
+    print(f"site built into {a.site}")
 
 
 def cmd_publish(a):
@@ -86,18 +97,22 @@ def cmd_publish(a):
 
 def cmd_bench(a):
     from attnlab.bench.throughput import main as bench_main
-    from attnlab.config import load
 
-    bench_main(load(a.config), Path(a.data), Path(a.out))
+    bench_main(settings(a), Path(a.data), Path(a.out))
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="attnlab", description=__doc__)
+    p.add_argument("--log", help="write all output to this file; only a failure's one-line error reaches the terminal")
     sub = p.add_subparsers(dest="verb", required=True)
 
     def verb(name, fn, help, *args):
         s = sub.add_parser(name, help=help)
-        s.add_argument("--config", required=name not in ("publish",), help="experiment profile (config/*.yaml)")
+        if name not in ("publish", "claims"):
+            s.add_argument("--config", required=True,
+                           help="a profile (config/*.yaml), or one job's settings as inline JSON (what the rules pass)")
+        if name in ("train", "bench"):
+            s.add_argument("--threads", type=int, help="torch threads (the rule's `threads:`)")
         for arg in args:
             s.add_argument(f"--{arg}", required=True)
         s.set_defaults(fn=fn)
@@ -116,11 +131,32 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def log_to(path: str):
+    """Send this process's stdout and stderr (and its children's) to `path`; return a stream to the terminal."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    terminal = os.fdopen(os.dup(2), "w", buffering=1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    return terminal
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    terminal = log_to(args.log) if args.log else None
     try:
         args.fn(args)
-    except AttnlabError as err:
-        print(f"attnlab: error: {err}", file=sys.stderr)
-        return 2
+    except Exception as err:
+        if isinstance(err, AttnlabError):
+            line, code = f"attnlab: error: {err}", 2
+        else:  # a bug, not bad input: the traceback goes to the log
+            traceback.print_exc()
+            line, code = f"attnlab: error: {args.verb} failed with {type(err).__name__}: {err}", 1
+        print(line, file=sys.stderr)
+        if terminal:  # the first line, so that the terminal says what went wrong without opening the log
+            print(f"{line.splitlines()[0]} (log: {args.log})", file=terminal)
+        return code
     return 0

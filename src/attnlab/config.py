@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 from importlib import resources
 from pathlib import Path
 
@@ -34,9 +35,18 @@ def _fill_defaults(node: dict, sch: dict, root: dict) -> None:
                 _fill_defaults(value, extra, root)
 
 
-def validate(cfg: dict) -> dict:
-    """Return a validated copy of `cfg` with defaults filled; raise AttnlabError naming the problem."""
+def validate(cfg: dict, partial: bool = False) -> dict:
+    """Return a validated copy of `cfg` with defaults filled; raise AttnlabError naming the problem.
+
+    `partial`: the settings of one job (some sections of a validated profile, as the rules pass them),
+    so the sections a whole profile must have are not required.
+    """
     root = schema()
+    if partial:
+        root["required"] = ["profile"]
+    for where, value in _numbers(cfg):
+        if not math.isfinite(value):
+            raise AttnlabError(f"config error at '{where}': {value} is not a finite number")
     try:
         jsonschema.validate(cfg, root)
     except jsonschema.ValidationError as err:
@@ -44,21 +54,67 @@ def validate(cfg: dict) -> dict:
         raise AttnlabError(f"config error at '{where}': {err.message}") from None
     cfg = copy.deepcopy(cfg)
     _fill_defaults(cfg, root, root)
+    _check_runs(cfg)
+    heads, width = (cfg.get("multihead") or {}).get("heads") or [], (cfg.get("multihead") or {}).get("d_model")
+    for h in heads:
+        if width and width % h:
+            raise AttnlabError(f"config error at 'multihead.heads': {h} heads do not divide "
+                               f"multihead.d_model={width} (each head would be {width / h:g} wide)")
+    return cfg
+
+
+def _numbers(node, path=""):
+    """(dotted path, value) of every float in a parsed config (YAML's .nan and .inf are floats)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _numbers(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _numbers(value, f"{path}[{i}]")
+    elif isinstance(node, float):
+        yield path, node
+
+
+def _check_runs(cfg: dict) -> None:
+    """Every training run: a unique name, a valid spec, and windows its settings can actually score."""
     from attnlab.nn.spec import spec_from_config  # checks every variant's names and sizes
 
     seen = {}
-    for experiment in TRAINING:
-        for name in cfg.get(experiment) or {}:
-            if name in seen:
-                raise AttnlabError(f"config error: run name '{name}' is used by both '{seen[name]}' and "
-                                   f"'{experiment}'; run names must be unique")
-            seen[name] = experiment
-            spec = spec_from_config(cfg, name)
-            for n in train_settings(cfg, name).get("eval_contexts") or []:
-                if spec.position == "learned" and n > spec.positions:
-                    raise AttnlabError(f"config error: run '{name}' evaluates windows of {n} tokens but its learned "
-                                       f"position table has {spec.positions} rows; set max_positions: {n} or more")
-    return cfg
+    for experiment, name in runs(cfg):
+        if name in seen:
+            raise AttnlabError(f"config error: run name '{name}' is used by both '{seen[name]}' and "
+                               f"'{experiment}'; run names must be unique")
+        seen[name] = experiment
+        spec = spec_from_config(cfg, name)
+        settings = train_settings(cfg, name)
+        for n in settings.get("eval_contexts") or []:
+            if spec.position == "learned" and n > spec.positions:
+                raise AttnlabError(f"config error: run '{name}' evaluates windows of {n} tokens but its learned "
+                                   f"position table has {spec.positions} rows; set max_positions: {n} or more")
+        scored = settings["train_eval_tokens"]
+        if scored is not None and scored < spec.context:
+            where = setting_path(cfg, name, "train_eval_tokens")
+            raise AttnlabError(f"config error at '{where}': {scored} tokens are fewer than run '{name}''s "
+                               f"context of {spec.context}, so not one window of the training split would be "
+                               f"scored; set it to {spec.context} or more (or null for the whole split)")
+
+
+def runs(cfg: dict) -> list[tuple[str, str]]:
+    """(experiment, run name) of every training run the profile declares."""
+    return [(experiment, name) for experiment in TRAINING for name in cfg.get(experiment) or {}]
+
+
+def setting_path(cfg: dict, name: str, key: str) -> str:
+    """Where run `name`'s train setting `key` is written: its own override, else the profile's train section."""
+    experiment, run = find_run(cfg, name)
+    return f"{experiment}.{name}.train.{key}" if key in (run.get("train") or {}) else f"train.{key}"
+
+
+def longest_window(cfg: dict, name: str) -> int:
+    """The longest window of tokens run `name` reads from the validation split."""
+    from attnlab.nn.spec import spec_from_config
+
+    return max([spec_from_config(cfg, name).context, *(train_settings(cfg, name).get("eval_contexts") or [])])
 
 
 TRAINING = ("ladder", "scaling", "depth", "position")  # config sections whose entries are training runs
@@ -75,14 +131,15 @@ def find_run(cfg: dict, name: str) -> tuple[str, dict]:
 
 def train_settings(cfg: dict, name: str) -> dict:
     """The profile's `train` section with the run's own overrides, checked against the schema."""
-    overrides = find_run(cfg, name)[1].get("train") or {}
+    experiment, run = find_run(cfg, name)
+    overrides = run.get("train") or {}
     settings = {**cfg["train"], **overrides}
     sch = schema()["properties"]["train"]
     try:
         jsonschema.validate(settings, sch)
     except jsonschema.ValidationError as err:
         where = ".".join(str(p) for p in err.absolute_path) or "train"
-        raise AttnlabError(f"config error at '{name}.train.{where}': {err.message}") from None
+        raise AttnlabError(f"config error at '{experiment}.{name}.train.{where}': {err.message}") from None
     return settings
 
 
@@ -94,9 +151,16 @@ def read_yaml(path: str | Path, what: str) -> dict:
     try:
         doc = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
-        raise AttnlabError(f"{what} {path} is not valid YAML: {' '.join(str(err).split())}") from None
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or " ".join(str(err).split())
+        raise AttnlabError(f"{what} {path} is not valid YAML{where}: {problem}") from None
+    except UnicodeDecodeError as err:
+        raise AttnlabError(f"{what} {path} is not UTF-8 text: {err.reason} at byte {err.start}") from None
+    if doc is None:
+        raise AttnlabError(f"{what} {path} is empty")
     if not isinstance(doc, dict):
-        raise AttnlabError(f"{what} {path} must hold a mapping, got {type(doc).__name__}")
+        raise AttnlabError(f"{what} {path} must hold a mapping of settings, got a {type(doc).__name__}")
     return doc
 
 
@@ -104,7 +168,46 @@ def load(path: str | Path) -> dict:
     return validate(read_yaml(path, "config file"))
 
 
+def chosen(config: dict, configfiles) -> dict:
+    """The profile a `snakemake` invocation asks for: a whole one given with --configfile (Snakemake has read
+    it into `config`), else the one named by `--config profile=NAME|FILE` (quick by default) with any other
+    `--config key=value` laid over it. Read here, so that a missing or broken file is named with its line."""
+    if configfiles:
+        return dict(config)
+    name = str(config.get("profile", "quick"))
+    path = Path(name if name.endswith((".yaml", ".yml")) else f"config/{name}.yaml")
+    return merged(read_yaml(path, "config file"), {k: v for k, v in config.items() if k != "profile"})
+
+
+def load_settings(arg: str) -> dict:
+    """`--config`: a profile file, or one job's settings as inline JSON (what the rules pass)."""
+    if not arg.lstrip().startswith("{"):
+        return load(arg)
+    try:
+        settings = json.loads(arg)
+    except json.JSONDecodeError as err:
+        raise AttnlabError(f"inline settings are not valid JSON: {err}") from None
+    return validate(settings, partial=True)
+
+
+def merged(base: dict, overrides: dict) -> dict:
+    """`base` with `overrides` laid over it, section by section (`--config train='{steps: 10}'` keeps the rest)."""
+    out = copy.deepcopy(base)
+    for key, value in overrides.items():
+        out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def canonical(obj) -> str:
+    """Settings as one JSON text that depends on their content only, never on the order they were written in."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def job_settings(cfg: dict, *sections: str, **extra) -> str:
+    """The settings one job reads, as canonical JSON: the profile's name, `sections` of it, and `extra`."""
+    return canonical({"profile": cfg["profile"], **{k: cfg[k] for k in sections if k in cfg}, **extra})
+
+
 def digest(obj) -> str:
     """A short, stable hash of any JSON-serialisable settings."""
-    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return hashlib.sha256(canonical(obj).encode()).hexdigest()[:16]

@@ -65,8 +65,44 @@ def evaluate(model, tokens, context, batch_size=64, limit=None, device="cpu") ->
     return total / y.numel(), y.numel()
 
 
+MAX_LOSS = math.log(sys.float_info.max)  # above it exp(loss) overflows: the perplexity is not a finite number
+
+
+def diverged(loss: float) -> bool:
+    return not math.isfinite(loss) or loss >= MAX_LOSS
+
+
 def lr_at(step: int, lr: float, warmup: int) -> float:
     return lr * min(1.0, (step + 1) / warmup) if warmup else lr
+
+
+def perplexity(loss: float) -> float | None:
+    """exp(loss), or None where that is not a finite number (JSON has no infinity)."""
+    return None if diverged(loss) else math.exp(loss)
+
+
+def load_checkpoint(path: Path, device, name: str) -> dict | None:
+    """The checkpoint at `path`, or None; one that cannot be read (empty, truncated, garbage) is set aside."""
+    if not path.exists():
+        return None
+    try:
+        state = torch.load(path, map_location=device, weights_only=True)
+        if not isinstance(state, dict):
+            raise ValueError(f"holds a {type(state).__name__}, not a checkpoint")
+        return state
+    except Exception as err:  # torch raises many types for a damaged file; each means the same here
+        set_aside(path, name, f"it cannot be read ({type(err).__name__}: {first_line(err)})")
+        return None
+
+
+def first_line(err: Exception) -> str:
+    return (str(err).strip().splitlines() or [""])[0][:160]
+
+
+def set_aside(path: Path, name: str, why: str) -> None:
+    bad = path.with_name(path.name + ".bad")
+    os.replace(path, bad)
+    print(f"[{name}] checkpoint {path} set aside as {bad.name}: {why}; starting afresh", file=sys.stderr)
 
 
 def _save(path: Path, state: dict) -> None:
@@ -91,8 +127,9 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
           *, name: str, experiment: str = "ladder", probes: Sequence[Probe] = (), progress: bool = True) -> dict:
     """Train `spec` with cfg['train'] settings; write metrics.json, curve.csv (and probes.csv) into out_dir.
 
-    Resumes from out_dir/ckpt.pt when it belongs to the same spec, settings, seed and model code.
-    A loss that turns NaN/inf ends the run with status 'diverged' instead of an exception.
+    Resumes from out_dir/ckpt.pt when it belongs to the same spec, settings, seed and model code; a checkpoint
+    that cannot be read is set aside (ckpt.pt.bad) and the run starts afresh. A loss whose perplexity is not
+    a finite number (NaN, inf, or past exp's range) ends the run with status 'diverged', not an exception.
     """
     t_start = time.perf_counter()
     out_dir = Path(out_dir)
@@ -104,26 +141,33 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     run_id = digest({"spec": spec.to_dict(), "train": tc, "seed": seed, "code": code_hash(),
                      "data": [len(train_tokens), len(val_tokens), int(train_tokens[:64].sum())]})
 
-    torch.manual_seed(seed)
-    model = build(spec).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], weight_decay=tc["weight_decay"])
-    gen = torch.Generator().manual_seed(seed)
-    step, curve, probe_rows, resumed_from, train_seconds = 0, [], [], None, 0.0
-    status, diverged_at = "ok", None
+    def start(state: dict | None):
+        """Model, optimiser, batch sampler and progress: fresh, or as checkpoint `state` left them."""
+        torch.manual_seed(seed)
+        model = build(spec).to(device)
+        opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], weight_decay=tc["weight_decay"])
+        gen = torch.Generator().manual_seed(seed)
+        if state is None:
+            return model, opt, gen, 0, [], [], None, 0.0
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        gen.set_state(state["gen"])
+        torch.set_rng_state(state["rng"])
+        return model, opt, gen, state["step"], state["curve"], state["probes"], state["step"], state["train_seconds"]
 
     ckpt_path = out_dir / "ckpt.pt"
-    if ckpt_path.exists():
-        state = torch.load(ckpt_path, map_location=device, weights_only=False)
-        if state.get("run_id") == run_id:
-            model.load_state_dict(state["model"])
-            opt.load_state_dict(state["opt"])
-            gen.set_state(state["gen"])
-            torch.set_rng_state(state["rng"])
-            step, curve, probe_rows = state["step"], state["curve"], state["probes"]
-            train_seconds, resumed_from = state["train_seconds"], state["step"]
-            print(f"[{name}] resuming from step {step}", file=sys.stderr)
-        else:
-            print(f"[{name}] checkpoint belongs to other settings or code; starting afresh", file=sys.stderr)
+    state = load_checkpoint(ckpt_path, device, name)
+    if state is not None and state.get("run_id") != run_id:
+        print(f"[{name}] checkpoint belongs to other settings or code; starting afresh", file=sys.stderr)
+        state = None
+    try:
+        model, opt, gen, step, curve, probe_rows, resumed_from, train_seconds = start(state)
+    except (KeyError, RuntimeError, TypeError, ValueError) as err:  # readable, but not a whole checkpoint
+        set_aside(ckpt_path, name, f"its contents do not fit this run ({type(err).__name__}: {first_line(err)})")
+        model, opt, gen, step, curve, probe_rows, resumed_from, train_seconds = start(None)
+    if resumed_from is not None:
+        print(f"[{name}] resuming from step {step}", file=sys.stderr)
+    status, diverged_at = "ok", None
 
     def checkpoint():
         _save(ckpt_path, {"run_id": run_id, "model": model.state_dict(), "opt": opt.state_dict(),
@@ -152,10 +196,10 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
             group["lr"] = lr
         _, loss = model(xb, yb)
         loss_value = loss.item()
-        if not math.isfinite(loss_value):
-            status, diverged_at = "diverged", step
-            curve.append({"step": step, "lr": lr, "train_loss": loss_value, "val_loss": None})
-            print(f"[{name}] loss became {loss_value} at step {step}: recorded as diverged", file=sys.stderr)
+        if diverged(loss_value):  # step + 1: the step this loss belongs to, counted as the curve counts
+            status, diverged_at = "diverged", step + 1
+            curve.append({"step": step + 1, "lr": lr, "train_loss": loss_value, "val_loss": None})
+            print(f"[{name}] loss became {loss_value} at step {step + 1}: recorded as diverged", file=sys.stderr)
             break
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -192,11 +236,17 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
         train_loss, train_n = evaluate(model, train_tokens, T, B,
                                        None if tc["train_eval_tokens"] is None else tc["train_eval_tokens"] // T,
                                        device)
+        if diverged(val_loss) or diverged(train_loss):  # trained to the end, but to no finite perplexity
+            status, diverged_at = "diverged", step
+            metrics.update(status=status, diverged_at_step=step)
+            print(f"[{name}] final loss {val_loss} (val), {train_loss} (train): recorded as diverged",
+                  file=sys.stderr)
+    if status == "ok":
         metrics.update(val_loss=val_loss, val_ppl=math.exp(val_loss), train_loss=train_loss,
                        train_ppl=math.exp(train_loss))
         metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": val_n, "train_tokens_scored": train_n}
         if tc.get("eval_contexts"):  # the same model read through longer (or shorter) windows
-            metrics["val_ppl_at"] = {str(n): math.exp(evaluate(model, val_tokens, n, B, None, device)[0])
+            metrics["val_ppl_at"] = {str(n): perplexity(evaluate(model, val_tokens, n, B, None, device)[0])
                                      for n in tc["eval_contexts"]}
     else:
         metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": 0, "train_tokens_scored": 0}

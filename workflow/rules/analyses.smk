@@ -6,9 +6,7 @@ rule analyse:
     output:
         json=f"{R}/{{folder}}/{{name}}.json",
     params:
-        config=CONFIG,
-        seed=config["seed"],
-        settings=lambda w: config.get(w.name, {}),
+        settings=lambda w: settings("seed", w.name, *(["device"] if w.name == "multihead" else [])),
     wildcard_constraints:
         name="|".join(ANALYSES),
         folder="|".join(folder for folder, _ in ANALYSES.values()),
@@ -21,4 +19,4 @@ rule analyse:
     conda:
         ENV
     shell:
-        "python -m attnlab analyse {wildcards.name} --config {params.config} --out {output.json} > {log} 2>&1"
+        "python -m attnlab --log {log} analyse {wildcards.name} --config {params.settings:q} --out {output.json}"

@@ -7,9 +7,7 @@ rule bench_throughput:
     output:
         json=f"{R}/bench/throughput.json",
     params:
-        config=CONFIG,
-        bench=config.get("bench", {}),
-        model=config["model"],
+        settings=settings("seed", "device", "data", "model", "train", "bench", ladder={"L9": config["ladder"]["L9"]}),
         data=parent_of("input", "train"),
     threads: 2
     resources:
@@ -21,5 +19,5 @@ rule bench_throughput:
     conda:
         ENV
     shell:
-        "OMP_NUM_THREADS={threads} python -m attnlab bench --config {params.config} --data {params.data}"
-        " --out {output.json} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m attnlab --log {log} bench --config {params.settings:q} --threads {threads}"
+        " --data {params.data} --out {output.json}"

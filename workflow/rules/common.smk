@@ -1,19 +1,18 @@
+# Each job runs `python -m attnlab --log {log} VERB`: its output goes to its log, and a failure's one-line
+# error also reaches the terminal, so that Snakemake's "job failed" comes with its reason.
 from pathlib import Path
 
+import attnlab.check
 import attnlab.config
 
 ENV = "../../environment.yml"
+GPU = 1 if config["device"] == "cuda" or (config["device"] == "auto" and attnlab.check.cuda_usable()[0]) else 0
 
 
-def uses_gpu():
-    if config["device"] == "auto":
-        import torch
-
-        return torch.cuda.is_available()
-    return config["device"] == "cuda"
-
-
-GPU = 1 if uses_gpu() else 0
+def settings(*sections, **extra):
+    """A param: the settings one job reads, as canonical JSON. The job reads nothing else, so they are both
+    its rerun trigger (whatever order they were written in) and fixed once it is scheduled."""
+    return attnlab.config.job_settings(config, *sections, **extra)
 
 
 def code(*patterns):

@@ -9,8 +9,7 @@ rule prepare_data:
         tokenizer=f"{R}/data/tokenizer.json",
         stats=f"{R}/data/stats.json",
     params:
-        config=CONFIG,
-        data=config["data"],
+        settings=settings("data"),
         out=parent_of("output", "stats"),
     log:
         f"{LOGS}/prepare_data.log",
@@ -19,4 +18,4 @@ rule prepare_data:
     conda:
         ENV
     shell:
-        "python -m attnlab prepare --config {params.config} --out {params.out} > {log} 2>&1"
+        "python -m attnlab --log {log} prepare --config {params.settings:q} --out {params.out}"

@@ -20,9 +20,8 @@ rule claims:
         claims=CLAIMS_FILES,
         code=REPORT_CODE,
     output:
-        csv=f"{R}/claims.csv",
+        csv=update(f"{R}/claims.csv"),  # a failed step leaves the previous verdicts in place
     params:
-        config=CONFIG,
         claims=lambda w, input: Path(input.claims[0]).parent,
         results=parent_of("output", "csv"),
     log:
@@ -32,8 +31,7 @@ rule claims:
     conda:
         ENV
     shell:
-        "python -m attnlab claims --config {params.config} --results {params.results} --claims {params.claims}"
-        " --out {output.csv} > {log} 2>&1"
+        "python -m attnlab --log {log} claims --results {params.results} --claims {params.claims} --out {output.csv}"
 
 
 rule site:
@@ -45,9 +43,9 @@ rule site:
         code=REPORT_CODE,
         docs=sorted(str(p) for p in Path("docs").rglob("*") if p.is_file()),
     output:
-        index=f"{R}/site/index.html",
-    params:
-        config=CONFIG,
+        index=update(f"{R}/site/index.html"),  # the site is built aside and swapped in whole, so a failed
+    params:                                    # build leaves the previous one in place
+        settings=settings(*config),
         claims=lambda w, input: Path(input.claims[0]).parent,
         results=parent_of("input", "verdicts"),
         docs=f"{R}/docs",
@@ -59,5 +57,5 @@ rule site:
     conda:
         ENV
     shell:
-        "python -m attnlab site --config {params.config} --results {params.results} --claims {params.claims}"
-        " --docs {params.docs} --site {params.site} > {log} 2>&1"
+        "python -m attnlab --log {log} site --config {params.settings:q} --results {params.results} --claims {params.claims}"
+        " --docs {params.docs} --site {params.site}"

@@ -9,10 +9,8 @@ rule train:
         metrics=f"{R}/{{experiment}}/{{run}}/metrics.json",
         curve=f"{R}/{{experiment}}/{{run}}/curve.csv",
     params:
-        config=CONFIG,
-        run=lambda w: {**config["model"], **config[w.experiment][w.run]},
-        train=config["train"],
-        seed=config["seed"],
+        settings=lambda w: settings("seed", "device", "data", "model", "train",
+                                    **{w.experiment: {w.run: config[w.experiment][w.run]}}),
         data=parent_of("input", "train"),
         out=parent_of("output", "metrics"),
     wildcard_constraints:
@@ -28,5 +26,5 @@ rule train:
     conda:
         ENV
     shell:
-        "OMP_NUM_THREADS={threads} python -m attnlab train --config {params.config} --run {wildcards.run}"
-        " --data {params.data} --out {params.out} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m attnlab --log {log} train --config {params.settings:q} --run {wildcards.run}"
+        " --threads {threads} --data {params.data} --out {params.out}"

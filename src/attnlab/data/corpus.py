@@ -37,7 +37,8 @@ def download(url: str, dest: Path, expected_sha256: str | None = None) -> None:
                 raise AttnlabError(f"download from {url} has sha256 {got}, expected {expected_sha256}")
         os.replace(tmp, dest)
     except (OSError, ValueError) as err:  # URLError/HTTPError/timeouts are OSErrors; bad URLs ValueErrors
-        raise AttnlabError(f"could not download corpus from {url} to {dest}: {err}") from None
+        raise AttnlabError(f"could not download corpus from {url} to {dest}: {err}; to use a copy on this machine "
+                           f"instead, set data.path in the profile to it") from None
     finally:
         tmp.unlink(missing_ok=True)
 

@@ -1,5 +1,1 @@
-from attnlab.nn.attention import attention
-from attnlab.nn.model import LM, build
-from attnlab.nn.spec import ModelSpec, spec_from_config
-
-__all__ = ["attention", "LM", "build", "ModelSpec", "spec_from_config"]
+"""The model zoo: `spec` (a model is data, no torch needed to check one), `attention` (the one core), `model`."""

@@ -396,5 +396,7 @@ def write_claims_csv(results_dir: str | Path, claims_path: str | Path, out_csv: 
     table = verdict_table(evaluate_all(load_registry(claims_path), gather(results_dir)))
     out_csv = Path(out_csv)
     out_csv.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out_csv, index=False)
+    tmp = out_csv.with_name(out_csv.name + ".tmp")
+    table.to_csv(tmp, index=False)
+    tmp.replace(out_csv)  # whole or not at all
     return table

@@ -1,0 +1,117 @@
+"""Every check a profile can fail, run before any job starts (by the Snakefile and by `attnlab check`).
+
+Nothing here imports torch: the Snakefile runs it on every invocation, so it must stay fast.
+"""
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+from attnlab.config import longest_window, runs, validate
+from attnlab.errors import AttnlabError
+
+
+def check(cfg: dict, results: str | Path = "results") -> dict:
+    """The validated profile; raise AttnlabError naming the first setting that would fail a job.
+
+    `results`: the folder of every profile's results, where a corpus downloaded by an earlier run is cached.
+    """
+    cfg = validate(cfg)
+    check_device(cfg["device"])
+    check_corpus(cfg, Path(results) / cfg["profile"] / "data")
+    return cfg
+
+
+def cuda_usable() -> tuple[bool, str]:
+    """Whether torch can run on a CUDA GPU here, and why not; torch's build is read, not imported."""
+    found = importlib.util.find_spec("torch")
+    if found is None or not found.origin:
+        return False, "torch is not installed"
+    version = (Path(found.origin).parent / "version.py").read_text()
+    built = re.search(r"^cuda\b[^=]*=\s*['\"]([^'\"]+)['\"]", version, re.M)
+    if not built:
+        return False, "this torch build has no CUDA support"
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        count = pynvml.nvmlDeviceGetCount()
+    except Exception as err:  # no driver, no library: NVML says why
+        return False, f"no NVIDIA driver answered ({err})"
+    return (count > 0), f"{count} CUDA device(s)"
+
+
+def check_device(device: str) -> None:
+    if device == "cuda":
+        ok, why = cuda_usable()
+        if not ok:
+            raise AttnlabError(f"config error at 'device': cuda was asked for, but {why}; "
+                               f"use device: auto (the GPU when there is one) or cpu")
+
+
+def check_corpus(cfg: dict, cache: Path) -> None:
+    """A local corpus (or one downloaded earlier) must match its checksum and hold enough tokens.
+
+    Byte-level BPE never makes more tokens than the corpus has bytes, so the bytes bound every split
+    from above: a split that is too short even then is an error now, not after the data job.
+    """
+    from attnlab.data.corpus import read_text
+
+    data = cfg["data"]
+    if data["path"]:
+        path, key = Path(data["path"]), "data.path"
+    elif (cache / "input.txt").is_file():
+        path, key = cache / "input.txt", "data.url"
+    else:
+        return  # downloaded by the data job, checked when it lands; the splits are checked before training
+    n_bytes = len(read_text(path, data["sha256"]).encode())
+    n_val = int(n_bytes * data["val_fraction"])
+    check_splits(cfg, n_bytes - n_val, n_val, at_most=True, source=(key, f"the corpus {path} ({n_bytes:,} bytes)"))
+
+
+def check_splits(cfg: dict, n_train: int, n_val: int, *, names=None, at_most: bool = False,
+                 source: tuple[str, str] = ("data.path", "the corpus")) -> None:
+    """Each run (of `names`, default all) needs one training window plus a target, and its longest window on
+    the validation split. `at_most`: the counts are upper bounds."""
+    from attnlab.nn.spec import spec_from_config
+
+    key, what = source
+    q = "at most " if at_most else ""
+    vf = cfg["data"]["val_fraction"]
+    for _, name in runs(cfg):
+        if names is not None and name not in names:
+            continue
+        need_train, need_val = spec_from_config(cfg, name).context + 2, longest_window(cfg, name) + 1
+        if n_train + n_val < need_train + need_val:
+            raise AttnlabError(f"config error at '{key}': {what} gives {q}{n_train + n_val:,} tokens, too few for "
+                               f"run '{name}', which needs {need_train} to train on and {need_val} to validate on")
+        for split, have, need in (("validation", n_val, need_val), ("training", n_train, need_train)):
+            if have < need:
+                raise AttnlabError(f"config error at 'data.val_fraction': {vf} leaves {q}{have:,} {split} tokens, "
+                                   f"fewer than the {need} that run '{name}' reads in one window; "
+                                   f"{'raise' if split == 'validation' else 'lower'} data.val_fraction")
+
+
+def check_results(results: str | Path, write: bool = False) -> None:
+    """The results folder can hold this run's files: every part of its path that exists is a folder and,
+    with `write` (before the first job of a real run, never on a dry run), it takes new files."""
+    import os
+    import tempfile
+
+    results = Path(results)
+    for part in [*reversed(results.parents), results]:
+        if part.exists() and not part.is_dir():
+            raise AttnlabError(f"results folder {results} cannot be made: {part} is a file, not a folder")
+    if not write:
+        return
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=results):
+            pass
+    except OSError as err:
+        raise AttnlabError(f"results folder {results} is not writable ({err.strerror}); make it writable "
+                           f"(chmod -R u+w {results}) or move it away to start afresh") from None
+    for folder in (p for p in results.rglob("*") if p.is_dir()):
+        if not os.access(folder, os.W_OK):
+            raise AttnlabError(f"results folder {folder} is not writable; make it writable (chmod -R u+w {results})")

@@ -1,0 +1,237 @@
+"""Nothing silently wrong: failures are results, a damaged checkpoint never blocks, and every config error is
+one line before any job (checked here without Snakemake; the DAG's side is in test_workflow.py)."""
+import copy
+import csv
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+import yaml
+
+import attnlab.train
+from attnlab.check import check, check_results
+from attnlab.config import canonical, chosen, load_settings, validate
+from attnlab.data.prepare import load_tokens
+from attnlab.errors import AttnlabError
+from attnlab.nn.spec import spec_from_config
+from attnlab.train import train
+from helpers import BAD, REPO, tiny_config, ten_chars, write_tokens
+
+CLI = [sys.executable, "-m", "attnlab"]
+
+
+@pytest.fixture
+def data(tmp_path):
+    d = write_tokens(tmp_path / "data")
+    return load_tokens(d, "train"), load_tokens(d, "val")
+
+
+def run(cfg, data, out, row="L9"):
+    return train(spec_from_config(cfg, row), cfg, data[0], data[1], out, name=row, progress=False)
+
+
+def curve_steps(out):
+    return [int(r["step"]) for r in csv.DictReader((out / "curve.csv").open())]
+
+
+# --- failures are results ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lr", [10.0, 100.0, 1e30])  # large but finite losses, and NaN
+def test_a_diverging_run_is_recorded_with_the_step_the_curve_gives_it(tmp_path, data, lr):
+    m = run(tiny_config(lr=lr), data, tmp_path, row="L1")
+    on_disk = json.loads((tmp_path / "metrics.json").read_text())
+    assert m["status"] == on_disk["status"] == "diverged"
+    assert on_disk["val_ppl"] is None and on_disk["train_ppl"] is None  # not a finite number
+    steps = curve_steps(tmp_path)
+    assert steps == list(range(1, len(steps) + 1)), "one curve row per step"
+    assert on_disk["diverged_at_step"] == steps[-1]
+
+
+def test_a_diverged_run_reruns_to_the_same_record(tmp_path, data):
+    cfg = tiny_config(lr=10.0, ckpt_every=1)
+    first = run(cfg, data, tmp_path, row="L1")
+    again = run(cfg, data, tmp_path, row="L1")  # a checkpoint from before the divergence is on disk
+    assert (again["status"], again["diverged_at_step"]) == (first["status"], first["diverged_at_step"])
+
+
+def test_a_final_loss_past_exps_range_is_diverged_not_an_overflow(tmp_path, data, monkeypatch):
+    monkeypatch.setattr(attnlab.train, "evaluate", lambda *a, **k: (5000.0, 8))
+    m = run(tiny_config(steps=3), data, tmp_path, row="L1")
+    assert m["status"] == "diverged" and m["diverged_at_step"] == 3 and m["val_ppl"] is None
+
+
+# --- a damaged checkpoint never blocks -----------------------------------------------------------------
+
+DAMAGE = {
+    "empty": lambda blob: b"",
+    "truncated": lambda blob: blob[: len(blob) // 2],
+    "garbage": lambda blob: bytes(range(256)) * 8,
+    "not a checkpoint": lambda blob: None,  # a readable torch file holding something else
+    "wrong shapes": lambda blob: "shapes",  # a readable checkpoint of this run whose tensors do not fit
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
+def test_a_damaged_checkpoint_is_set_aside_and_the_run_starts_afresh(tmp_path, data, damage, capsys):
+    cfg = tiny_config(steps=10, ckpt_every=5)
+    clean = run(cfg, data, tmp_path / "clean")
+    out = tmp_path / "damaged"
+    run(tiny_config(steps=5, ckpt_every=5), data, out)  # leaves ckpt.pt of another run
+    ckpt = out / "ckpt.pt"
+    blob = ckpt.read_bytes()
+    damaged = DAMAGE[damage](blob)
+    if damaged is None:
+        torch.save([1, 2, 3], ckpt)
+    elif damaged == "shapes":
+        good = torch.load(tmp_path / "clean" / "ckpt.pt", weights_only=True)
+        good["model"] = {k: v[..., :1] for k, v in good["model"].items()}
+        good["step"] = 5
+        torch.save(good, ckpt)
+    else:
+        ckpt.write_bytes(damaged)
+    capsys.readouterr()
+    m = run(cfg, data, out)
+    said = [line for line in capsys.readouterr().err.splitlines() if "set aside" in line]
+    assert len(said) == 1 and "starting afresh" in said[0]
+    assert (out / "ckpt.pt.bad").is_file()
+    assert m["resumed_from_step"] is None
+    assert (m["val_loss"], m["train_loss"]) == (clean["val_loss"], clean["train_loss"])  # as if never interrupted
+
+
+# --- every config error before the first job, in one line ------------------------------------------------
+
+def smoke():
+    return yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+
+
+def with_corpus(cfg, path):
+    cfg["data"]["path"] = str(path)
+    return cfg
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_attnlab_check_names_the_setting_in_one_line(tmp_path, corpus_path, case):
+    cfg = with_corpus(smoke(), corpus_path)
+    edit, named = BAD[case]
+    edit(cfg, tmp_path)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    proc = subprocess.run([*CLI, "check", "--config", str(path)], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("attnlab: error:") and named in lines[0], proc.stderr
+
+
+def test_cuda_on_a_machine_without_it_is_a_config_error(corpus_path):
+    from attnlab.check import cuda_usable
+
+    if cuda_usable()[0]:
+        pytest.skip("this machine has a usable CUDA GPU")
+    with pytest.raises(AttnlabError, match="config error at 'device': cuda was asked for"):
+        check({**with_corpus(smoke(), corpus_path), "device": "cuda"})
+
+
+def test_a_good_profile_passes_check(corpus_path):
+    cfg = check(with_corpus(smoke(), corpus_path))
+    assert cfg["train"]["steps"] == 40
+
+
+def test_a_corpus_that_does_not_match_its_checksum_is_refused(tmp_path, corpus_path):
+    cfg = with_corpus(smoke(), corpus_path)
+    cfg["data"].update(ten_chars(tmp_path), sha256="0" * 64)
+    with pytest.raises(AttnlabError, match="checksum mismatch"):
+        check(cfg)
+
+
+def test_a_downloaded_corpus_is_checked_once_it_is_cached(tmp_path, corpus_path):
+    cfg = smoke()
+    cfg["data"]["path"] = None
+    assert check(cfg, tmp_path / "results")  # nothing downloaded yet: the data job checks it when it lands
+    cache = tmp_path / "results" / "smoke" / "data"
+    cache.mkdir(parents=True)
+    (cache / "input.txt").write_bytes(corpus_path.read_bytes())
+    cfg["data"]["val_fraction"] = 1e-5
+    with pytest.raises(AttnlabError, match="data.val_fraction"):
+        check(cfg, tmp_path / "results")
+
+
+@pytest.mark.parametrize("content,message", [
+    (None, "config file not found"),
+    ("", "is empty"),
+    ("- a\n- b\n", "must hold a mapping of settings, got a list"),
+    ("profile: smoke\nseed: [1,\n  x: 2\n", "is not valid YAML at line 4"),
+])
+def test_a_broken_profile_file_is_named_with_its_line(tmp_path, content, message):
+    path = tmp_path / "profile.yaml"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(AttnlabError, match=message) as err:
+        chosen({"profile": str(path)}, [])
+    assert str(path) in str(err.value)
+
+
+def test_config_profile_picks_a_profile_and_overrides_lay_over_it():
+    cfg = chosen({"profile": "smoke", "seed": 7, "train": {"steps": 3}}, [])
+    assert cfg["seed"] == 7 and cfg["train"]["steps"] == 3 and cfg["train"]["batch_size"] == 8
+    assert chosen({}, [])["profile"] == "quick"
+
+
+def test_a_jobs_inline_settings_are_validated_like_a_profile():
+    cfg = validate(smoke())
+    job = canonical({"profile": "smoke", "seed": 1, "train": cfg["train"]})
+    assert load_settings(job)["train"] == cfg["train"]
+    with pytest.raises(AttnlabError, match="train.lr"):
+        load_settings(canonical({"profile": "smoke", "train": {**cfg["train"], "lr": -1}}))
+
+
+def test_settings_text_does_not_depend_on_key_order():
+    cfg = validate(smoke())
+    flipped = json.loads(json.dumps(cfg), object_pairs_hook=lambda pairs: dict(reversed(pairs)))
+    assert list(flipped) != list(cfg) and canonical(flipped) == canonical(cfg)
+
+
+def test_a_results_path_through_a_file_is_one_line(tmp_path):
+    (tmp_path / "results").write_text("")
+    with pytest.raises(AttnlabError, match="is a file, not a folder"):
+        check_results(tmp_path / "results" / "smoke")
+
+
+def test_an_unwritable_results_folder_is_one_line(tmp_path, monkeypatch):
+    import tempfile
+
+    def refuse(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)  # root writes everywhere; a user hits exactly this
+    check_results(tmp_path / "results", write=False)  # a dry run writes nothing, so needs nothing
+    with pytest.raises(AttnlabError, match="is not writable \\(Permission denied\\)"):
+        check_results(tmp_path / "results", write=True)
+
+
+def test_checking_a_profile_never_imports_torch(corpus_path):
+    """The Snakefile runs these checks on every invocation, a no-op included: torch alone costs ~2.5 s."""
+    code = ("import sys, yaml, attnlab.check, attnlab.config\n"
+            f"cfg = yaml.safe_load(open({str(REPO / 'config' / 'smoke.yaml')!r}))\n"
+            f"cfg['data']['path'] = {str(corpus_path)!r}\n"
+            "attnlab.check.check(cfg); attnlab.check.cuda_usable()\n"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_a_job_failure_reaches_the_terminal_as_one_line(tmp_path):
+    """With --log, everything goes to the log, and the one-line error also to the terminal."""
+    bad = tmp_path / "bad.yaml"
+    cfg = copy.deepcopy(smoke())
+    cfg["data"].update(path=None, url=(tmp_path / "nowhere" / "input.txt").as_uri())
+    bad.write_text(yaml.safe_dump(cfg))
+    log = tmp_path / "logs" / "prepare.log"
+    proc = subprocess.run([*CLI, "--log", str(log), "prepare", "--config", str(bad), "--out", str(tmp_path / "d")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "could not download corpus" in lines[0] and "data.path" in lines[0]
+    assert str(log) in lines[0] and "could not download corpus" in log.read_text()
