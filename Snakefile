@@ -40,7 +40,6 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/analyses.smk"
 include: "workflow/rules/train.smk"
-include: "workflow/rules/bench.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -48,6 +47,5 @@ rule all:
     default_target: True
     input:
         rules.site.output.index,
-        rules.bench_throughput.output.json,
         # every run file by name, so that deleting one rebuilds it even though the site is up to date
         **RUNS,

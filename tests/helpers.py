@@ -44,8 +44,10 @@ def write_tokens(data_dir: Path, vocab: int = 64, n_train: int = 4000, n_val: in
 
 def site_for(root: Path, cfg: dict):
     """A report Site over the results under `root`, with the project's whole claims registry."""
-    from attnlab.report.claims import evaluate_all, gather, load_registry
-    from attnlab.report.site import Site
+    from attnlab.report.claims import load_registry
+    from attnlab.report.page import Site
+    from attnlab.report.results import gather
+    from attnlab.report.verdicts import evaluate_all
 
     registry = load_registry(REPO / "claims")
     res = gather(root)

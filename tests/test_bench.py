@@ -7,7 +7,8 @@ import torch
 from attnlab.bench import reference, throughput
 from attnlab.config import load
 from attnlab.nn.model import build
-from attnlab.nn.spec import ModelSpec, spec_from_config
+from attnlab.config import spec_from_config
+from attnlab.nn.spec import ModelSpec
 
 L9 = dict(vocab_size=97, d_model=32, context=16, n_heads=4, mixer="multihead", position="learned", mlp=True,
           norm="pre")
@@ -76,7 +77,7 @@ def test_main_writes_throughput_json(repo, tmp_path, capsys):
     RegexTokenizer("gpt2").save(data / "tokenizer.json")
 
     out = tmp_path / "bench" / "throughput.json"
-    result = throughput.main(cfg, data, out)
+    result = throughput.main(cfg, out, data)
     written = json.loads(out.read_text())
     for key in ("model", "n_params", "batch_size", "context", "steps", "attnlab_tokens_per_s",
                 "reference_tokens_per_s", "ratio", "ratio_paired_median", "max_abs_logit_diff",
@@ -99,6 +100,6 @@ def test_main_without_tokenizer_notes_the_skip(repo, tmp_path):
     cfg["bench"] = {"steps": 1, "warmup": 0, "batch_size": 2}
     cfg["device"] = "cpu"
     np.random.default_rng(1).integers(0, 1024, 2000).astype(np.uint16).tofile(tmp_path / "train.bin")
-    result = throughput.main(cfg, tmp_path, tmp_path / "out.json")
+    result = throughput.main(cfg, tmp_path / "out.json", tmp_path)
     assert result["encode_100kb_seconds"] is None and result["tokenizer_train_seconds"] is None
     assert any("tokenizer.json" in note for note in result["notes"])

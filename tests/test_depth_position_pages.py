@@ -8,7 +8,9 @@ import pytest
 
 from attnlab.config import load
 from attnlab.provenance import write_json
-from attnlab.report.claims import evaluate_all, gather, load_registry
+from attnlab.report.claims import load_registry
+from attnlab.report.results import gather
+from attnlab.report.verdicts import evaluate_all
 from attnlab.report.pages import depth, position
 from attnlab.report.site import render
 from helpers import REPO, site_for
@@ -82,7 +84,7 @@ def quick_like(tmp_path):
 
 def verdicts(root) -> dict:
     return {v.claim.id: v for v in evaluate_all(load_registry(REPO / "claims"), gather(root))
-            if v.claim.page in ("depth", "position")}
+            if v.claim.experiment in ("depth", "position")}
 
 
 def rendered(site, page: str) -> str:

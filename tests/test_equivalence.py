@@ -10,12 +10,14 @@ from attnlab.errors import AttnlabError
 from attnlab.experiments import equivalence as eq
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
-from attnlab.report.claims import evaluate_all, gather, load_registry
+from attnlab.report.claims import load_registry
+from attnlab.report.results import gather
+from attnlab.report.verdicts import evaluate_all
 from attnlab.report.pages.equivalence import blocks
 from attnlab.report.site import render
 from helpers import REPO, site_for
 
-TOL = 1e-5  # float32, outputs of order 0.1-1 (see claims/e9_equivalence.yaml)
+TOL = 1e-5  # float32, outputs of order 0.1-1 (see claims/equivalence.yaml)
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +25,8 @@ def written(tmp_path_factory):
     """One full run through main(): its result, the JSON it wrote, and the results folder."""
     root = tmp_path_factory.mktemp("results")
     cfg = load(REPO / "config" / "smoke.yaml")
-    result = eq.main(cfg, root / "e9" / "equivalence.json")
-    return result, json.loads((root / "e9" / "equivalence.json").read_text()), root, cfg
+    result = eq.main(cfg, root / "equivalence" / "result.json")
+    return result, json.loads((root / "equivalence" / "result.json").read_text()), root, cfg
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +150,7 @@ def test_heads_must_divide_the_width():
 def test_claims_are_reproduced_on_a_real_run(written):
     _, _, root, _ = written
     registry = load_registry(REPO / "claims")
-    verdicts = {v.claim.id: v for v in evaluate_all(registry, gather(root)) if v.claim.page == "equivalence"}
+    verdicts = {v.claim.id: v for v in evaluate_all(registry, gather(root)) if v.claim.experiment == "equivalence"}
     assert set(verdicts) == {"C9.1", "C9.2", "S3"}
     assert all(v.verdict == "reproduced" for v in verdicts.values()), {k: v.note for k, v in verdicts.items()}
 
@@ -162,7 +164,7 @@ def test_blocks_fill_every_marker(written):
     assert "<!-- attnlab:" not in page
     assert "chart-equivalence" in page and "vegaEmbed" in page
     assert "causal self-attention" in page and "bfloat16" in page
-    assert "e9/equivalence.json" in page  # rerun command and provenance
+    assert "equivalence/result.json" in page  # rerun command and provenance
 
 
 def test_blocks_render_not_run_without_results(tmp_path, written):
@@ -170,7 +172,7 @@ def test_blocks_render_not_run_without_results(tmp_path, written):
     template = (REPO / "docs" / "equivalence.md").read_text()
     page = render(template, blocks(site_for(tmp_path, cfg)), "equivalence.md")
     assert "<!-- attnlab:" not in page
-    assert "not run" in page and "results/smoke/e9/equivalence.json" in page
+    assert "not run" in page and "results/smoke/equivalence/result.json" in page
 
 
 def test_permutation_equivariance_is_recorded_for_c5_5():

@@ -8,7 +8,8 @@ from attnlab.config import load
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 from attnlab.nn.model import build
-from attnlab.nn.spec import ModelSpec, spec_from_config
+from attnlab.config import spec_from_config
+from attnlab.nn.spec import ModelSpec
 from attnlab.nn.attention import causal_mask
 from attnlab.nn.model import Average, param_breakdown
 from helpers import assert_causal

@@ -4,9 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 import torch
 
 from attnlab.bench import multihead
+from attnlab.config import schema
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json
 from attnlab.report.pages import multihead as page
@@ -21,7 +23,7 @@ CFG = {"profile": "smoke", "seed": 1337, "device": "cpu", "multihead": TINY}
 @pytest.fixture(scope="module")
 def s4(tmp_path_factory):
     root = tmp_path_factory.mktemp("results")
-    return root, multihead.main(CFG, root / "s4" / "multihead.json")
+    return root, multihead.main(CFG, root / "multihead" / "result.json")
 
 
 def test_flops_do_not_depend_on_the_number_of_heads():
@@ -36,7 +38,8 @@ def test_run_rows_and_settings(s4):
     assert [r["heads"] for r in result["rows"]] == [1, 2, 4]
     assert [r["head_dim"] for r in result["rows"]] == [32, 16, 8]
     assert result["flops_equal"] and result["rows"][0]["ratio_to_one_head"] == 1
-    assert result["warmup"] == multihead.DEFAULTS["warmup"]  # keys the config leaves out take defaults
+    defaults = schema()["properties"]["multihead"]["properties"]
+    assert result["warmup"] == defaults["warmup"]["default"]  # keys the config leaves out take the schema's
     for r in result["rows"]:
         assert 0 < r["ms_min"] <= r["ms_median"] <= r["ms_max"] and r["ms_core_median"] > 0
         assert r["softmax_elements"] == 2 * r["heads"] * 16 * 16
@@ -56,7 +59,7 @@ def test_heads_must_divide_the_width():
 
 
 def test_main_writes_json_with_provenance(s4):
-    on_disk = read_json(s4[0] / "s4" / "multihead.json")
+    on_disk = read_json(s4[0] / "multihead" / "result.json")
     assert on_disk["provenance"]["config_hash"] and on_disk["device"].startswith("cpu")
     assert on_disk["d_model"] == 32 and len(on_disk["rows"]) == 3
 
@@ -73,4 +76,4 @@ def test_page_fills_every_marker(s4):
 
 def test_page_without_a_run_says_not_run(tmp_path):
     text = render((REPO / "docs" / "multihead.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "multihead.md")
-    assert "<!-- attnlab:" not in text and "not run" in text and "s4/multihead.json" in text
+    assert "<!-- attnlab:" not in text and "not run" in text and "multihead/result.json" in text

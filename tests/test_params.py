@@ -21,7 +21,7 @@ CFG = {"profile": "smoke", "seed": 1337}
 @pytest.fixture(scope="module")
 def e7(tmp_path_factory):
     root = tmp_path_factory.mktemp("results")
-    return root, params.main(CFG, root / "e7" / "params.json")
+    return root, params.main(CFG, root / "params" / "result.json")
 
 
 def test_gpt2_small_is_exactly_the_published_size_line_by_line(e7):
@@ -76,7 +76,7 @@ def test_qkv_bias_saving_and_shares(e7):
 
 
 def test_main_writes_json_with_provenance(e7):
-    on_disk = read_json(e7[0] / "e7" / "params.json")
+    on_disk = read_json(e7[0] / "params" / "result.json")
     assert on_disk["provenance"]["config_hash"] and on_disk["gpt2"]["total"] == 124_439_808
     assert [r["d"] for r in on_disk["per_block"]] == params.WIDTHS
 
@@ -92,4 +92,4 @@ def test_page_fills_every_marker_and_claims_are_reproduced(e7):
 
 def test_page_without_a_run_says_not_run(tmp_path):
     text = render((REPO / "docs" / "params.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "params.md")
-    assert "<!-- attnlab:" not in text and "not run" in text and "e7/params.json" in text
+    assert "<!-- attnlab:" not in text and "not run" in text and "params/result.json" in text

@@ -5,8 +5,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnlab.config import TRAINING, load
-from attnlab.report.claims import FILES, write_claims_csv
+from attnlab.config import load
+from attnlab.registry import training
+from attnlab.report.results import result_files
+from attnlab.report.verdicts import write_claims_csv
 from attnlab.report.site import build_site
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,11 +31,11 @@ def test_published_verdicts_recompute_from_published_runs(recomputed):
 
 def test_every_run_and_analysis_was_published(recomputed):
     cfg = load(REPO / "config" / "quick.yaml")
-    for experiment in TRAINING:
+    for experiment in training():
         for run in cfg.get(experiment) or {}:
             assert (PUBLISHED / experiment / run / "metrics.json").is_file(), run
             assert (PUBLISHED / experiment / run / "curve.csv").is_file(), run
-    for rel in FILES.values():
+    for rel in result_files().values():
         assert (PUBLISHED / rel).is_file(), rel
     assert not list(PUBLISHED.rglob("*.pt")) and not list(PUBLISHED.rglob("*.bin")), "no checkpoints or tokens"
 

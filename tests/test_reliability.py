@@ -13,10 +13,10 @@ import yaml
 
 import attnlab.train
 from attnlab.check import check, check_results
-from attnlab.config import canonical, chosen, load_settings, validate
+from attnlab.config import canonical, chosen, load_settings, resolve, validate
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError
-from attnlab.nn.spec import spec_from_config
+from attnlab.config import spec_from_config
 from attnlab.train import train
 from helpers import BAD, REPO, tiny_config, ten_chars, write_tokens
 
@@ -104,7 +104,8 @@ def test_a_damaged_checkpoint_is_set_aside_and_the_run_starts_afresh(tmp_path, d
 # --- every config error before the first job, in one line ------------------------------------------------
 
 def smoke():
-    return yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    """The smoke profile, laid over config/base.yaml (every run declared)."""
+    return resolve(yaml.safe_load((REPO / "config" / "smoke.yaml").read_text()))
 
 
 def with_corpus(cfg, path):
@@ -216,7 +217,7 @@ def test_checking_a_profile_never_imports_torch(corpus_path):
     code = ("import sys, yaml, attnlab.check, attnlab.config\n"
             f"cfg = yaml.safe_load(open({str(REPO / 'config' / 'smoke.yaml')!r}))\n"
             f"cfg['data']['path'] = {str(corpus_path)!r}\n"
-            "attnlab.check.check(cfg); attnlab.check.cuda_usable()\n"
+            "attnlab.check.check(attnlab.config.resolve(cfg)); attnlab.check.cuda_usable()\n"
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -10,12 +10,15 @@ import pytest
 import yaml
 
 from attnlab.errors import AttnlabError
-from attnlab.provenance import write_json
+from attnlab.provenance import read_json, write_json
 from attnlab.report import claims as cl
 from attnlab.report.site import build_site
+from attnlab.report.verdicts import write_claims_csv
 
 REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "claims" / "chapter.yaml"
+REGISTRY = REPO / "claims"
+FAKED = ("data", "averaging", "ladder")  # the experiments write_fake_results writes run files for
+IDS = [c["id"] for name in FAKED for c in yaml.safe_load((REGISTRY / f"{name}.yaml").read_text())["claims"]]
 CONFIG = {"profile": "smoke", "seed": 1337,
           "data": {"url": "file://input.txt", "sha256": "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"},
           "train": {"steps": 3000, "batch_size": 64, "lr": 1e-3},
@@ -55,12 +58,12 @@ def write_fake_results(root: Path, val=None, train=None, diverged=(), skip=(), r
         "sha256": "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",
         "provenance": provenance()})
     matrix = [[1 / (t + 1) if s <= t else 0.0 for s in range(6)] for t in range(6)]
-    write_json(root / "e1/averaging.json", {
+    write_json(root / "averaging/result.json", {
         "T": 6, "d": 4, "shuffle_max_abs_diff": 2.98e-8, "loop_vs_matmul_max_abs_diff": 5.96e-8,
         "loop_vs_softmax_max_abs_diff": 5.96e-8, "matrix": matrix, "float16_mask_is_inf": True,
         "provenance": provenance()})
     if "bench" not in skip:
-        write_json(root / "bench/throughput.json", {
+        write_json(root / "bench/result.json", {
             "n_params": 478080, "batch_size": 16, "context": 128, "steps": 10, "warmup": 3, "threads": 2,
             "attnlab_tokens_per_s": 8000.0, "reference_tokens_per_s": 8400.0, "ratio": 0.952,
             "ratio_paired_median": 0.95, "max_abs_logit_diff": 0.0, "tokenizer_train_seconds": 0.8,
@@ -73,7 +76,8 @@ def write_fake_results(root: Path, val=None, train=None, diverged=(), skip=(), r
         write_json(root / f"ladder/{row}/metrics.json", {
             "name": row, "experiment": "ladder",
             "spec": {"d_model": 128, "context": 128, "n_blocks": 2 if row == "B2" else 1,
-                     "mixer": "none" if row == "L1" else ("average" if row in ("L2", "L3", "L4") else "attention"),
+                     "mixer": "none" if row == "L1" else ("average" if row in ("L2", "L3", "L4") else
+                                                         "head" if row in ("L5", "L6") else "multihead"),
                      "n_heads": 4 if row in ("L7", "L8", "L9", "B2") else 1,
                      "residual": row not in ("L2", "L3", "L5"),
                      "position": "none" if row in ("L1", "L2") else "learned",
@@ -93,9 +97,10 @@ def write_fake_results(root: Path, val=None, train=None, diverged=(), skip=(), r
     return root
 
 
-def verdicts(root: Path, registry: Path = REGISTRY) -> dict[str, dict]:
-    table = cl.write_claims_csv(root, registry, root / "claims.csv")
-    return {r["claim_id"]: r for r in table.to_dict("records")}
+def verdicts(root: Path) -> dict[str, dict]:
+    """The verdicts of the claims on the faked experiments (every other claim is "not run" here)."""
+    table = write_claims_csv(root, REGISTRY, root / "claims.csv")
+    return {r["claim_id"]: r for r in table.to_dict("records") if r["claim_id"] in IDS}
 
 
 # ------------------------------------------------------------------ claims
@@ -105,10 +110,9 @@ def test_claims_csv_columns_and_all_reproduced(tmp_path):
     got = verdicts(root)
     table = pd.read_csv(root / "claims.csv")
     assert list(table.columns) == ["claim_id", "chapter_value", "reproduced_value", "verdict", "note"]
-    ids = [c["id"] for c in yaml.safe_load(REGISTRY.read_text())["claims"]]
-    assert list(table["claim_id"]) == ids
+    assert list(table["claim_id"])[:len(IDS)] == IDS  # in registry order: data, averaging, ladder first
     assert {f"C0.{i}" for i in range(1, 5)} | {f"C1.{i}" for i in range(1, 4)} \
-        | {f"C2.{i}" for i in range(1, 11)} <= set(ids)
+        | {f"C2.{i}" for i in range(1, 11)} <= set(IDS)
     assert {k: v["verdict"] for k, v in got.items() if v["verdict"] != "reproduced"} == {}
     assert got["C2.7"]["reproduced_value"] == "gain=3; extra_params=16512"
 
@@ -130,8 +134,8 @@ def test_verdict_flips_when_numbers_move(tmp_path, change, claim):
 
 def test_wrong_merge_and_mask_not_reproduced(tmp_path):
     root = write_fake_results(tmp_path)
-    e1 = cl.read_json(root / "e1/averaging.json")
-    write_json(root / "e1/averaging.json", {**e1, "float16_mask_is_inf": False})
+    e1 = read_json(root / "averaging/result.json")
+    write_json(root / "averaging/result.json", {**e1, "float16_mask_is_inf": False})
     got = verdicts(root)
     assert got["C1.3"]["verdict"] == "not reproduced"
     assert "✗ float16_mask_is_inf: expected true" in got["C1.3"]["note"]
@@ -139,13 +143,13 @@ def test_wrong_merge_and_mask_not_reproduced(tmp_path):
 
 def test_missing_runs_are_not_run_and_named(tmp_path):
     root = write_fake_results(tmp_path, skip={"L5"})
-    (root / "e1/averaging.json").unlink()
+    (root / "averaging/result.json").unlink()
     got = verdicts(root)
     assert got["C2.6"]["verdict"] == "not run"
     assert "ladder/L5/metrics.json" in got["C2.6"]["note"]
     assert got["C2.5"]["verdict"] == "reproduced"
     assert {got[c]["verdict"] for c in ("C1.1", "C1.2", "C1.3")} == {"not run"}
-    assert "e1/averaging.json" in got["C1.1"]["note"]
+    assert "averaging/result.json" in got["C1.1"]["note"]
     assert got["C1.1"]["reproduced_value"] == ""
 
 
@@ -172,7 +176,7 @@ GOOD = {"id": "C9.9", "claim": "x", "chapter_value": 1, "value": "ppl['L1']", "c
     {"check": {"target": 3}},                          # no tolerance
     {"value": "ppl['L1' +"},                           # syntax error
     {"value": "open('/etc/passwd')"},                  # not a whitelisted call
-    {"value": "stats.__class__"},                      # attribute access
+    {"value": "data.__class__"},                       # attribute access
     {"value": "ppl[row]"},                             # unknown name / non-literal row
     {"value": {"a": "ppl['L1']"}},                     # parts without matching checks
     {"tolerance_note": None, "drop": "tolerance_note"},  # missing field
@@ -181,10 +185,10 @@ def test_malformed_claim_raises_naming_its_id(tmp_path, patch):
     entry = {**GOOD, **patch}
     if "drop" in patch:
         entry.pop(entry.pop("drop"))
-    path = tmp_path / "claims.yaml"
+    path = tmp_path / "ladder.yaml"
     path.write_text(yaml.safe_dump({"claims": [entry]}))
     with pytest.raises(AttnlabError, match=r"C9\.9"):
-        cl.load_registry(path)
+        cl.load_file(path, "ladder")
 
 
 def test_checks():
@@ -233,7 +237,7 @@ def test_site_builds_offline_with_provenance(tmp_path):
 
 def test_site_builds_with_stages_missing(tmp_path):
     root = write_fake_results(tmp_path / "results", skip={"L7", "L8", "L9", "B2"})
-    (root / "e1/averaging.json").unlink()
+    (root / "averaging/result.json").unlink()
     build_site(root, REGISTRY, CONFIG, tmp_path / "docs", tmp_path / "site")
     html = built_pages(tmp_path / "site")
     assert "not run" in html["averaging.html"] and 'id="provenance"' in html["averaging.html"]

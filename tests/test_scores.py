@@ -20,7 +20,7 @@ CFG = {"profile": "smoke", "seed": 1337}
 @pytest.fixture(scope="module")
 def e3(tmp_path_factory):
     root = tmp_path_factory.mktemp("results")
-    result = scores.main(CFG, root / "e3" / "scores.json")
+    result = scores.main(CFG, root / "scores" / "result.json")
     return root, result
 
 
@@ -30,7 +30,7 @@ def row(table, key, value):
 
 def test_main_writes_json_with_provenance(e3):
     root, result = e3
-    on_disk = read_json(root / "e3" / "scores.json")
+    on_disk = read_json(root / "scores" / "result.json")
     assert on_disk["provenance"]["seed"] == 1337 and on_disk["provenance"]["config_hash"]
     assert [r["d"] for r in on_disk["variance"]] == scores.WIDTHS
     assert on_disk["frozen_definition"] == result["frozen_definition"]
@@ -109,4 +109,4 @@ def test_page_fills_every_marker_and_claims_are_reproduced(e3):
 
 def test_page_without_a_run_says_not_run(tmp_path):
     text = render((REPO / "docs" / "scores.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "scores.md")
-    assert "<!-- attnlab:" not in text and "not run" in text and "e3/scores.json" in text
+    assert "<!-- attnlab:" not in text and "not run" in text and "scores/result.json" in text

@@ -12,7 +12,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from attnlab.config import TRAINING
+from attnlab import imports
+from attnlab.config import resolve
+from attnlab.registry import load as load_registry
+from attnlab.registry import training
 from helpers import BAD
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,8 +55,9 @@ def checkout(work: Path, corpus_path: Path) -> Path:
 
 
 def profile(work: Path, name: str, change) -> str:
-    """config/<name>.yaml: the smoke profile with `change(cfg)` applied; returns its path relative to `work`."""
-    cfg = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    """config/<name>.yaml: the smoke profile (every run spelt out) with `change(cfg)` applied; returns its path
+    relative to `work`."""
+    cfg = resolve(yaml.safe_load((work / "config" / "smoke.yaml").read_text()))
     change(cfg)
     (work / "config" / f"{name}.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     return f"config/{name}.yaml"
@@ -78,9 +82,9 @@ def test_smoke_dag_builds_the_site(smoke):
     assert list(claims.columns) == ["claim_id", "chapter_value", "reproduced_value", "verdict", "note"]
     assert {"C0.2", "C1.1", "C2.1"} <= set(claims.claim_id)
     assert claims.set_index("claim_id").loc["C0.2", "verdict"] == "reproduced"  # the real corpus, the real BPE
-    for row in yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())["ladder"]:
+    for row in resolve(yaml.safe_load((smoke / "config" / "smoke.yaml").read_text()))["ladder"]:
         assert (r / "ladder" / row / "metrics.json").is_file()
-    for job in ("prepare_data", "claims", "site", "bench_throughput", "e1/averaging", "ladder/L1"):
+    for job in ("prepare_data", "claims", "site", "bench", "averaging", "ladder/L1"):
         assert (r / "logs" / f"{job}.log").exists() and (r / "benchmarks" / f"{job}.tsv").exists()
 
 
@@ -133,16 +137,29 @@ def failing_report(smoke, break_it, unbreak):
         proc = snakemake(smoke, "--cores", "1", "--configfile", "config/smoke.yaml", check=False)
     finally:
         unbreak()
-    return proc, before, contents()
+    after = contents()
+    snakemake(smoke, "--cores", "2", "--configfile", "config/smoke.yaml")  # mended: the report is rebuilt
+    return proc, before, after
+
+
+BROKEN_CLAIM = """
+  - id: C1.99
+    claim: A claim whose value reads a field no producer writes.
+    chapter_value: 1
+    value: "averaging['no_such_field']"
+    check: {equals: 1}
+    tolerance_note: none
+"""
 
 
 def test_a_failed_claims_step_leaves_the_previous_verdicts_and_site(smoke):
-    bad = smoke / "claims" / "zz_broken.yaml"
-    proc, before, after = failing_report(smoke, lambda: bad.write_text("claims: [unclosed\n"), bad.unlink)
+    claims = smoke / "claims" / "averaging.yaml"
+    good = claims.read_text()
+    proc, before, after = failing_report(smoke, lambda: claims.write_text(good + BROKEN_CLAIM),
+                                         lambda: claims.write_text(good))
     assert proc.returncode != 0 and after == before
     errors = [line for line in proc.stderr.splitlines() if line.startswith("attnlab: error:")]
-    assert len(errors) == 1 and "zz_broken.yaml" in errors[0] and "logs/claims.log" in errors[0], proc.stderr
-    assert set(planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))) <= {"claims", "site", "all"}
+    assert len(errors) == 1 and "C1.99" in errors[0] and "logs/claims.log" in errors[0], proc.stderr
 
 
 def test_a_failed_site_build_leaves_the_previous_site(smoke):
@@ -178,6 +195,68 @@ def test_a_second_invocation_cannot_change_a_running_one(tmp_path, corpus_path):
     assert set(steps.values()) == {40}, steps
 
 
+SOURCES = sorted(str(p.relative_to(REPO)) for p in (REPO / "src" / "attnlab").rglob("*.py"))
+VERBS = {"prepare_data": ("prepare",), "train": ("train",), "claims": ("claims",),
+         "analyse": ("analyse", *(e.producer for e in load_registry() if e.kind in ("analysis", "benchmark"))),
+         "site": ("site", *(f"attnlab.report.pages.{p}" for p in ["index", *(e.name for e in load_registry())]))}
+DOWNSTREAM = {"prepare_data": {"train", "analyse"}, "train": {"claims", "site"}, "analyse": {"claims", "site"},
+              "claims": {"site"}, "site": set()}
+
+
+def imports_of(rule: str) -> set[str]:
+    verb, *modules = VERBS[rule]
+    return set(imports.files(imports.verb(verb) | imports.closure(*modules), root=REPO))
+
+
+def reruns(source: str) -> set[str]:
+    """The rules a dry run should plan after `source` is edited: those importing it, and what they feed."""
+    rules = {rule for rule in VERBS if source in imports_of(rule)}
+    todo = list(rules)
+    while todo:
+        for later in DOWNSTREAM[todo.pop()] - rules:
+            rules.add(later)
+            todo.append(later)
+    return rules | ({"all"} if rules else set())
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_an_edit_reruns_exactly_the_rules_that_import_it(smoke, source):
+    path = smoke / source
+    text, stat = path.read_text(), path.stat()
+    edit(path)
+    try:
+        jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
+    finally:
+        path.write_text(text)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    if source == "src/attnlab/bench/throughput.py":  # only the bench analysis imports it: one analyse job
+        assert jobs.get("analyse") == 1
+    assert set(jobs) == reruns(source), source
+
+
+def test_the_import_analysis_misses_nothing_a_job_really_imports(smoke, tmp_path):
+    """Run each verb for real with `python -X importtime`: every attnlab module it imports is a code input."""
+    r = smoke / "results" / "smoke"
+    settings = json.dumps(resolve(yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())), default=str)
+    commands = {
+        "prepare_data": ["prepare", "--config", settings, "--out", str(tmp_path / "data")],
+        "train": ["train", "--config", settings, "--run", "L9", "--data", str(r / "data"), "--out",
+                  str(tmp_path / "L9")],
+        "analyse": ["analyse", "scores", "--config", settings, "--out", str(tmp_path / "scores.json")],
+        "claims": ["claims", "--results", str(r), "--claims", "claims", "--out", str(tmp_path / "claims.csv")],
+        "site": ["site", "--config", settings, "--results", str(r), "--claims", "claims", "--docs",
+                 str(tmp_path / "docs"), "--site", str(tmp_path / "site")],
+    }
+    env = {**os.environ, "PYTHONPATH": str(smoke / "src")}
+    for rule, args in commands.items():
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "attnlab", *args], cwd=smoke, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        loaded = set(re.findall(r"\|\s+(attnlab(?:\.\w+)*)\s*$", proc.stderr, re.M))
+        files = {str(imports.module_path(m).relative_to(imports.PACKAGE.parents[1])) for m in loaded}
+        assert files <= imports_of(rule), (rule, files - imports_of(rule))
+
+
 def test_editing_report_code_reruns_no_training(smoke):
     edit(smoke / "src" / "attnlab" / "report" / "charts.py")
     jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
@@ -187,8 +266,8 @@ def test_editing_report_code_reruns_no_training(smoke):
 def test_editing_model_code_reruns_training(smoke):
     edit(smoke / "src" / "attnlab" / "nn" / "model.py")
     jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
-    cfg = yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())
-    runs = sum(len(cfg.get(experiment) or {}) for experiment in TRAINING)
+    cfg = resolve(yaml.safe_load((smoke / "config" / "smoke.yaml").read_text()))
+    runs = sum(len(cfg.get(experiment) or {}) for experiment in training())
     assert jobs.get("train") == runs and "prepare_data" not in jobs
 
 
@@ -230,3 +309,91 @@ def test_bad_input_stops_the_dag_in_one_line_before_any_job(smoke, tmp_path, cas
     assert len(lines) == 1 and message in lines[0], proc.stderr
     assert "localrule" not in said and tree(smoke / "results" / "smoke" / "logs") == logs  # no job started
     assert outputs(smoke) == before  # nothing already computed was lost
+
+
+REGISTRY_BAD = {  # an edit of the registry or a claims file -> what the one line says
+    "a producer that does not exist": (
+        "src/attnlab/experiments.yaml",
+        lambda t: t.replace("producer: attnlab.experiments.params}", "producer: attnlab.experiments.nothing}"),
+        "names a producer that does not exist"),
+    "a page that does not exist": (
+        "src/attnlab/experiments.yaml",
+        lambda t: t + "  - {name: ghost, title: Ghost, kind: analysis, producer: attnlab.experiments.params, "
+                      "claims: false}\n", "names a page that does not exist"),
+    "a claims file that does not exist": (
+        "claims/params.yaml", None, "names a claims file that does not exist"),
+    "two experiments with one name": (
+        "src/attnlab/experiments.yaml",
+        lambda t: t + "  - {name: params, title: Again, kind: analysis, producer: attnlab.experiments.params}\n",
+        "two experiments are named 'params'"),
+    "a claim on a run no profile declares": (
+        "claims/ladder.yaml", lambda t: t.replace("ppl['L2'] / ppl['L1']", "ppl['L2'] / ppl['L10']"),
+        "reads run 'L10', which no profile"),
+}
+
+
+@pytest.mark.parametrize("case", REGISTRY_BAD)
+def test_a_bad_registry_stops_the_dag_in_one_line_before_any_job(smoke, case):
+    file, change, message = REGISTRY_BAD[case]
+    path = smoke / file
+    kept = path.read_text()
+    before, logs = outputs(smoke), tree(smoke / "results" / "smoke" / "logs")
+    if change is None:
+        path.unlink()
+    else:
+        path.write_text(change(kept))
+    try:
+        proc = snakemake(smoke, "--cores", "1", "--configfile", "config/smoke.yaml", check=False)
+    finally:
+        path.write_text(kept)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("attnlab: error:")]
+    assert proc.returncode != 0 and "Traceback" not in proc.stdout + proc.stderr
+    assert len(lines) == 1 and message in lines[0], proc.stderr
+    assert tree(smoke / "results" / "smoke" / "logs") == logs and outputs(smoke) == before
+
+
+TOY = {  # one declaration of a new experiment, through the registry: producer, page, template, claims
+    "src/attnlab/experiments/toy.py": '''"""A toy experiment: counts the validation tokens."""
+from attnlab import provenance
+from attnlab.data.prepare import load_tokens
+
+
+def main(cfg, out_path, data_dir):
+    return provenance.measured(cfg, out_path, lambda: {"n_val": len(load_tokens(data_dir, "val"))})
+''',
+    "src/attnlab/report/pages/toy.py": '''"""The toy experiment's page."""
+
+
+def blocks(site):
+    toy = site.res.result("toy")
+    return site.skeleton("toy") | {"count": site.missing("toy") if toy is None else f"{toy['n_val']:,} tokens"}
+''',
+    "docs/toy.md": "# Toy\n\nThe validation split holds <!-- attnlab:count -->.\n\n## Verdicts\n\n"
+                   "<!-- attnlab:verdicts -->\n\n## Rerun\n\n<!-- attnlab:rerun -->\n",
+    "claims/toy.yaml": '''claims:
+  - id: T1
+    claim: The validation split holds a tenth of the tokens.
+    chapter_value: 45976
+    value: "toy['n_val']"
+    check: {between: [1, null]}
+    tolerance_note: Any split will do; this is a toy.
+''',
+}
+
+
+def test_a_new_experiment_is_one_declaration_through_dag_claims_and_site(tmp_path, corpus_path, smoke):
+    work = checkout(tmp_path, corpus_path)
+    shutil.copytree(smoke / "results", work / "results")  # the smoke run, done: only the toy is new
+    for rel, text in TOY.items():
+        (work / rel).write_text(text)
+    registry = work / "src" / "attnlab" / "experiments.yaml"
+    registry.write_text(registry.read_text() + "  - {name: toy, title: Toy, kind: analysis, "
+                                                "producer: attnlab.experiments.toy, data: true}\n")
+    jobs = planned(snakemake(work, "-n", "--configfile", "config/smoke.yaml"))
+    assert jobs == {"analyse": 1, "claims": 1, "site": 1, "all": 1}, jobs  # no training, nothing else
+    snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml")
+    r = work / "results" / "smoke"
+    assert json.loads((r / "toy" / "result.json").read_text())["n_val"] > 0
+    assert pd.read_csv(r / "claims.csv").set_index("claim_id").loc["T1", "verdict"] == "reproduced"
+    page = (r / "site" / "toy.html").read_text()
+    assert "tokens" in page and "T1" in page and "Toy" in (r / "site" / "index.html").read_text()

@@ -20,7 +20,29 @@ def check(cfg: dict, results: str | Path = "results") -> dict:
     cfg = validate(cfg)
     check_device(cfg["device"])
     check_corpus(cfg, Path(results) / cfg["profile"] / "data")
+    check_claims(cfg)
     return cfg
+
+
+def check_claims(cfg: dict) -> None:
+    """The registry and its claims files load, and every run a claim reads is declared by some profile."""
+    from attnlab.config import chosen
+    from attnlab.registry import ROOT
+    from attnlab.report.claims import load_registry
+
+    profiles, claims = ROOT / "config", ROOT / "claims"
+    registry = load_registry(claims)  # loads (and checks) the experiment registry too
+    declared = {name for _, name in runs(cfg)}
+    for path in sorted(Path(profiles).glob("*.yaml")):
+        try:
+            declared |= {name for _, name in runs(chosen({"profile": str(path)}, []))}
+        except AttnlabError:
+            continue  # a broken profile that is not the one running is not this run's problem
+    for claim in registry.claims:
+        unknown = sorted(claim.rows - declared)
+        if unknown:
+            raise AttnlabError(f"claim {claim.id} (claims/{claim.experiment}.yaml) reads run '{unknown[0]}', "
+                               f"which no profile in config/ declares")
 
 
 def cuda_usable() -> tuple[bool, str]:
@@ -74,7 +96,7 @@ def check_splits(cfg: dict, n_train: int, n_val: int, *, names=None, at_most: bo
                  source: tuple[str, str] = ("data.path", "the corpus")) -> None:
     """Each run (of `names`, default all) needs one training window plus a target, and its longest window on
     the validation split. `at_most`: the counts are upper bounds."""
-    from attnlab.nn.spec import spec_from_config
+    from attnlab.config import spec_from_config
 
     key, what = source
     q = "at most " if at_most else ""

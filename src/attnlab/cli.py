@@ -22,10 +22,11 @@ def settings(a) -> dict:
 
 def cmd_check(a):
     from attnlab.check import check
-    from attnlab.config import TRAINING, read_yaml
+    from attnlab.config import chosen
+    from attnlab.registry import training
 
-    cfg = check(read_yaml(a.config, "config file"))  # what the Snakefile checks: schema, specs, device, corpus
-    runs = "; ".join(f"{e}: {', '.join(cfg[e])}" for e in TRAINING if cfg.get(e))
+    cfg = check(chosen({"profile": a.config}, []))  # what the Snakefile checks: schema, specs, device, corpus
+    runs = "; ".join(f"{e}: {', '.join(cfg[e])}" for e in training() if cfg.get(e))
     print(f"{a.config}: valid {cfg['profile']} profile ({runs})")
 
 
@@ -37,19 +38,19 @@ def cmd_prepare(a):
           f"tokenizer trained in {stats['tokenizer_seconds']:.2f} s")
 
 
-ANALYSES = {  # name -> module whose main(cfg, out_path) measures and writes one JSON file
-    "averaging": "attnlab.experiments.averaging",
-    "scores": "attnlab.experiments.scores",
-    "params": "attnlab.experiments.params",
-    "equivalence": "attnlab.experiments.equivalence",
-    "multihead": "attnlab.bench.multihead",
-}
-
-
 def cmd_analyse(a):
+    """An experiment that trains nothing (an analysis or a benchmark): its producer writes its result file."""
     import importlib
 
-    importlib.import_module(ANALYSES[a.name]).main(settings(a), Path(a.out))
+    from attnlab.registry import get
+
+    experiment = get(a.name)
+    if experiment.trains or experiment.kind == "data":
+        raise AttnlabError(f"'{a.name}' is a {experiment.kind} experiment; `analyse` runs analyses and benchmarks")
+    if experiment.data and not a.data:
+        raise AttnlabError(f"'{a.name}' reads the token files: give --data DIR")
+    produce = importlib.import_module(experiment.producer).main
+    produce(settings(a), Path(a.out), *([Path(a.data)] if experiment.data else []))
 
 
 def cmd_train(a):
@@ -57,7 +58,7 @@ def cmd_train(a):
     from attnlab.config import find_run, train_settings
     from attnlab.data.prepare import load_tokens
     from attnlab.experiments.probes import AttentionProbe, GradNormProbe
-    from attnlab.nn.spec import spec_from_config
+    from attnlab.config import spec_from_config
     from attnlab.train import train
 
     cfg = settings(a)
@@ -75,7 +76,7 @@ def cmd_train(a):
 
 
 def cmd_claims(a):
-    from attnlab.report.claims import write_claims_csv
+    from attnlab.report.verdicts import write_claims_csv
 
     counts = write_claims_csv(Path(a.results), Path(a.claims), Path(a.out))["verdict"].value_counts()
     print(f"{a.out}: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
@@ -95,12 +96,6 @@ def cmd_publish(a):
     print(f"published {n} summary files to {a.out}")
 
 
-def cmd_bench(a):
-    from attnlab.bench.throughput import main as bench_main
-
-    bench_main(settings(a), Path(a.data), Path(a.out))
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="attnlab", description=__doc__)
     p.add_argument("--log", help="write all output to this file; only a failure's one-line error reaches the terminal")
@@ -111,7 +106,7 @@ def parser() -> argparse.ArgumentParser:
         if name not in ("publish", "claims"):
             s.add_argument("--config", required=True,
                            help="a profile (config/*.yaml), or one job's settings as inline JSON (what the rules pass)")
-        if name in ("train", "bench"):
+        if name in ("train", "analyse"):
             s.add_argument("--threads", type=int, help="torch threads (the rule's `threads:`)")
         for arg in args:
             s.add_argument(f"--{arg}", required=True)
@@ -120,14 +115,14 @@ def parser() -> argparse.ArgumentParser:
 
     verb("check", cmd_check, "validate a profile and exit")
     verb("prepare", cmd_prepare, "corpus -> BPE -> token splits + stats.json", "out")
-    verb("analyse", cmd_analyse, "a measurement that trains nothing (E1, E3 scores, E7, E9, S4)", "out") \
-        .add_argument("name", choices=sorted(ANALYSES))
+    analyse = verb("analyse", cmd_analyse, "an experiment that trains nothing (see experiments.yaml)", "out")
+    analyse.add_argument("name", help="the experiment's name in the registry")
+    analyse.add_argument("--data", help="the token files, for an experiment that reads them")
     verb("train", cmd_train, "train one run (a ladder row, an E3 head, ...)", "run", "data", "out").add_argument(
         "--quiet", action="store_true", help="no progress bar")
     verb("claims", cmd_claims, "compute verdicts into claims.csv", "results", "claims", "out")
     verb("site", cmd_site, "render pages and build the site", "results", "claims", "docs", "site")
     verb("publish", cmd_publish, "copy run summaries (no checkpoints) to a folder to commit", "results", "out")
-    verb("bench", cmd_bench, "training throughput and tokenizer timings", "data", "out")
     return p
 
 

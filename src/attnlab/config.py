@@ -12,12 +12,19 @@ import jsonschema
 import yaml
 
 from attnlab.errors import AttnlabError
+from attnlab.nn.spec import ModelSpec
+from attnlab.registry import ROOT, training
 
 SCHEMA_PATH = Path(str(resources.files("attnlab") / "schemas" / "config.schema.yaml"))
+BASE = ROOT / "config" / "base.yaml"  # every run, declared once; a profile is laid over it
 
 
 def schema() -> dict:
-    return yaml.safe_load(SCHEMA_PATH.read_text())
+    """The profile schema, with a section of runs for every training experiment in the registry."""
+    sch = yaml.safe_load(SCHEMA_PATH.read_text())
+    for name in training():
+        sch["properties"].setdefault(name, {"$ref": "#/$defs/runs"})
+    return sch
 
 
 def _fill_defaults(node: dict, sch: dict, root: dict) -> None:
@@ -77,8 +84,6 @@ def _numbers(node, path=""):
 
 def _check_runs(cfg: dict) -> None:
     """Every training run: a unique name, a valid spec, and windows its settings can actually score."""
-    from attnlab.nn.spec import spec_from_config  # checks every variant's names and sizes
-
     seen = {}
     for experiment, name in runs(cfg):
         if name in seen:
@@ -101,7 +106,7 @@ def _check_runs(cfg: dict) -> None:
 
 def runs(cfg: dict) -> list[tuple[str, str]]:
     """(experiment, run name) of every training run the profile declares."""
-    return [(experiment, name) for experiment in TRAINING for name in cfg.get(experiment) or {}]
+    return [(experiment, name) for experiment in training() for name in cfg.get(experiment) or {}]
 
 
 def setting_path(cfg: dict, name: str, key: str) -> str:
@@ -112,20 +117,15 @@ def setting_path(cfg: dict, name: str, key: str) -> str:
 
 def longest_window(cfg: dict, name: str) -> int:
     """The longest window of tokens run `name` reads from the validation split."""
-    from attnlab.nn.spec import spec_from_config
-
     return max([spec_from_config(cfg, name).context, *(train_settings(cfg, name).get("eval_contexts") or [])])
-
-
-TRAINING = ("ladder", "scaling", "depth", "position")  # config sections whose entries are training runs
 
 
 def find_run(cfg: dict, name: str) -> tuple[str, dict]:
     """(experiment, run entry) of the training run called `name`."""
-    for experiment in TRAINING:
+    for experiment in training():
         if name in (cfg.get(experiment) or {}):
             return experiment, cfg[experiment][name]
-    known = [n for e in TRAINING for n in cfg.get(e) or {}]
+    known = [n for e in training() for n in cfg.get(e) or {}]
     raise AttnlabError(f"unknown run '{name}' (config has {', '.join(known)})")
 
 
@@ -164,8 +164,27 @@ def read_yaml(path: str | Path, what: str) -> dict:
     return doc
 
 
+def resolve(profile: dict) -> dict:
+    """A profile laid over config/base.yaml, then each training experiment's `base` laid under its runs."""
+    cfg = merged(read_yaml(BASE, "base profile"), profile)
+    for experiment in training():
+        runs = cfg.get(experiment)
+        if isinstance(runs, dict) and "base" in runs:
+            base = runs.pop("base") or {}
+            if not isinstance(base, dict):
+                raise AttnlabError(f"config error at '{experiment}.base': must be a mapping of run settings")
+            cfg[experiment] = {name: merged(base, run or {}) for name, run in runs.items()}
+    return cfg
+
+
 def load(path: str | Path) -> dict:
-    return validate(read_yaml(path, "config file"))
+    return validate(resolve(read_yaml(path, "config file")))
+
+
+def declared(run: str) -> str | None:
+    """The experiment that declares training run `run` in config/base.yaml (None if none does)."""
+    base = read_yaml(BASE, "base profile")
+    return next((e for e in training() if run in (base.get(e) or {})), None)
 
 
 def chosen(config: dict, configfiles) -> dict:
@@ -173,10 +192,11 @@ def chosen(config: dict, configfiles) -> dict:
     it into `config`), else the one named by `--config profile=NAME|FILE` (quick by default) with any other
     `--config key=value` laid over it. Read here, so that a missing or broken file is named with its line."""
     if configfiles:
-        return dict(config)
+        return resolve(dict(config))
     name = str(config.get("profile", "quick"))
-    path = Path(name if name.endswith((".yaml", ".yml")) else f"config/{name}.yaml")
-    return merged(read_yaml(path, "config file"), {k: v for k, v in config.items() if k != "profile"})
+    path = Path(name) if name.endswith((".yaml", ".yml")) else Path("config") / f"{name}.yaml"
+    overrides = {k: v for k, v in config.items() if k != "profile"}
+    return resolve(merged(read_yaml(path, "config file"), overrides))
 
 
 def load_settings(arg: str) -> dict:
@@ -204,10 +224,32 @@ def canonical(obj) -> str:
 
 
 def job_settings(cfg: dict, *sections: str, **extra) -> str:
-    """The settings one job reads, as canonical JSON: the profile's name, `sections` of it, and `extra`."""
-    return canonical({"profile": cfg["profile"], **{k: cfg[k] for k in sections if k in cfg}, **extra})
+    """The settings one job reads, as canonical JSON: the profile's name, `sections` of it (a dotted one,
+    e.g. 'ladder.L9', picks one entry of a section), and `extra`."""
+    picked = {"profile": cfg["profile"]}
+    for section in sections:
+        key, _, entry = section.partition(".")
+        if key in cfg and not entry:
+            picked[key] = cfg[key]
+        elif entry in (cfg.get(key) or {}):
+            picked.setdefault(key, {})[entry] = cfg[key][entry]
+    return canonical({**picked, **extra})
 
 
 def digest(obj) -> str:
     """A short, stable hash of any JSON-serialisable settings."""
     return hashlib.sha256(canonical(obj).encode()).hexdigest()[:16]
+
+
+RUN_KEYS = {"train", "probe_every", "grad_probe_steps"}  # a run's settings that are not about the model
+
+
+def spec_from_config(cfg: dict, name: str) -> ModelSpec:
+    """The spec of training run `name`: the profile's `model` defaults, then the run's overrides."""
+    experiment, run = find_run(cfg, name)
+    settings = {**cfg["model"], **{k: v for k, v in run.items() if k not in RUN_KEYS}}
+    settings.setdefault("vocab_size", cfg["data"].get("vocab_size", 1024))
+    try:
+        return ModelSpec(**settings)
+    except AttnlabError as err:
+        raise AttnlabError(f"config error at '{experiment}.{name}': {err}") from None

@@ -1,22 +1,25 @@
-# Measurements that train nothing: one rule, one `python -m attnlab analyse NAME` each.
+# Every experiment that trains nothing (kind analysis or benchmark): one rule, `attnlab analyse NAME`.
 rule analyse:
-    """E1, E3's score statistics, E7's parameter counts, E9's equivalence, S4's head count timing."""
+    """Write results/<profile>/<name>/result.json with the experiment's producer (see the registry)."""
     input:
-        code=lambda w: ANALYSES[w.name][1],
+        code=lambda w: code("analyse", MEASURED[w.name].producer),
+        data=lambda w: [rules.prepare_data.output.train, rules.prepare_data.output.val] if MEASURED[w.name].data else [],
     output:
-        json=f"{R}/{{folder}}/{{name}}.json",
+        json=f"{R}/{{name}}/result.json",
     params:
-        settings=lambda w: settings("seed", w.name, *(["device"] if w.name == "multihead" else [])),
+        settings=lambda w: settings(*MEASURED[w.name].reads),
+        data=lambda w, input: f"--data {Path(input.data[0]).parent}" if input.data else "",
     wildcard_constraints:
-        name="|".join(ANALYSES),
-        folder="|".join(folder for folder, _ in ANALYSES.values()),
+        name="|".join(MEASURED),
+    threads: lambda w: 2 if MEASURED[w.name].kind == "benchmark" else 1
     resources:
-        gpu=lambda w: GPU if w.name == "multihead" else 0,
+        gpu=lambda w: GPU if MEASURED[w.name].gpu else 0,
     log:
-        f"{LOGS}/{{folder}}/{{name}}.log",
+        f"{LOGS}/{{name}}.log",
     benchmark:
-        f"{R}/benchmarks/{{folder}}/{{name}}.tsv"
+        f"{R}/benchmarks/{{name}}.tsv"
     conda:
         ENV
     shell:
-        "python -m attnlab --log {log} analyse {wildcards.name} --config {params.settings:q} --out {output.json}"
+        "OMP_NUM_THREADS={threads} python -m attnlab --log {log} analyse {wildcards.name} --config {params.settings:q}"
+        " --threads {threads} {params.data} --out {output.json}"

@@ -1,12 +1,16 @@
 # Each job runs `python -m attnlab --log {log} VERB`: its output goes to its log, and a failure's one-line
 # error also reaches the terminal, so that Snakemake's "job failed" comes with its reason.
-from pathlib import Path
-
+# Every experiment, its runs and its result files come from the registry (src/attnlab/experiments.yaml).
 import attnlab.check
 import attnlab.config
+import attnlab.imports
+import attnlab.registry
 
 ENV = "../../environment.yml"
 GPU = 1 if config["device"] == "cuda" or (config["device"] == "auto" and attnlab.check.cuda_usable()[0]) else 0
+EXPERIMENTS = {e.name: e for e in attnlab.registry.load()}
+TRAINING = {name: list(config.get(name) or {}) for name, e in EXPERIMENTS.items() if e.trains}
+MEASURED = {name: e for name, e in EXPERIMENTS.items() if e.kind in ("analysis", "benchmark")}
 
 
 def settings(*sections, **extra):
@@ -15,38 +19,26 @@ def settings(*sections, **extra):
     return attnlab.config.job_settings(config, *sections, **extra)
 
 
-def code(*patterns):
-    """Source files a rule's work depends on: editing them reruns that rule, and only that rule."""
-    return sorted(str(p) for pattern in patterns for p in Path("src/attnlab").glob(pattern))
+def code(verb, *modules):
+    """A rule's code inputs: every attnlab source file that `attnlab VERB` (and `modules`) imports, directly
+    or not, read from the source. Editing one reruns exactly the jobs that import it."""
+    imported = attnlab.imports.verb(verb) | attnlab.imports.closure(*modules)
+    return attnlab.imports.files(imported, root=workflow.basedir)
 
 
 def parent_of(kind, name):
     """A param: the folder holding one of the rule's inputs or outputs (kind 'input' or 'output')."""
 
     def param(wildcards, input, output):
-        return str(Path(getattr(input if kind == "input" else output, name)).parent)
+        files = getattr(input if kind == "input" else output, name)
+        return str(Path(files if isinstance(files, str) else files[0]).parent)
 
     return param
 
 
-TRAINING = {experiment: list(config.get(experiment) or {}) for experiment in attnlab.config.TRAINING}
-LADDER = TRAINING["ladder"]
-
-
-def trained(experiment, output="metrics.json"):
-    """The metrics (or curves) of every run of one experiment."""
-    return expand(f"{R}/{experiment}/{{run}}/{output}", run=TRAINING[experiment])
-
-
-ANALYSES = {  # name -> (results folder, source files its numbers depend on)
-    "averaging": ("e1", code("experiments/averaging.py", "nn/attention.py")),
-    "scores": ("e3", code("experiments/scores.py", "nn/attention.py")),
-    "params": ("e7", code("experiments/params.py", "nn/*.py")),
-    "equivalence": ("e9", code("experiments/equivalence.py", "nn/*.py")),
-    "multihead": ("s4", code("bench/multihead.py", "nn/*.py")),
-}
-
-
-def analysis(name):
-    folder, _ = ANALYSES[name]
-    return f"{R}/{folder}/{name}.json"
+def run_files(name, file="metrics.json"):
+    """Every run file of one experiment: a training experiment's runs, or the result of any other."""
+    e = EXPERIMENTS[name]
+    if e.trains:
+        return [f"{R}/{e.run_file(run, file)}" for run in TRAINING[name]]
+    return [f"{R}/{e.result}"]

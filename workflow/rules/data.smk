@@ -1,7 +1,7 @@
 rule prepare_data:
     """Corpus (checksum-checked) -> byte-level BPE -> uint16 train/val tokens and stats.json (C0.x)."""
     input:
-        code=code("data/*.py"),
+        code=code("prepare"),
         corpus=[config["data"]["path"]] if config["data"]["path"] else [],
     output:
         train=f"{R}/data/train.bin",

@@ -1,16 +1,7 @@
-REPORT_CODE = code("report/*.py")
-CLAIMS = "claims"  # the registry: every claims/*.yaml
-CLAIMS_FILES = sorted(str(p) for p in Path(CLAIMS).glob("*.yaml"))
-RUNS = {
-    "stats": rules.prepare_data.output.stats,
-    "analyses": [analysis(name) for name in ANALYSES],
-    "ladder": trained("ladder"),
-    "curves": trained("ladder", "curve.csv"),
-    "scaling": trained("scaling"),
-    "depth": trained("depth"),
-    "position": trained("position"),
-    "bench": rules.bench_throughput.output.json,
-}
+CLAIMS = "claims"  # the claims registry: claims/<experiment>.yaml for every experiment that has claims
+CLAIMS_FILES = [f"{CLAIMS}/{name}.yaml" for name, e in EXPERIMENTS.items() if e.claims]
+RUNS = {name: run_files(name) for name in EXPERIMENTS}  # every run file the report reads, by experiment
+PAGES = [f"attnlab.report.pages.{page}" for page in ["index", *EXPERIMENTS]]
 
 
 rule claims:
@@ -18,11 +9,11 @@ rule claims:
     input:
         **RUNS,
         claims=CLAIMS_FILES,
-        code=REPORT_CODE,
+        code=code("claims"),
     output:
         csv=update(f"{R}/claims.csv"),  # a failed step leaves the previous verdicts in place
     params:
-        claims=lambda w, input: Path(input.claims[0]).parent,
+        claims=parent_of("input", "claims"),
         results=parent_of("output", "csv"),
     log:
         f"{LOGS}/claims.log",
@@ -40,13 +31,13 @@ rule site:
         **RUNS,
         verdicts=rules.claims.output.csv,
         claims=CLAIMS_FILES,
-        code=REPORT_CODE,
+        code=code("site", *PAGES),
         docs=sorted(str(p) for p in Path("docs").rglob("*") if p.is_file()),
     output:
         index=update(f"{R}/site/index.html"),  # the site is built aside and swapped in whole, so a failed
     params:                                    # build leaves the previous one in place
         settings=settings(*config),
-        claims=lambda w, input: Path(input.claims[0]).parent,
+        claims=parent_of("input", "claims"),
         results=parent_of("input", "verdicts"),
         docs=f"{R}/docs",
         site=parent_of("output", "index"),

@@ -4,7 +4,7 @@ rule train:
     input:
         train=rules.prepare_data.output.train,
         val=rules.prepare_data.output.val,
-        code=code("nn/*.py", "train.py", "experiments/probes.py"),
+        code=code("train"),
     output:
         metrics=f"{R}/{{experiment}}/{{run}}/metrics.json",
         curve=f"{R}/{{experiment}}/{{run}}/curve.csv",

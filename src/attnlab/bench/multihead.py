@@ -17,7 +17,7 @@ the h-independent projections and the core whose elementwise work grows with h. 
 torch.inference_mode; on CUDA each forward is bracketed by synchronize and the NVML clocks are recorded
 before and after.
 
-Output (results/<profile>/s4/multihead.json):
+Output (results/<profile>/multihead/result.json):
 
     rows       one per h: {heads, head_dim, flops, flops_projections, flops_scores, flops_mix,
                softmax_elements, ms_median, ms_min, ms_max, ratio_to_one_head, ms_core_median}
@@ -37,13 +37,12 @@ import time
 import torch
 
 from attnlab import provenance
+from attnlab.config import validate
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
 from attnlab.train import pick_device
 
-DEFAULTS = {"d_model": 256, "context": 256, "batch_size": 8, "heads": [1, 2, 4, 8, 16], "repeats": 15,
-            "warmup": 2, "inner": 1}
 
 
 def flops(d: int, T: int, B: int, h: int) -> dict[str, int]:
@@ -102,8 +101,8 @@ def time_heads(mods: dict[int, SelfAttention], x: torch.Tensor, repeats: int, wa
     return layer_s, core_s
 
 
-def run(settings: dict, device, seed: int = 0) -> dict:
-    s = {**DEFAULTS, **settings}
+def run(s: dict, device, seed: int = 0) -> dict:
+    """Time every head count of the profile's `multihead` section (defaults filled by the schema)."""
     d, T, B, heads = s["d_model"], s["context"], s["batch_size"], list(s["heads"])
     mods = layers(d, heads, device, seed)
     gen = torch.Generator().manual_seed(seed)
@@ -137,10 +136,11 @@ def run(settings: dict, device, seed: int = 0) -> dict:
 
 
 def main(cfg: dict, out_path) -> dict:
+    cfg = validate(cfg, partial=True)  # the schema holds the defaults
     device = pick_device(cfg.get("device", "auto"))
     if cfg.get("threads"):
         torch.set_num_threads(cfg["threads"])
-    result = provenance.measured(cfg, out_path, lambda: run(cfg.get("multihead") or {}, device, seed=cfg["seed"]),
+    result = provenance.measured(cfg, out_path, lambda: run(cfg["multihead"], device, seed=cfg["seed"]),
                                  device=device)
     for r in result["rows"]:
         print(f"  {r['heads']:>3} heads of {r['head_dim']:>4}: {r['flops'] / 1e9:.3f} GFLOP, "

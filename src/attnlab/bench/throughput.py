@@ -16,12 +16,11 @@ from attnlab import provenance
 from attnlab.bench.reference import copy_weights, from_spec
 from attnlab.data.prepare import load_tokens
 from attnlab.nn.model import build
-from attnlab.nn.spec import spec_from_config
+from attnlab.config import spec_from_config, validate
 from attnlab.train import pick_device
 
 ROW = "L9"
 ENCODE_CHARS = 100_000  # the slice of text whose encoding is timed afresh
-BENCH_DEFAULTS = {"steps": 5, "warmup": 2, "batch_size": 8}
 
 
 def sync(device: torch.device) -> None:
@@ -111,10 +110,11 @@ def tokenizer_timings(data_dir: Path, tokens: torch.Tensor) -> dict:
     return out
 
 
-def main(cfg: dict, data_dir: Path, out_path: Path) -> dict:
+def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
     t_start = time.perf_counter()
     data_dir, out_path = Path(data_dir), Path(out_path)
-    bench = {**BENCH_DEFAULTS, **cfg.get("bench", {})}
+    cfg = validate(cfg, partial=True)  # the schema holds the defaults
+    bench = cfg["bench"]
     device = pick_device(cfg.get("device", "auto"))
     if cfg.get("threads"):
         torch.set_num_threads(cfg["threads"])

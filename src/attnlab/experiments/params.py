@@ -4,7 +4,7 @@ No training and no memory: `with torch.device("meta")` makes every parameter a s
 so GPT-2 small (124M parameters) is built and counted in well under a second. The counts come from the
 modules the builder makes, never from the formula; the formula is only what they are checked against.
 
-Output (results/<profile>/e7/params.json):
+Output (results/<profile>/params/result.json):
 
     gpt2               C7.2: {spec, token_embeddings, position_embeddings, one_block, blocks, n_blocks,
                        final_norm, output_layer, total, published_total, block_formula,

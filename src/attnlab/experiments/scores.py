@@ -4,7 +4,7 @@ No training. Every score below comes out of the project's attention core
 (`attnlab.nn.attention.attention`, scores kept with `keep=`), and every weight is
 the softmax that core applies, so what is measured is what a fresh head does.
 
-Output (results/<profile>/e3/scores.json):
+Output (results/<profile>/scores/result.json):
 
     variance          C3.1, one row per d: {d, n, var, std, sqrt_d, var_over_d, se_var, se_var_sample, z}
                       var/std of q.k over n independent pairs q, k ~ N(0, I_d). se_var is the standard error

@@ -1,7 +1,7 @@
 """A model is data: every variant of the chapter is one ModelSpec."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 from attnlab.errors import AttnlabError
 
@@ -75,21 +75,3 @@ class ModelSpec:
     def to_dict(self) -> dict:
         return asdict(self)
 
-
-SPEC_KEYS = {f.name for f in fields(ModelSpec)}
-
-
-RUN_KEYS = {"train", "probe_every", "grad_probe_steps"}  # a run's settings that are not about the model
-
-
-def spec_from_config(cfg: dict, name: str) -> ModelSpec:
-    """The spec of training run `name`: the profile's `model` defaults, then the run's overrides."""
-    from attnlab.config import find_run
-
-    experiment, run = find_run(cfg, name)
-    settings = {**cfg["model"], **{k: v for k, v in run.items() if k not in RUN_KEYS}}
-    settings.setdefault("vocab_size", cfg["data"].get("vocab_size", 1024))
-    try:
-        return ModelSpec(**settings)
-    except AttnlabError as err:
-        raise AttnlabError(f"config error at '{experiment}.{name}': {err}") from None

@@ -1,11 +1,9 @@
 """Tidy tables (pandas) built only from run files and the registry's reference values."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
-from attnlab.report.claims import Results, diverged
+from attnlab.report.results import Results, diverged
 
 # The ladder, bottom to top. Each rung adds one piece to the one before it;
 # learned positions, once added at L3, stay on for every later rung.
@@ -26,11 +24,6 @@ LADDER_COLUMNS = ["row", "description", "n_params", "val_ppl", "train_ppl", "cha
                   "chapter_train_ppl", "status", "diverged_at_step", *SPEC_COLUMNS]
 
 
-def heads(spec: dict) -> int | None:
-    """Heads the mixer really has: 'head' is one wide head; averages and 'none' have none."""
-    return {"head": 1, "multihead": spec.get("n_heads")}.get(spec.get("mixer"))
-
-
 def row_order(rows) -> list[str]:
     """Known rows in ladder order, then any others alphabetically."""
     known = [r for r in ROWS if r in rows]
@@ -40,10 +33,11 @@ def row_order(rows) -> list[str]:
 def ladder_table(res: Results, reference: dict | None = None) -> pd.DataFrame:
     """One line per ladder row (run or not); chapter values only where the chapter states one."""
     ref = (reference or {}).get("ladder", {})
+    ladder = res.experiment("ladder")
     records = []
-    for row in row_order(set(ROWS) | set(res.ladder)):
-        m = res.ladder.get(row)
-        spec = (m or {}).get("spec") or {}
+    for row in row_order(set(ROWS) | set(ladder)):
+        m = ladder.get(row)
+        spec = res.spec(row).to_dict() if m else {}
         status = "not run" if m is None else ("diverged" if diverged(m) else m.get("status", "ok"))
         records.append({
             "row": row,
@@ -56,7 +50,7 @@ def ladder_table(res: Results, reference: dict | None = None) -> pd.DataFrame:
             "status": status,
             "diverged_at_step": None if m is None else m.get("diverged_at_step"),
             **{k: spec.get(k) for k in SPEC_COLUMNS},
-            "n_heads": heads(spec),
+            "n_heads": res.spec(row).heads if m and spec["mixer"] in ("head", "multihead") else None,
         })
     table = pd.DataFrame.from_records(records, columns=LADDER_COLUMNS)
     return table.astype({"n_params": "Int64", "diverged_at_step": "Int64"})
@@ -65,7 +59,7 @@ def ladder_table(res: Results, reference: dict | None = None) -> pd.DataFrame:
 def curves_table(res: Results, max_points: int = 250) -> pd.DataFrame:
     """Long format (row, step, split, loss). Train loss is thinned to about `max_points` per row."""
     frames = []
-    for row in row_order(res.ladder):
+    for row in row_order(res.experiment("ladder")):
         path = res.root / "ladder" / row / "curve.csv"
         if not path.is_file():
             continue
@@ -83,46 +77,10 @@ def curves_table(res: Results, max_points: int = 250) -> pd.DataFrame:
 
 def param_table(res: Results) -> pd.DataFrame:
     """Parameter breakdown per ladder row, long format (row, part, n_params)."""
+    ladder = res.experiment("ladder")
     records = [
         {"row": row, "part": part, "n_params": n}
-        for row in row_order(res.ladder)
-        for part, n in (res.ladder[row].get("param_breakdown") or {}).items()
+        for row in row_order(ladder)
+        for part, n in (ladder[row].get("param_breakdown") or {}).items()
     ]
     return pd.DataFrame.from_records(records, columns=["row", "part", "n_params"])
-
-
-def stats_table(stats: dict) -> pd.DataFrame:
-    """The data stage's numbers as (quantity, value) rows."""
-    keys = ["n_chars", "sha256", "vocab_size", "n_merges", "pattern", "n_tokens", "chars_per_token",
-            "n_train", "n_val", "tokenizer_seconds", "encode_seconds"]
-    return pd.DataFrame([(k, stats.get(k)) for k in keys if k in stats], columns=["quantity", "value"])
-
-
-def merges_table(stats: dict, chapter_merges: list[str] | None) -> pd.DataFrame:
-    ours = list(stats.get("first_merges") or [])
-    theirs = list(chapter_merges or [])
-    n = max(len(ours), len(theirs))
-    pad = lambda xs: xs + [None] * (n - len(xs))  # noqa: E731
-    table = pd.DataFrame({"rank": range(1, n + 1), "reproduced": pad(ours), "chapter": pad(theirs)})
-    both = table["reproduced"].notna() & table["chapter"].notna()
-    table["same"] = (table["reproduced"] == table["chapter"]).where(both, None)
-    return table
-
-
-def matrix_table(e1: dict) -> pd.DataFrame:
-    """The causal averaging matrix, rows = query position t, columns = key position s."""
-    matrix = e1.get("matrix") or []
-    cols = [f"s={j}" for j in range(len(matrix[0]) if matrix else 0)]
-    return pd.DataFrame(matrix, columns=cols, index=pd.Index([f"t={i}" for i in range(len(matrix))], name="")).reset_index()
-
-
-def matrix_long(e1: dict) -> pd.DataFrame:
-    matrix = e1.get("matrix") or []
-    return pd.DataFrame([{"t": i, "s": j, "weight": w} for i, r in enumerate(matrix) for j, w in enumerate(r)])
-
-
-def write_ladder_csv(res: Results, reference: dict | None, out_csv: str | Path) -> pd.DataFrame:
-    table = ladder_table(res, reference)
-    Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out_csv, index=False)
-    return table

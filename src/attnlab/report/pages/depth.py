@@ -8,7 +8,7 @@ import pandas as pd
 
 from attnlab.config import train_settings
 from attnlab.errors import AttnlabError
-from attnlab.report.site import chart, code, md_table, not_run, num
+from attnlab.report.format import chart, md_table, not_run, num
 
 EXPERIMENT = "depth"
 GRAD = "grad_block_"
@@ -161,10 +161,8 @@ def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
 # --------------------------------------------------------------------- blocks
 
 def blocks(site) -> dict[str, str]:
-    rerun = code(site.snakemake(f"{EXPERIMENT}/E4-post/metrics.json", gpu=True) + "\n# every run of E4\n"
-                 + site.snakemake("claims.csv", gpu=True))
-    out = {"verdicts": site.verdicts_block("depth"), "rerun": rerun,
-           "provenance": site.provenance_block(site.files_of([EXPERIMENT]))}
+    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(f"{EXPERIMENT}/E4-post/metrics.json", gpu=True)
+                        + "\n# every run of E4\n" + site.snakemake("claims.csv", gpu=True))
     names = ("runs_table", "ppl_chart", "init_chart", "init_table", "early_chart", "curves_chart")
     table = runs_table(site)
     if table.empty:

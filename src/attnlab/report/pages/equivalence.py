@@ -4,13 +4,10 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.claims import fmt
-from attnlab.report.site import chart, code, md_table, not_run
+from attnlab.report.format import chart, fmt, md_table
 
-TARGET = "e9/equivalence.json"
+NAME = "equivalence"
 FLOAT32_EPS = 2.0 ** -23
-MARKERS = ("settings", "cases_table", "diff_chart", "alignment", "low_precision_table", "minus_1e9_table",
-           "fully_masked_table")
 SOURCES = {"max_abs_diff_mha": "vs nn.MultiheadAttention", "max_abs_diff_sdpa": "vs F.scaled_dot_product_attention",
            "max_abs_diff_mha_vs_sdpa": "PyTorch vs PyTorch (MHA vs SDPA)"}
 
@@ -151,12 +148,10 @@ def alignment(e9: dict) -> str:
 
 
 def blocks(site) -> dict[str, str]:
-    e9 = site.res.e9
-    rerun = site.snakemake(TARGET, cores=1)
-    out = {"verdicts": site.verdicts_block("equivalence"), "rerun": code(rerun),
-           "provenance": site.provenance_block(site.files_of(["e9"]))}
+    e9 = site.res.result(NAME)
+    out = site.skeleton(NAME)
     if e9 is None:
-        missing = not_run(f"{site.rdir}/{TARGET}", command=rerun)
+        missing = site.missing(NAME)
         return out | {k: missing for k in ("cases_table", "low_precision_table", "fully_masked_table")} | \
             {"settings": "", "diff_chart": "", "alignment": "", "minus_1e9_table": ""}
     out["settings"] = md_table(settings_table(e9))

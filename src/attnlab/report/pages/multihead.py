@@ -4,10 +4,9 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.site import chart, clocks, code, md_table, not_run, num
+from attnlab.report.format import chart, clocks, md_table, num
 
-TARGET = "s4/multihead.json"
-MARKERS = ("settings", "cost_table", "time_chart", "machine")
+NAME = "multihead"
 
 
 def time_long(s4: dict) -> pd.DataFrame:
@@ -37,12 +36,10 @@ def time_chart(s4: dict) -> dict:
 
 
 def blocks(site) -> dict[str, str]:
-    s4 = site.res.s4
-    rerun = site.snakemake(TARGET, gpu=True, cores=1)
-    out = {"verdicts": site.verdicts_block("multihead"), "rerun": code(rerun),
-           "provenance": site.provenance_block(site.files_of(["s4"]))}
+    s4 = site.res.result(NAME)
+    out = site.skeleton(NAME)
     if s4 is None:
-        missing = not_run(f"{site.rdir}/{TARGET}", command=rerun)
+        missing = site.missing(NAME)
         return out | {"settings": "_not run_", "cost_table": missing, "time_chart": "", "machine": ""}
 
     out["settings"] = (f"width d = {s4['d_model']}, context T = {s4['context']}, batch B = {s4['batch_size']}, "

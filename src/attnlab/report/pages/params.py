@@ -4,10 +4,10 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.site import chart, code, md_table, not_run
+from attnlab.report.format import chart, md_table
 
-TARGET = "e7/params.json"
-MARKERS = ("gpt2_table", "per_block_table", "shares_table", "shares_chart", "qkv_bias")
+NAME = "params"
+TABLES = ("gpt2_table", "per_block_table", "shares_table", "qkv_bias")
 LINE_ITEMS = [  # key in e7['gpt2'], label, how the formula gets it
     ("token_embeddings", "token embeddings", "V·d = 50,257 × 768"),
     ("position_embeddings", "position embeddings", "context·d = 1,024 × 768"),
@@ -48,13 +48,11 @@ def shares_chart(e7: dict) -> dict:
 
 
 def blocks(site) -> dict[str, str]:
-    e7 = site.res.e7
-    rerun = site.snakemake(TARGET, cores=1)
-    out = {"verdicts": site.verdicts_block("params"), "rerun": code(rerun),
-           "provenance": site.provenance_block(site.files_of(["e7"]))}
+    e7 = site.res.result(NAME)
+    out = site.skeleton(NAME)
     if e7 is None:
-        missing = not_run(f"{site.rdir}/{TARGET}", command=rerun)
-        return out | {name: missing for name in MARKERS if name != "shares_chart"} | {"shares_chart": ""}
+        missing = site.missing(NAME)
+        return out | {name: missing for name in TABLES} | {"shares_chart": ""}
 
     out["gpt2_table"] = md_table(gpt2_table(e7, site.chapter_parts("C7.2")),
                                  {"item": "line item", "counted": "counted", "chapter": "chapter",

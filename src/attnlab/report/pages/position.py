@@ -6,7 +6,7 @@ import math
 import altair as alt
 import pandas as pd
 
-from attnlab.report.site import chart, code, md_table, not_run, num
+from attnlab.report.format import chart, md_table, not_run, num
 
 EXPERIMENT = "position"
 ORDER = ["learned", "sinusoidal", "rope", "alibi", "none"]
@@ -72,20 +72,18 @@ def length_chart(data: pd.DataFrame, trained: list[float]) -> dict:
 
 def permutation_line(site) -> str:
     """C5.5 in one line, from the E9 analysis's run file."""
-    perm = (site.res.e9 or {}).get("permutation")
+    perm = (site.res.result("equivalence") or {}).get("permutation")
     if not perm:
-        return not_run(f"{site.rdir}/e9/equivalence.json", command=site.snakemake("e9/equivalence.json"))
+        return site.missing("equivalence")
     return (f"max |attn(shuffled x) − shuffle(attn(x))| = **{perm['max_abs_diff_no_position']:.2e}** without "
             f"positions, **{perm['max_abs_diff_rope']:.2e}** with RoPE (outputs of mean magnitude "
             f"{perm['mean_abs_output']:.3f}).\n")
 
 
 def blocks(site) -> dict[str, str]:
-    rerun = code(site.snakemake(f"{EXPERIMENT}/E5-alibi/metrics.json", gpu=True) + "\n# every run of E5\n"
-                 + site.snakemake("claims.csv", gpu=True))
-    out = {"verdicts": site.verdicts_block("position"), "rerun": rerun,
-           "provenance": site.provenance_block(site.files_of([EXPERIMENT])),
-           "permutation": permutation_line(site)}
+    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(f"{EXPERIMENT}/E5-alibi/metrics.json", gpu=True)
+                        + "\n# every run of E5\n" + site.snakemake("claims.csv", gpu=True))
+    out["permutation"] = permutation_line(site)
     table = runs_table(site)
     if table.empty:
         missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/metrics.json", command=site.snakemake("claims.csv", gpu=True))

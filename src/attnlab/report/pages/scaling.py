@@ -4,7 +4,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.site import chart, code, md_table, not_run, num
+from attnlab.report.format import chart, md_table, not_run, num
 
 TWIN = {"E3-block-raw": "L9"}  # the divided twin of a run that lives in another experiment
 
@@ -14,12 +14,10 @@ def runs_table(site) -> pd.DataFrame:
     names += [twin for name, twin in TWIN.items() if name in names and twin in site.res.runs]
     rows = []
     for name in names:
-        m = site.res.runs[name]
-        s = m.get("spec") or {}
+        m, spec = site.res.runs[name], site.res.spec(name)
         rows.append({
-            "run": name, "setup": "full block, 4 heads" if s.get("mixer") == "multihead" else "one head, no norm",
-            "d_k": s.get("d_k") or s.get("d_model", 0) // (s.get("n_heads") or 1),
-            "divided": bool(s.get("scale", True)), "steps": m.get("steps"),
+            "run": name, "setup": f"full block, {spec.heads} heads" if spec.mixer == "multihead" else "one head, no norm",
+            "d_k": spec.head_dim, "divided": spec.scale, "steps": m.get("steps"),
             "val_ppl": m.get("val_ppl"), "train_ppl": m.get("train_ppl"), "status": m.get("status"),
         })
     return pd.DataFrame(rows).sort_values(["setup", "d_k", "divided"]) if rows else pd.DataFrame()
@@ -63,11 +61,9 @@ def probes_chart(probes: pd.DataFrame) -> dict:
 
 
 def blocks(site) -> dict[str, str]:
-    rerun = code(site.snakemake("scaling/E3-h1024-raw/metrics.json", gpu=True) + "\n# every run of E3\n"
-                 + site.snakemake("claims.csv", gpu=True))
     table = runs_table(site)
-    out = {"verdicts": site.verdicts_block("scaling"), "rerun": rerun,
-           "provenance": site.provenance_block(site.files_of(["scaling"]))}
+    out = site.skeleton("scaling", rerun=site.snakemake("scaling/E3-h1024-raw/metrics.json", gpu=True)
+                        + "\n# every run of E3\n" + site.snakemake("claims.csv", gpu=True))
     if table.empty:
         missing = not_run(f"{site.rdir}/scaling/*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
         return out | {"runs_table": missing, "gain_chart": "", "probes_chart": "", "probes_table": ""}

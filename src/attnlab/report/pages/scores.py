@@ -4,9 +4,9 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.site import chart, code, md_table, not_run, num
+from attnlab.report.format import chart, md_table, num
 
-TARGET = "e3/scores.json"
+NAME = "scores"
 TABLES = ("variance_table", "effective_table", "saturation_table")
 CHARTS = ("variance_chart", "effective_chart", "saturation_chart")
 DIVISION = alt.Scale(domain=["divided by √d_k", "undivided"], range=["#1f77b4", "#d62728"])
@@ -78,12 +78,10 @@ def saturation_chart(e3: dict, chapter: dict) -> dict:
 
 
 def blocks(site) -> dict[str, str]:
-    e3 = site.res.e3
-    rerun = site.snakemake(TARGET, cores=1)
-    out = {"verdicts": site.verdicts_block("scores"), "rerun": code(rerun),
-           "provenance": site.provenance_block(site.files_of(["e3"]))}
+    e3 = site.res.result(NAME)
+    out = site.skeleton(NAME)
     if e3 is None:
-        missing = not_run(f"{site.rdir}/{TARGET}", command=rerun)
+        missing = site.missing(NAME)
         return out | {name: missing for name in TABLES} | {name: "" for name in CHARTS} | {
             "settings": "_not run_", "frozen_definition": "_not run_", "se_method": ""}
 

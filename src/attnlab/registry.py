@@ -1,0 +1,108 @@
+"""The experiment registry (experiments.yaml): every experiment declared once, under one name.
+
+Read by the CLI, the Snakemake rules, the claims, the site and publishing; none keeps a list of its own.
+Nothing here imports torch: the Snakefile reads it on every invocation.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from attnlab.errors import AttnlabError
+
+PACKAGE = Path(__file__).resolve().parent
+ROOT = PACKAGE.parents[1]  # the project folder: claims/, config/, docs/ (the package is used from a checkout)
+REGISTRY = PACKAGE / "experiments.yaml"
+SCHEMA = PACKAGE / "schemas" / "experiments.schema.yaml"
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    title: str
+    kind: str  # data | training | analysis | benchmark
+    producer: str
+    reads: tuple[str, ...] = ()
+    data: bool = False
+    claims: bool = True
+
+    @property
+    def page(self) -> str:
+        return f"attnlab.report.pages.{self.name}"
+
+    @property
+    def claims_file(self) -> str:
+        return f"claims/{self.name}.yaml"
+
+    @property
+    def trains(self) -> bool:
+        return self.kind == "training"
+
+    @property
+    def gpu(self) -> bool:
+        return self.kind in ("training", "benchmark")
+
+    @property
+    def result(self) -> str | None:
+        """Its one run file relative to results/<profile>/ (None for training: one per run)."""
+        return None if self.trains else "data/stats.json" if self.kind == "data" else f"{self.name}/result.json"
+
+    def run_file(self, run: str, file: str = "metrics.json") -> str:
+        return f"{self.name}/{run}/{file}"
+
+
+def module_file(module: str) -> Path:
+    """Where a module of the package lives, found without importing it (or torch with it)."""
+    return PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
+
+
+@lru_cache(maxsize=None)
+def load(path: Path = REGISTRY, root: Path | None = None) -> tuple[Experiment, ...]:
+    """The registry, checked: one line naming the first entry whose name, module, page or claims file is wrong.
+    `root`: the project folder holding claims/ and docs/ (default: beside the package source)."""
+    root = Path(root) if root else ROOT
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+        jsonschema.validate(doc, yaml.safe_load(SCHEMA.read_text()))
+    except (OSError, yaml.YAMLError) as err:
+        raise AttnlabError(f"experiment registry {path} cannot be read: {' '.join(str(err).split())}") from None
+    except jsonschema.ValidationError as err:
+        where = ".".join(str(p) for p in err.absolute_path) or "<top level>"
+        raise AttnlabError(f"experiment registry {path} at '{where}': {err.message}") from None
+    out, seen = [], set()
+    for entry in doc["experiments"]:
+        e = Experiment(**{**entry, "reads": tuple(entry.get("reads", ()))})
+        if e.name in seen:
+            raise AttnlabError(f"experiment registry {path}: two experiments are named '{e.name}'")
+        seen.add(e.name)
+        needed = [("producer", module_file(e.producer)), ("page", module_file(e.page)),
+                  ("page template", root / "docs" / f"{e.name}.md")]
+        if e.claims:
+            needed.append(("claims file", root / e.claims_file))
+        for what, file in needed:
+            if not file.is_file():
+                raise AttnlabError(f"experiment registry {path}: '{e.name}' names a {what} that does not exist: {file}")
+        out.append(e)
+    if [e.kind for e in out].count("data") != 1:
+        raise AttnlabError(f"experiment registry {path}: exactly one experiment must be of kind 'data'")
+    return tuple(out)
+
+
+def experiments(kind: str | None = None, *, trains: bool | None = None) -> list[Experiment]:
+    return [e for e in load() if (kind is None or e.kind == kind) and (trains is None or e.trains == trains)]
+
+
+def get(name: str) -> Experiment:
+    for e in load():
+        if e.name == name:
+            return e
+    raise AttnlabError(f"unknown experiment '{name}' (the registry has {', '.join(e.name for e in load())})")
+
+
+def training() -> tuple[str, ...]:
+    """Names of the experiments whose runs are declared in the profile (config sections of training runs)."""
+    return tuple(e.name for e in load() if e.trains)

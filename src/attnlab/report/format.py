@@ -1,0 +1,94 @@
+"""How values look on the site and in claims.csv: numbers, markdown tables, charts, notices."""
+from __future__ import annotations
+
+import json
+import math
+
+
+def fmt(x, max_str: int | None = None) -> str:
+    """A compact, stable rendering of a value for tables and CSV (long strings cut to max_str for pages)."""
+    if isinstance(x, dict):
+        return "; ".join(f"{k}={fmt(v, max_str)}" for k, v in x.items())
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(repr(v) if isinstance(v, str) else fmt(v, max_str) for v in x) + "]"
+    if isinstance(x, str) and max_str and len(x) > max_str:
+        return x[:max_str] + "…"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            return str(x)
+        if x == int(x) and abs(x) < 1e9:
+            return str(int(x))
+        if 1e3 <= abs(x) < 1e9:  # large counts: keep every digit, one decimal at most
+            return f"{x:.1f}".rstrip("0").rstrip(".")
+        return f"{x:.4g}" if 1e-3 <= abs(x) < 1e3 else f"{x:.3g}"
+    return "" if x is None else str(x)
+
+
+def cell(x) -> str:
+    text = fmt(x) if not isinstance(x, str) else x
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(df, headers: dict[str, str] | None = None, formats: dict | None = None) -> str:
+    """A markdown table; `headers` picks and renames columns, `formats` maps column -> callable."""
+    import pandas as pd  # here, so that reading claims (at DAG parse time) does not import pandas
+
+    headers = headers or {c: c for c in df.columns}
+    formats = formats or {}
+    lines = ["| " + " | ".join(cell(h) for h in headers.values()) + " |", "|" + "---|" * len(headers)]
+    for _, r in df.iterrows():
+        vals = []
+        for col in headers:
+            v = r[col]
+            v = None if v is pd.NA or (isinstance(v, float) and pd.isna(v)) else v
+            vals.append(cell(formats[col](v) if col in formats and v is not None else ("–" if v is None else v)))
+        lines.append("| " + " | ".join(vals) + " |")
+    return "\n".join(lines)
+
+
+def num(decimals: int):
+    return lambda v: f"{v:,.{decimals}f}"
+
+
+def not_run(*paths: str, command: str | None = None) -> str:
+    body = "Missing: " + ", ".join(f"`{p}`" for p in paths) + "."
+    if command:
+        body += f" Produce it with `{command}`."
+    return f'!!! warning "not run"\n    {body}\n'
+
+
+def chart(chart_id: str, spec: dict) -> str:
+    blob = json.dumps(spec, separators=(",", ":"), default=str).replace("</", "<\\/")
+    return (f'<div id="{chart_id}" class="attnlab-chart"></div>\n<script>\n'
+            f'document.addEventListener("DOMContentLoaded", function () {{ '
+            f'vegaEmbed("#{chart_id}", {blob}, {{actions: false}}); }});\n</script>\n')
+
+
+def badge(verdict: str) -> str:
+    return f'<span class="verdict verdict-{verdict.replace(" ", "-")}">{verdict}</span>'
+
+
+def code(command: str) -> str:
+    return f"```bash\n{command}\n```\n"
+
+
+def span(dates) -> str:
+    dates = sorted({str(d) for d in dates})
+    return dates[0] if len(dates) == 1 else f"{dates[0]} … {dates[-1]}"
+
+
+def total(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(sum(values), 3) if values else None
+
+
+def clocks(c) -> str | None:
+    if c is None:
+        return None
+    if "error" in c:
+        return f"NVML: {c['error']}"
+    return f"SM {c.get('sm_mhz')} / max {c.get('max_sm_mhz')} MHz, {c.get('temperature_c')} °C"

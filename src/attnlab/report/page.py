@@ -1,0 +1,131 @@
+"""The page skeleton: the context every page draws from (run files, verdicts, config) and the blocks
+every experiment page has (its verdicts, the command that reruns it, the provenance of its run files).
+
+Each page is a module attnlab.report.pages.<name> with `blocks(site) -> {marker: markdown}`, filling the
+`<!-- attnlab:marker -->` places of docs/<name>.md.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from attnlab import registry as experiments
+from attnlab.config import digest
+from attnlab.report.claims import Registry
+from attnlab.report.format import badge, cell, clocks, code, fmt, md_table, span, total
+from attnlab.report.results import Results
+from attnlab.report.verdicts import Verdict
+
+
+class Site:
+    """Everything the pages draw from: run files, verdicts, config."""
+
+    def __init__(self, res: Results, registry: Registry, verdicts: list[Verdict], config: dict):
+        self.res, self.registry, self.verdicts, self.config = res, registry, verdicts, config
+        self.profile = config.get("profile") or "<profile>"
+        self.rdir = f"results/{self.profile}"
+
+    def snakemake(self, target: str = "", gpu: bool = False, cores: int = 4) -> str:
+        """The command that (re)builds `target`. Targets go first: --resources and --config take several
+        values and would swallow a target written after them."""
+        gpu_flag = " --resources gpu=1" if gpu else ""
+        target = f" {self.rdir}/{target}" if target else ""
+        return f"snakemake{target} --cores {cores}{gpu_flag} --config profile={self.profile}"
+
+    def page_verdicts(self, page: str | None) -> list[Verdict]:
+        return [v for v in self.verdicts if page is None or v.claim.experiment == page]
+
+    def skeleton(self, name: str, rerun: str | None = None) -> dict[str, str]:
+        """The blocks every experiment page has; `rerun` replaces the default command (rebuild its run files)."""
+        e = experiments.get(name)
+        if rerun is None:
+            rerun = self.snakemake(e.result or "", gpu=e.gpu, cores=1 if e.kind == "analysis" else 2)
+        return {"verdicts": self.verdicts_block(name), "rerun": code(rerun),
+                "provenance": self.provenance_block(self.files_of([name]))}
+
+    def missing(self, name: str) -> str:
+        """The warning a page shows where an experiment's result file is not there yet."""
+        from attnlab.report.format import not_run
+
+        e = experiments.get(name)
+        return not_run(f"{self.rdir}/{e.result}", command=self.snakemake(e.result, gpu=e.gpu, cores=1))
+
+    # ------------------------------------------------------------ shared blocks
+    def settings_table(self) -> str:
+        """The profile's training settings, as the runs received them."""
+        cfg = self.config
+        data, model, train = (cfg.get(k) or {} for k in ("data", "model", "train"))
+        settings = pd.DataFrame([
+            ("profile", self.profile), ("config hash", digest(cfg)), ("seed", cfg.get("seed")),
+            ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
+            ("d_model", model.get("d_model")), ("context", model.get("context")),
+            ("steps", train.get("steps")), ("batch", train.get("batch_size")),
+            ("learning rate (AdamW)", train.get("lr")), ("weight decay", train.get("weight_decay")),
+            ("warmup steps", train.get("warmup_steps")),
+        ], columns=["setting", "value"])
+        return md_table(settings.dropna())
+
+    def verdicts_block(self, page: str | None, link: bool = False) -> str:
+        chosen = self.page_verdicts(page)
+        if not chosen:
+            return "_No claims registered for this page._\n"
+        df = pd.DataFrame([{
+            "id": f"[{v.claim.id}]({v.claim.experiment}.md#verdicts)" if link else v.claim.id,
+            "claim": v.claim.claim, "chapter": fmt(v.claim.chapter_value, max_str=16),
+            "reproduced": "" if v.reproduced is None else fmt(v.reproduced, max_str=16),
+            "verdict": badge(v.verdict), "why": v.note,
+        } for v in chosen])
+        out = md_table(df, {"id": "claim", "claim": "what the chapter says", "chapter": "chapter",
+                            "reproduced": "reproduced", "verdict": "verdict", "why": "test (computed)"})
+        if not link:
+            notes = "\n".join(f"- **{v.claim.id}** — {v.claim.tolerance_note}" for v in chosen)
+            out += f"\n\nWhy these tolerances:\n\n{notes}\n"
+        return out + "\n"
+
+    def provenance_block(self, files: list[str]) -> str:
+        prov = self.res.provenance()
+        used = [f for f in files if f in prov]
+        if not used:
+            return "No run files yet, so nothing on this page has a provenance; every number is *not run*.\n"
+        fields = {"commit": "commit", "config_hash": "config hash", "profile": "profile", "device": "device",
+                  "clocks": "GPU clocks", "torch": "torch", "date": "date", "wall_seconds": "wall (s)",
+                  "seed": "seed"}
+        rows = [{"file": f"`{self.rdir}/{f}`", **{k: prov[f].get(k) for k in fields}} for f in used]
+        for r in rows:
+            r["clocks"] = clocks(r["clocks"])
+        shared = ("commit", "config_hash", "profile", "device", "torch", "seed")
+        if len({tuple(r[k] for k in shared) for r in rows}) == 1:  # one kind of run: a list, not a table
+            first = {**rows[0], "file": ", ".join(r["file"] for r in rows),
+                     "date": span(r["date"] for r in rows),
+                     "wall_seconds": total(r["wall_seconds"] for r in rows),
+                     "clocks": "; ".join(sorted({r["clocks"] for r in rows if r["clocks"]})) or None}
+            labels = {"file": "files" if len(rows) > 1 else "file", **fields,
+                      "wall_seconds": "wall (s, total)" if len(rows) > 1 else "wall (s)"}
+            items = "\n".join(f"- **{label}**: {cell(first[k]) if first[k] is not None else '–'}"
+                              for k, label in labels.items())
+            return items + "\n"
+        note = ""
+        for key, label in (("commit", "commits"), ("config_hash", "configurations"), ("device", "devices")):
+            distinct = {r[key] for r in rows}
+            if len(distinct) > 1:
+                note += f"These run files come from {len(distinct)} different {label}. "
+        table = md_table(pd.DataFrame(rows), {"file": "file", **fields})
+        return (f'!!! note "mixed provenance"\n    {note}\n\n' if note else "") + table + "\n"
+
+    def files_of(self, names: list[str] | None) -> list[str]:
+        """The run files (relative to the results folder) of these experiments; None: of every experiment."""
+        prov = self.res.provenance()
+        if names is None:
+            return list(prov)
+        return [f for f in prov if f.startswith(tuple(n + "/" for n in names))]
+
+    def chapter_value(self, claim_id: str):
+        """What the chapter says for a claim (None if the registry has no such claim)."""
+        try:
+            return self.registry.by_id(claim_id).chapter_value
+        except StopIteration:
+            return None
+
+    def chapter_parts(self, claim_id: str) -> dict:
+        """A several-part claim's chapter values by part ({} when absent or not in parts)."""
+        value = self.chapter_value(claim_id)
+        return value if isinstance(value, dict) else {}

@@ -1,0 +1,49 @@
+"""E1 (C1.x): attention as a causal average, written three ways."""
+from __future__ import annotations
+
+import pandas as pd
+
+from attnlab.report import charts
+from attnlab.report.format import chart, md_table
+
+NAME = "averaging"
+
+
+def matrix_table(e1: dict) -> pd.DataFrame:
+    """The causal averaging matrix, rows = query position t, columns = key position s."""
+    matrix = e1.get("matrix") or []
+    cols = [f"s={j}" for j in range(len(matrix[0]) if matrix else 0)]
+    index = pd.Index([f"t={i}" for i in range(len(matrix))], name="")
+    return pd.DataFrame(matrix, columns=cols, index=index).reset_index()
+
+
+def matrix_long(e1: dict) -> pd.DataFrame:
+    matrix = e1.get("matrix") or []
+    return pd.DataFrame([{"t": i, "s": j, "weight": w} for i, r in enumerate(matrix) for j, w in enumerate(r)])
+
+
+def weight(v) -> str:
+    return "0" if v == 0 else f"{v:.4f}"
+
+
+def blocks(site) -> dict[str, str]:
+    out = site.skeleton(NAME)
+    e1 = site.res.result(NAME)
+    if e1 is None:
+        missing = site.missing(NAME)
+        return out | {"matrix_table": missing, "diffs_table": missing, "matrix_chart": "", "d": "–"}
+    ch = {**site.chapter_parts("C1.2"), "shuffle": site.chapter_value("C1.1")}
+    diffs = pd.DataFrame([
+        ("last row on x vs on x[randperm] (C1.1)", e1.get("shuffle_max_abs_diff"), ch.get("shuffle")),
+        ("loop of means vs A @ x (C1.2)", e1.get("loop_vs_matmul_max_abs_diff"), ch.get("loop_vs_matmul")),
+        ("loop of means vs softmax(S) @ x (C1.2)", e1.get("loop_vs_softmax_max_abs_diff"), ch.get("loop_vs_softmax")),
+        ("−inf mask still −inf in float16 (C1.3)", e1.get("float16_mask_is_inf"), True),
+    ], columns=["comparison", "reproduced", "chapter"])
+    matrix = matrix_table(e1)
+    return out | {
+        "d": f"{e1.get('d')}",
+        "matrix_table": md_table(matrix, formats={c: weight for c in matrix.columns[1:]}),
+        "matrix_chart": chart("chart-matrix", charts.matrix_chart(matrix_long(e1))),
+        "diffs_table": md_table(diffs, {"comparison": "comparison", "reproduced": "reproduced (max |diff|)",
+                                        "chapter": "chapter"}),
+    }

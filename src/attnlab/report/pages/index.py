@@ -1,0 +1,21 @@
+"""The overview: the profile, its settings, every claim's verdict, and the provenance of every run file."""
+from __future__ import annotations
+
+from collections import Counter
+
+from attnlab.report.format import code
+
+
+def blocks(site) -> dict[str, str]:
+    counts = Counter(v.verdict for v in site.verdicts)
+    summary = ", ".join(f"**{counts[k]}** {k}" for k in ("reproduced", "not reproduced", "diverged", "not run")
+                        if counts[k])
+    return {
+        "profile": f"`{site.profile}`",
+        "results_dir": f"`{site.rdir}/`",
+        "settings": site.settings_table(),
+        "rerun": code(site.snakemake(gpu=True)),
+        "summary": summary or "no claims registered",
+        "verdicts": site.verdicts_block(None, link=True),
+        "provenance": site.provenance_block(site.files_of(None)),
+    }

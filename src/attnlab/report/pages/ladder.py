@@ -1,0 +1,63 @@
+"""E2 (C2.x): the ladder, from a bigram model to one full transformer block, one piece at a time."""
+from __future__ import annotations
+
+import pandas as pd
+
+from attnlab.report import charts, tables
+from attnlab.report.format import chart, code, md_table, not_run, num
+
+NAME = "ladder"
+
+
+def target(rows: list[str]) -> str:
+    """Snakemake target(s) for ladder rows; several rows use bash brace expansion."""
+    rows_part = rows[0] if len(rows) == 1 else "{" + ",".join(rows) + "}"
+    return f"{NAME}/{rows_part}/metrics.json"
+
+
+def runs_table(site) -> str:
+    ladder = site.res.experiment(NAME)
+    recs = []
+    for row in tables.row_order(ladder):
+        m = ladder[row]
+        ev = m.get("eval") or {}
+        recs.append({"row": row, "steps": m.get("steps"), "tok_s": m.get("tokens_per_second"),
+                     "resumed": m.get("resumed_from_step"), "method": ev.get("method"),
+                     "val_tokens": ev.get("val_tokens_scored"), "train_tokens": ev.get("train_tokens_scored")})
+    return md_table(pd.DataFrame(recs), {"row": "rung", "steps": "steps", "tok_s": "tokens/s",
+                                         "resumed": "resumed from step", "method": "evaluation",
+                                         "val_tokens": "val tokens scored", "train_tokens": "train tokens scored"},
+                    {"tok_s": lambda v: f"{v:,.0f}", "val_tokens": lambda v: f"{int(v):,}",
+                     "train_tokens": lambda v: f"{int(v):,}"})
+
+
+def blocks(site) -> dict[str, str]:
+    res = site.res
+    ladder = tables.ladder_table(res, site.registry.reference)
+    run = ladder[ladder["status"] != "not run"]
+    missing_rows = [r for r in ladder["row"] if r not in res.experiment(NAME)]
+    one = site.snakemake(target(["L6"]), gpu=True)
+    every = site.snakemake(target(list(ladder["row"])), gpu=True)
+    redo = site.snakemake(target(missing_rows), gpu=True) if missing_rows else ""
+    out = site.skeleton(NAME, rerun=f"# one rung\n{one}\n# the whole ladder\n{every}")
+    curves, params = tables.curves_table(res), tables.param_table(res)
+    return out | {
+        "ladder_table": md_table(ladder, {
+            "row": "rung", "description": "what it adds", "n_params": "params", "val_ppl": "val ppl",
+            "chapter_val_ppl": "chapter val ppl", "train_ppl": "train ppl",
+            "chapter_train_ppl": "chapter train ppl", "status": "status"},
+            {"n_params": lambda v: f"{int(v):,}", "val_ppl": num(2), "train_ppl": num(2),
+             "chapter_val_ppl": num(2), "chapter_train_ppl": num(2)}),
+        "spec_table": md_table(run, {"row": "rung", "n_blocks": "blocks", "mixer": "mixer", "n_heads": "heads",
+                                     "residual": "residual", "position": "position", "mlp": "MLP",
+                                     "norm": "norm"}) if len(run) else "_No rung has run yet._",
+        "missing": (not_run(*[f"{site.rdir}/{NAME}/{r}/metrics.json" for r in missing_rows], command=redo)
+                    if missing_rows else ""),
+        "ladder_chart": chart("chart-ladder", charts.ladder_chart(ladder)) if len(run) else "",
+        "settings": site.settings_table(),
+        "curves_chart": chart("chart-curves", charts.curves_chart(curves)) if len(curves) else
+        "_No training curves yet._\n",
+        "params_chart": chart("chart-params", charts.params_chart(params)) if len(params) else
+        "_No rung has run yet._\n",
+        "runs_table": runs_table(site) if res.experiment(NAME) else "",
+    }
