@@ -41,5 +41,5 @@ def test_every_run_and_analysis_was_published(recomputed):
 
 
 def test_site_builds_from_the_snapshot(tmp_path):
-    build_site(PUBLISHED, CLAIMS, load(REPO / "config" / "quick.yaml"), tmp_path / "docs", tmp_path / "site")
+    build_site(PUBLISHED, CLAIMS, load(REPO / "config" / "quick.yaml"), tmp_path / "site")
     assert "L9" in (tmp_path / "site" / "ladder.html").read_text()

@@ -19,7 +19,7 @@ from attnlab.registry import training
 from helpers import BAD
 
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "environment.yml"]
+COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "environment.yml", "mkdocs.yml"]
 
 
 def snakemake(workdir: Path, *args, check=True):
@@ -198,7 +198,8 @@ def test_a_second_invocation_cannot_change_a_running_one(tmp_path, corpus_path):
 SOURCES = sorted(str(p.relative_to(REPO)) for p in (REPO / "src" / "attnlab").rglob("*.py"))
 VERBS = {"prepare_data": ("prepare",), "train": ("train",), "claims": ("claims",),
          "analyse": ("analyse", *(e.producer for e in load_registry() if e.kind in ("analysis", "benchmark"))),
-         "site": ("site", *(f"attnlab.report.pages.{p}" for p in ["index", *(e.name for e in load_registry())]))}
+         "site": ("site", "attnlab.report.hooks",
+                  *(f"attnlab.report.pages.{p}" for p in ["index", *(e.name for e in load_registry())]))}
 DOWNSTREAM = {"prepare_data": {"train", "analyse"}, "train": {"claims", "site"}, "analyse": {"claims", "site"},
               "claims": {"site"}, "site": set()}
 
@@ -244,8 +245,8 @@ def test_the_import_analysis_misses_nothing_a_job_really_imports(smoke, tmp_path
                   str(tmp_path / "L9")],
         "analyse": ["analyse", "scores", "--config", settings, "--out", str(tmp_path / "scores.json")],
         "claims": ["claims", "--results", str(r), "--claims", "claims", "--out", str(tmp_path / "claims.csv")],
-        "site": ["site", "--config", settings, "--results", str(r), "--claims", "claims", "--docs",
-                 str(tmp_path / "docs"), "--site", str(tmp_path / "site")],
+        "site": ["site", "--config", settings, "--results", str(r), "--claims", "claims", "--site",
+                 str(tmp_path / "site")],  # (mkdocs runs the pages in a child process: see VERBS)
     }
     env = {**os.environ, "PYTHONPATH": str(smoke / "src")}
     for rule, args in commands.items():

@@ -85,7 +85,7 @@ def cmd_claims(a):
 def cmd_site(a):
     from attnlab.report.site import build_site
 
-    build_site(Path(a.results), Path(a.claims), settings(a), Path(a.docs), Path(a.site))
+    build_site(Path(a.results), Path(a.claims), settings(a), Path(a.site))
     print(f"site built into {a.site}")
 
 
@@ -121,7 +121,7 @@ def parser() -> argparse.ArgumentParser:
     verb("train", cmd_train, "train one run (a ladder row, an E3 head, ...)", "run", "data", "out").add_argument(
         "--quiet", action="store_true", help="no progress bar")
     verb("claims", cmd_claims, "compute verdicts into claims.csv", "results", "claims", "out")
-    verb("site", cmd_site, "render pages and build the site", "results", "claims", "docs", "site")
+    verb("site", cmd_site, "render pages and build the site (mkdocs.yml at the root)", "results", "claims", "site")
     verb("publish", cmd_publish, "copy run summaries (no checkpoints) to a folder to commit", "results", "out")
     return p
 

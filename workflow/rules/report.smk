@@ -1,7 +1,8 @@
 CLAIMS = "claims"  # the claims registry: claims/<experiment>.yaml for every experiment that has claims
 CLAIMS_FILES = [f"{CLAIMS}/{name}.yaml" for name, e in EXPERIMENTS.items() if e.claims]
 RUNS = {name: run_files(name) for name in EXPERIMENTS}  # every run file the report reads, by experiment
-PAGES = [f"attnlab.report.pages.{page}" for page in ["index", *EXPERIMENTS]]
+# what `mkdocs build` runs besides the site verb: the hook (mkdocs.yml) and every page module it calls
+PAGES = ["attnlab.report.hooks", *(f"attnlab.report.pages.{page}" for page in ["index", *EXPERIMENTS])]
 
 
 rule claims:
@@ -33,13 +34,13 @@ rule site:
         claims=CLAIMS_FILES,
         code=code("site", *PAGES),
         docs=sorted(str(p) for p in Path("docs").rglob("*") if p.is_file()),
+        mkdocs="mkdocs.yml",
     output:
         index=update(f"{R}/site/index.html"),  # the site is built aside and swapped in whole, so a failed
     params:                                    # build leaves the previous one in place
         settings=settings(*config),
         claims=parent_of("input", "claims"),
         results=parent_of("input", "verdicts"),
-        docs=f"{R}/docs",
         site=parent_of("output", "index"),
     log:
         f"{LOGS}/site.log",
@@ -49,4 +50,4 @@ rule site:
         ENV
     shell:
         "python -m attnlab --log {log} site --config {params.settings:q} --results {params.results} --claims {params.claims}"
-        " --docs {params.docs} --site {params.site}"
+        " --site {params.site}"

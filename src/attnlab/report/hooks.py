@@ -1,0 +1,43 @@
+"""The MkDocs hook (mkdocs.yml, `hooks:`): fills each page's <!-- attnlab:marker --> places from a results
+folder while MkDocs builds, so `mkdocs build` and `mkdocs serve` work from the project root on any results.
+
+What it reads, from the environment (`attnlab site` sets them; by hand only ATTNLAB_RESULTS is needed):
+    ATTNLAB_RESULTS   the results folder (default results/quick)
+    ATTNLAB_SETTINGS  the profile the report describes: inline JSON (what the rules pass) or a profile file
+                      (default: the profile named after the results folder, config/<name>.yaml)
+    ATTNLAB_CLAIMS    the claims folder (default claims/)
+    ATTNLAB_DOCS      the hand-written pages (default: docs_dir of mkdocs.yml)
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from attnlab.report import site as build
+
+SITE = None  # the context of the build under way
+
+
+def on_config(config):
+    global SITE
+    results = Path(os.environ.get("ATTNLAB_RESULTS", "results/quick"))
+    SITE = build.context(results, Path(os.environ.get("ATTNLAB_CLAIMS", "claims")),
+                         os.environ.get("ATTNLAB_SETTINGS") or f"config/{results.name}.yaml")
+    if os.environ.get("ATTNLAB_DOCS"):
+        config["docs_dir"] = str(Path(os.environ["ATTNLAB_DOCS"]).resolve())
+    config["site_name"] = f"attnlab · {SITE.profile}"
+    config["nav"] = build.nav(Path(config["docs_dir"]))
+    return config
+
+
+def on_files(files, config):
+    from mkdocs.structure.files import File
+
+    for name, content in build.downloads(SITE).items():  # the CSV files the pages link to
+        files.append(File.generated(config, f"downloads/{name}", content=content))
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    name = page.file.src_uri
+    return build.render(markdown, build.page_blocks(SITE, name), name) if name in build.pages() else markdown
