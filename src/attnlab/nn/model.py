@@ -35,7 +35,7 @@ class Average(nn.Module):
     def forward(self, x):  # (B, T, d) -> (B, T, d)
         B, T, _ = x.shape
         zeros = x.new_zeros(B, 1, T, 1)
-        out, _ = attention(zeros, zeros, x.unsqueeze(1), causal=True, scale=False)
+        out, _ = attention(zeros, zeros, x.unsqueeze(1), causal=True, scale=False, need_weights=False)
         return out.squeeze(1)
 
 
@@ -70,10 +70,10 @@ class SelfAttention(nn.Module):
 
     def forward(self, x, context=None, causal=True, mask=None):
         src = x if context is None else context  # cross-attention reads keys/values from `context`
-        self.kept = {} if self.keep_weights else None
+        self.kept = {} if self.keep_weights else None  # a probe needs the weights: the explicit path
         out, _ = attention(self.split(self.q(x)), self.split(self.k(src)), self.split(self.v(src)),
                            causal=causal, scale=self.scale, mask=mask, rope=self.rope, alibi=self.alibi,
-                           dropout_p=self.dropout, training=self.training, keep=self.kept)
+                           dropout_p=self.dropout, training=self.training, keep=self.kept, need_weights=False)
         B, H, T, dh = out.shape
         return self.out(out.transpose(1, 2).reshape(B, T, H * dh))
 
