@@ -287,7 +287,7 @@ class Site:
             return {"throughput_table": missing, "tokenizer_table": missing, "throughput_chart": "",
                     "rerun": code(rerun), "provenance": self.provenance_block(self.files_of(["bench"]))}
         speed = pd.DataFrame([("attnlab (spec-built model, one attention core)", b["attnlab_tokens_per_s"]),
-                              ("plain eager reference (hand-written, same weights)", b["reference_tokens_per_s"])],
+                              ("plain PyTorch reference (fused q/k/v, SDPA, same weights)", b["reference_tokens_per_s"])],
                              columns=["model", "tokens/s"])
         facts = pd.DataFrame([
             ("parameters", f"{b['n_params']:,}"), ("batch × context", f"{b['batch_size']} × {b['context']}"),
