@@ -237,3 +237,14 @@ def test_model_gradients_equal_on_both_paths(position):
         grads.append({name: p.grad.clone() for name, p in model.named_parameters()})
     for name, g in grads[0].items():
         torch.testing.assert_close(g, grads[1][name], atol=1e-5, rtol=1e-4, msg=name)
+
+
+@pytest.mark.parametrize("d_k,qkv_bias", [(None, True), (8, False)])
+def test_stacked_projection_equals_the_three_layers(d_k, qkv_bias):
+    torch.manual_seed(0)
+    attn = SelfAttention(16, 4, out_proj=True, d_k=d_k, qkv_bias=qkv_bias)
+    x = torch.randn(2, 5, 16)
+    stacked = attn.project(x, x)
+    separate = attn.project(x, x.clone())  # a different tensor: the cross-attention route, layer by layer
+    for a, b in zip(stacked, separate):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
