@@ -3,12 +3,14 @@ import json
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from attnlab.bench import reference, throughput
 from attnlab.config import load
 from attnlab.nn.model import build
 from attnlab.config import spec_from_config
 from attnlab.nn.spec import ModelSpec
+from helpers import assert_causal
 
 L9 = dict(vocab_size=97, d_model=32, context=16, n_heads=4, mixer="multihead", position="learned", mlp=True,
           norm="pre")
@@ -39,9 +41,35 @@ def test_reference_gradients_match():
     idx, tgt = torch.randint(97, (2, 16)), torch.randint(97, (2, 16))
     lm(idx, tgt)[1].backward()
     ref(idx, tgt)[1].backward()
-    ref_params = dict(ref.named_parameters())
+    ref_grads = {name: p.grad for name, p in ref.named_parameters()}
     for name, p in lm.named_parameters():
-        assert torch.allclose(p.grad, ref_params[reference.ref_name(name)].grad, atol=1e-5), name
+        assert torch.allclose(p.grad, reference.ref_part(ref_grads, name), atol=1e-5), name
+
+
+def test_reference_is_causal():
+    _, ref = pair(ModelSpec(**L9))
+    assert_causal(ref, 97, 16, "reference")
+
+
+def test_reference_fuses_q_k_v_in_that_order():
+    lm, ref = pair(ModelSpec(**L9))
+    qkv, mixer = ref.block.attn.qkv, lm.blocks[0].mixer
+    assert torch.equal(qkv.weight, torch.cat([mixer.q.weight, mixer.k.weight, mixer.v.weight]))
+    assert torch.equal(qkv.bias, torch.cat([mixer.q.bias, mixer.k.bias, mixer.v.bias]))
+
+
+def test_reference_uses_sdpa_is_causal_without_a_mask(monkeypatch):
+    _, ref = pair(ModelSpec(**L9))
+    calls, sdpa = [], F.scaled_dot_product_attention
+    monkeypatch.setattr(F, "scaled_dot_product_attention", lambda *a, **kw: calls.append(kw) or sdpa(*a, **kw))
+    ref(torch.randint(97, (2, 16)))
+    assert calls == [{"is_causal": True}]
+
+
+def test_copy_refuses_a_model_of_another_shape():
+    lm = build(ModelSpec(**{**L9, "d_model": 64}))
+    with pytest.raises(KeyError, match="no match in the reference"):
+        reference.copy_weights(reference.from_spec(ModelSpec(**L9)), lm)
 
 
 def test_equal_parameter_counts(repo):

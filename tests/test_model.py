@@ -11,7 +11,8 @@ from attnlab.nn.model import build
 from attnlab.config import spec_from_config
 from attnlab.nn.spec import ModelSpec
 from attnlab.nn.attention import causal_mask
-from attnlab.nn.model import Average, param_breakdown
+from attnlab.nn.model import Average, SelfAttention, param_breakdown
+from attnlab.experiments.probes import AttentionProbe
 from helpers import assert_causal
 
 SMOKE = load("config/smoke.yaml")
@@ -110,3 +111,141 @@ def test_initial_loss_is_near_uniform():
     x = torch.randint(0, 64, (4, 12))
     _, loss = model(x, x)
     assert abs(loss.item() - math.log(64)) < 1.5
+
+
+# --- the fast path: F.scaled_dot_product_attention when nobody needs the weights ----------------------
+
+LAYOUTS = {  # name: (causal, t_q, t_k, with a padding mask that leaves one query row seeing nothing)
+    "causal": (True, 6, 6, False),
+    "causal, more keys": (True, 4, 9, False),
+    "causal, more queries": (True, 9, 4, False),  # the first queries see no key
+    "unmasked": (False, 6, 6, False),
+    "masked": (False, 6, 6, True),
+    "causal + masked": (True, 6, 6, True),
+}
+
+
+def qkv_and_mask(t_q: int, t_k: int, masked: bool, dtype=torch.float32):
+    g = torch.Generator().manual_seed(t_q * 100 + t_k)
+    q, k, v = (torch.randn(2, 4, t, 8, generator=g).to(dtype) for t in (t_q, t_k, t_k))
+    if not masked:
+        return q, k, v, None
+    mask = torch.rand(2, 1, t_q, t_k, generator=g) > 0.3  # (B, 1, Tq, Tk)
+    mask[:, :, 0] = True  # the first row sees every key, so causal + masked keeps it non-empty
+    mask[1, :, 2] = False  # and one row of the second sequence sees nothing
+    return q, k, v, mask
+
+
+def both_paths(q, k, v, **options):
+    """(out, grads of q, k, v) from the explicit core and from the fast path, for the same inputs."""
+    results = []
+    for need_weights in (True, False):
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        out, w = attention(*leaves, need_weights=need_weights, **options)
+        assert (w is None) == (not need_weights)
+        out.backward(torch.linspace(-1, 1, out.numel()).view_as(out))
+        results.append((out.detach(), *(t.grad for t in leaves)))
+    return results
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("position", ["none", "rope", "alibi", "bias"])
+@pytest.mark.parametrize("scale", [True, False, 0.3])
+def test_fast_path_equals_explicit_core(layout, position, scale):
+    causal, t_q, t_k, masked = LAYOUTS[layout]
+    q, k, v, mask = qkv_and_mask(t_q, t_k, masked)
+    bias = torch.randn(4, t_q, t_k) if position == "bias" else None
+    explicit, fast = both_paths(q, k, v, causal=causal, scale=scale, mask=mask, bias=bias,
+                                rope=position == "rope", alibi=position == "alibi")
+    for name, a, b in zip(("out", "dq", "dk", "dv"), explicit, fast):
+        assert not torch.isnan(b).any(), name
+        torch.testing.assert_close(b, a, atol=1e-5, rtol=1e-4, msg=f"{name} differs")
+    if masked:
+        assert torch.equal(fast[0][1, :, 2], torch.zeros(4, 8))  # the row that sees nothing
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_fast_path_masks_in_low_precision(dtype):
+    q, k, v, mask = qkv_and_mask(6, 6, masked=True, dtype=dtype)
+    fast, _ = attention(q, k, v, mask=mask, need_weights=False)
+    explicit, _ = attention(q.float(), k.float(), v.float(), mask=mask)
+    assert not torch.isnan(fast).any() and torch.equal(fast[1, :, 2], torch.zeros(4, 8, dtype=dtype))
+    torch.testing.assert_close(fast.float(), explicit, atol=2e-2, rtol=2e-2)
+
+
+def test_fast_path_dropout_only_in_training():
+    q, k, v, _ = qkv_and_mask(6, 6, masked=False)
+    plain, _ = attention(q, k, v, need_weights=False)
+    assert torch.equal(attention(q, k, v, dropout_p=0.5, training=False, need_weights=False)[0], plain)
+    assert not torch.equal(attention(q, k, v, dropout_p=0.5, training=True, need_weights=False)[0], plain)
+
+
+@pytest.fixture
+def sdpa_calls(monkeypatch):
+    """Every call of F.scaled_dot_product_attention from here on, as its keyword arguments."""
+    calls, sdpa = [], F.scaled_dot_product_attention
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs)
+        return sdpa(*args, **kwargs)
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", counted)
+    return calls
+
+
+def test_core_takes_the_fast_path_only_when_weights_are_not_needed(sdpa_calls):
+    q, k, v, _ = qkv_and_mask(6, 6, masked=False)
+    assert attention(q, k, v)[1] is not None and not sdpa_calls  # direct callers still get the weights
+    assert attention(q, k, v, need_weights=False, keep={})[1] is not None and not sdpa_calls
+    assert attention(q, k, v, need_weights=False)[1] is None and len(sdpa_calls) == 1
+    # the plain causal case builds no mask: SDPA's own is_causal
+    assert sdpa_calls[0]["is_causal"] and sdpa_calls[0].get("attn_mask") is None
+
+
+@pytest.mark.parametrize("row", ["L9", "B2"])
+def test_model_takes_the_fast_path_unless_a_probe_needs_weights(sdpa_calls, row):
+    model = build(small(row))
+    x = torch.randint(0, 64, (2, 12))
+    fast, _ = model(x)
+    n_blocks = model.spec.n_blocks
+    assert len(sdpa_calls) == n_blocks
+    assert all(c["is_causal"] and c.get("attn_mask") is None for c in sdpa_calls)
+    probe = AttentionProbe(torch.randint(0, 64, (200,)), 12, every=1, n_windows=2)
+    row_out = probe(0, model, 1.0)
+    assert len(sdpa_calls) == n_blocks  # no further SDPA call: the probe's forward ran the explicit core
+    assert all(f"entropy_{i}" in row_out for i in range(n_blocks))
+    layers = [m for m in model.modules() if isinstance(m, SelfAttention)]
+    for m in layers:
+        m.keep_weights = True
+    explicit, _ = model(x)
+    assert len(sdpa_calls) == n_blocks
+    assert all(m.kept["weights"].shape == (2, model.spec.n_heads, 12, 12) for m in layers)
+    torch.testing.assert_close(fast, explicit, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("position", ["learned", "rope", "alibi", "none"])
+def test_model_gradients_equal_on_both_paths(position):
+    torch.manual_seed(0)
+    model = build(small("B2", position=position))
+    x = torch.randint(0, 64, (2, 12))
+    grads = []
+    for keep in (False, True):
+        for m in model.modules():
+            if isinstance(m, SelfAttention):
+                m.keep_weights = keep
+        model.zero_grad()
+        model(x, x)[1].backward()
+        grads.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    for name, g in grads[0].items():
+        torch.testing.assert_close(g, grads[1][name], atol=1e-5, rtol=1e-4, msg=name)
+
+
+@pytest.mark.parametrize("d_k,qkv_bias", [(None, True), (8, False)])
+def test_stacked_projection_equals_the_three_layers(d_k, qkv_bias):
+    torch.manual_seed(0)
+    attn = SelfAttention(16, 4, out_proj=True, d_k=d_k, qkv_bias=qkv_bias)
+    x = torch.randn(2, 5, 16)
+    stacked = attn.project(x, x)
+    separate = attn.project(x, x.clone())  # a different tensor: the cross-attention route, layer by layer
+    for a, b in zip(stacked, separate):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)

@@ -94,7 +94,9 @@ def time_heads(mods: dict[int, SelfAttention], x: torch.Tensor, repeats: int, wa
             shift = r % len(order)
             for h in order[shift:] + order[:shift]:
                 t_layer = timed(lambda: mods[h](x), device, inner)
-                t_core = timed(lambda: attention(*qkv[h], causal=True, scale=True), device, inner)
+                # the core as the layer calls it (no weights wanted: the fast path), so layer - core is the rest
+                t_core = timed(lambda: attention(*qkv[h], causal=True, scale=True, need_weights=False), device,
+                               inner)
                 if r >= warmup:
                     layer_s[h].append(t_layer)
                     core_s[h].append(t_core)

@@ -1,15 +1,15 @@
-"""A plain eager one-block language model, written the obvious way: the yardstick for attnlab's L9.
+"""A plain eager one-block language model, the fastest plain PyTorch we could write: the yardstick for L9.
 
 Self-contained on purpose: it uses no part of attnlab's attention core or model, only torch.
+Fast as a user of PyTorch would write it: q, k and v from one fused projection, and
+F.scaled_dot_product_attention with is_causal=True (no mask tensor, no weights materialised).
 Same architecture as ladder row L9:
     token + learned position embeddings
-    -> LayerNorm -> 4-head causal self-attention (q, k, v, out projections) -> + residual
+    -> LayerNorm -> 4-head causal self-attention (fused q/k/v, out projections) -> + residual
     -> LayerNorm -> MLP (4x, GELU) -> + residual
     -> LayerNorm -> Linear to the vocabulary
 """
 from __future__ import annotations
-
-import math
 
 import torch
 import torch.nn as nn
@@ -17,28 +17,19 @@ import torch.nn.functional as F
 
 
 class CausalSelfAttention(nn.Module):
-    def __init__(self, d_model: int, n_heads: int, context: int, bias: bool = True):
+    def __init__(self, d_model: int, n_heads: int, bias: bool = True):
         super().__init__()
         assert d_model % n_heads == 0
         self.n_heads = n_heads
-        self.q = nn.Linear(d_model, d_model, bias=bias)
-        self.k = nn.Linear(d_model, d_model, bias=bias)
-        self.v = nn.Linear(d_model, d_model, bias=bias)
+        self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)  # q, k, v in one matmul
         self.out = nn.Linear(d_model, d_model, bias=bias)
-        # lower-triangular mask: a buffer, not a parameter
-        self.register_buffer("mask", torch.tril(torch.ones(context, context, dtype=torch.bool)), persistent=False)
 
     def forward(self, x):
         B, T, C = x.shape
-        hs = C // self.n_heads
-        q = self.q(x).view(B, T, self.n_heads, hs).transpose(1, 2)  # (B, H, T, hs)
-        k = self.k(x).view(B, T, self.n_heads, hs).transpose(1, 2)  # (B, H, T, hs)
-        v = self.v(x).view(B, T, self.n_heads, hs).transpose(1, 2)  # (B, H, T, hs)
-        att = (q @ k.transpose(-2, -1)) / math.sqrt(hs)  # (B, H, T, T)
-        att = att.masked_fill(~self.mask[:T, :T], float("-inf"))
-        att = F.softmax(att, dim=-1)
-        y = att @ v  # (B, H, T, hs)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C): heads side by side
+        qkv = self.qkv(x).view(B, T, 3, self.n_heads, C // self.n_heads)  # (B, T, 3, H, hs)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)  # (B, H, T, hs) each
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, hs)
+        y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C): heads side by side
         return self.out(y)
 
 
@@ -53,10 +44,10 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, d_model: int, n_heads: int, context: int, mlp_ratio: int = 4, bias: bool = True):
+    def __init__(self, d_model: int, n_heads: int, mlp_ratio: int = 4, bias: bool = True):
         super().__init__()
         self.ln1 = nn.LayerNorm(d_model)
-        self.attn = CausalSelfAttention(d_model, n_heads, context, bias)
+        self.attn = CausalSelfAttention(d_model, n_heads, bias)
         self.ln2 = nn.LayerNorm(d_model)
         self.mlp = MLP(d_model, mlp_ratio, bias)
 
@@ -73,7 +64,7 @@ class ReferenceLM(nn.Module):
         self.context = context
         self.tok = nn.Embedding(vocab_size, d_model)
         self.pos = nn.Embedding(positions or context, d_model)  # the table may hold more rows than the context
-        self.block = Block(d_model, n_heads, context, mlp_ratio, bias)
+        self.block = Block(d_model, n_heads, mlp_ratio, bias)
         self.ln_f = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size)
 
@@ -120,18 +111,44 @@ def ref_name(name: str) -> str:
     raise KeyError(f"no reference parameter for attnlab parameter '{name}'")
 
 
+FUSED = {"q": 0, "k": 1, "v": 2}  # attnlab's separate projections -> thirds of the reference's qkv rows
+
+
+def ref_place(name: str) -> tuple[str, int | None]:
+    """Where attnlab parameter `name` lives in the reference: a parameter name, and for q/k/v which third
+    of the fused projection (None: the whole parameter)."""
+    dst = ref_name(name)
+    layer, _, kind = dst.removeprefix("block.attn.").partition(".")
+    if dst.startswith("block.attn.") and layer in FUSED:
+        return f"block.attn.qkv.{kind}", FUSED[layer]
+    return dst, None
+
+
+def ref_part(tensors: dict[str, torch.Tensor], name: str) -> torch.Tensor:
+    """The part of a reference tensor (parameter or gradient, by reference name) that holds attnlab's `name`."""
+    dst, third = ref_place(name)
+    return tensors[dst] if third is None else tensors[dst].chunk(3)[third]
+
+
+def ref_places(ref: ReferenceLM) -> set[tuple[str, int | None]]:
+    """Every place of the reference that a copy must fill: each parameter, each third of a fused one."""
+    return {(name, third) for name, _ in ref.named_parameters()
+            for third in ((0, 1, 2) if name.startswith("block.attn.qkv.") else (None,))}
+
+
 @torch.no_grad()
 def copy_weights(ref: ReferenceLM, lm: nn.Module) -> ReferenceLM:
     """Copy every parameter of an attnlab one-block LM into `ref`; each one must find its place exactly once."""
     ref_params = dict(ref.named_parameters())
     used = set()
     for name, p in lm.named_parameters():
-        dst = ref_name(name)
-        if dst not in ref_params or ref_params[dst].shape != p.shape:
-            raise KeyError(f"attnlab '{name}' {tuple(p.shape)} has no match in the reference (looked for '{dst}')")
-        ref_params[dst].copy_(p)
-        used.add(dst)
-    missing = set(ref_params) - used
+        place = ref_place(name)
+        if place[0] not in ref_params or place in used or ref_part(ref_params, name).shape != p.shape:
+            raise KeyError(f"attnlab '{name}' {tuple(p.shape)} has no match in the reference "
+                           f"(looked for '{place[0]}', part {place[1]})")
+        ref_part(ref_params, name).copy_(p)
+        used.add(place)
+    missing = ref_places(ref) - used
     if missing:
-        raise KeyError(f"reference parameters left uncopied: {sorted(missing)}")
+        raise KeyError(f"reference parameters left uncopied: {sorted(missing, key=str)}")
     return ref

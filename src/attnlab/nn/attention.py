@@ -63,7 +63,7 @@ def alibi_bias(n_heads: int, t_q: int, t_k: int, device=None) -> torch.Tensor:
 
 def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=None, bias=None,
               rope: bool = False, alibi: bool = False, dropout_p: float = 0.0, training: bool = False,
-              keep=None):
+              keep=None, need_weights: bool = True):
     """Scaled dot-product attention.
 
     q: (B, H, Tq, dk), k: (B, H, Tk, dk), v: (B, H, Tk, dv) -> (out (B, H, Tq, dv), weights (B, H, Tq, Tk)).
@@ -76,25 +76,70 @@ def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=
     Masked scores are -inf, never a large negative constant: -inf survives a cast to float16.
     A row with every key masked yields zeros instead of NaN.
     keep: a dict to receive the scores (after scaling and bias, before masking) and the weights, for probes.
+    need_weights=False with keep=None takes the fast path, F.scaled_dot_product_attention, the same
+    computation without materialising the weights; weights is then None.
     """
     t_q, t_k = q.size(-2), k.size(-2)
+    if mask is not None and (mask.dim() < 2 or mask.shape[-2:] != (t_q, t_k)):
+        raise AttnlabError(f"attention mask has shape {tuple(mask.shape)}, expected (..., {t_q}, {t_k})")
     if rope:
         q = rope_rotate(q, query_positions(t_q, t_k, q.device))
         k = rope_rotate(k, torch.arange(t_k, device=k.device))
+    added = added_scores(q, t_k, alibi, bias)
+    dropout_p = dropout_p if training else 0.0
+    fast = not need_weights and keep is None
+    if fast and causal and mask is None and added is None and t_q == t_k:
+        # the plain causal case, the model's: SDPA masks by itself, no (Tq, Tk) mask is built
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True,
+                                              scale=sdpa_scale(scale)), None
+    allowed = causal_mask(t_q, t_k, q.device) if causal else None
+    if mask is not None:
+        allowed = mask if allowed is None else allowed & mask
+    if fast:
+        return masked_sdpa(q, k, v, scale, allowed, added, dropout_p), None
+    return explicit(q, k, v, scale, allowed, added, dropout_p, keep)
+
+
+def added_scores(q, t_k: int, alibi: bool, bias):
+    """What is added to the scores: the ALiBi penalty and `bias`, or None when neither is asked for."""
+    added = alibi_bias(q.size(-3), q.size(-2), t_k, q.device).to(q.dtype) if alibi else None
+    if bias is not None:
+        added = bias if added is None else added + bias
+    return added
+
+
+def sdpa_scale(scale: bool | float) -> float | None:
+    """The core's scale as SDPA's: None is SDPA's own 1/sqrt(dk)."""
+    if scale is True:
+        return None
+    return 1.0 if scale is False else scale
+
+
+def masked_sdpa(q, k, v, scale, allowed, added, dropout_p: float):
+    """The fast path with a mask or added scores: one attn_mask for SDPA, boolean when nothing is added."""
+    sees = None
+    if allowed is not None:
+        # a row that sees nothing is NaN in some torch versions, zeros in others: let it see every key,
+        # then zero it, so it is zeros (and its gradients zero) whatever the version
+        sees = allowed.any(-1, keepdim=True)  # (..., Tq, 1)
+        allowed = allowed | ~sees
+    attn_mask = allowed
+    if added is not None:
+        attn_mask = added if allowed is None else added.masked_fill(~allowed, float("-inf"))
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p,
+                                         scale=sdpa_scale(scale))
+    return out if sees is None else out.masked_fill(~sees, 0.0)
+
+
+def explicit(q, k, v, scale, allowed, added, dropout_p: float, keep):
+    """Score, mask, normalise, mix, step by step -> (out, weights); `keep` receives scores and weights."""
     scores = q @ k.transpose(-2, -1)  # (B, H, Tq, Tk)
     if scale is True:
         scores = scores / math.sqrt(q.size(-1))
     elif scale is not False:
         scores = scores * scale
-    if alibi:
-        scores = scores + alibi_bias(q.size(-3), t_q, t_k, q.device).to(scores.dtype)
-    if bias is not None:
-        scores = scores + bias
-    allowed = causal_mask(t_q, t_k, q.device) if causal else None
-    if mask is not None:
-        if mask.dim() < 2 or mask.shape[-2:] != (t_q, t_k):
-            raise AttnlabError(f"attention mask has shape {tuple(mask.shape)}, expected (..., {t_q}, {t_k})")
-        allowed = mask if allowed is None else allowed & mask
+    if added is not None:
+        scores = scores + added
     if keep is not None:
         keep["scores"], keep["allowed"] = scores.detach(), allowed
     if allowed is not None:
@@ -104,5 +149,5 @@ def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=
         weights = weights.nan_to_num(0.0)  # softmax of an all -inf row is NaN; such a row sees nothing
     if keep is not None:
         keep["weights"] = weights.detach()
-    dropped = F.dropout(weights, dropout_p, training=training) if dropout_p > 0 else weights
+    dropped = F.dropout(weights, dropout_p, training=True) if dropout_p > 0 else weights
     return dropped @ v, weights

@@ -35,7 +35,7 @@ class Average(nn.Module):
     def forward(self, x):  # (B, T, d) -> (B, T, d)
         B, T, _ = x.shape
         zeros = x.new_zeros(B, 1, T, 1)
-        out, _ = attention(zeros, zeros, x.unsqueeze(1), causal=True, scale=False)
+        out, _ = attention(zeros, zeros, x.unsqueeze(1), causal=True, scale=False, need_weights=False)
         return out.squeeze(1)
 
 
@@ -68,12 +68,26 @@ class SelfAttention(nn.Module):
         B, T, d = x.shape
         return x.view(B, T, self.n_heads, d // self.n_heads).transpose(1, 2)
 
+    def project(self, x, src):
+        """Queries from x, keys and values from src -> (B, H, T, w) each.
+
+        For self-attention the three weights are stacked for one matmul, as a fused q/k/v layer would:
+        the parameters stay three separate layers (their names and counts are what E7 and E9 read).
+        """
+        layers = (self.q, self.k, self.v)
+        if src is not x:
+            return tuple(self.split(layer(inp)) for layer, inp in zip(layers, (x, src, src)))
+        weight = torch.cat([layer.weight for layer in layers])  # (2*H*d_k + d_model, d_model)
+        bias = None if self.q.bias is None else torch.cat([layer.bias for layer in layers])
+        qkv = F.linear(x, weight, bias).split([layer.out_features for layer in layers], dim=-1)
+        return tuple(self.split(t) for t in qkv)
+
     def forward(self, x, context=None, causal=True, mask=None):
         src = x if context is None else context  # cross-attention reads keys/values from `context`
-        self.kept = {} if self.keep_weights else None
-        out, _ = attention(self.split(self.q(x)), self.split(self.k(src)), self.split(self.v(src)),
-                           causal=causal, scale=self.scale, mask=mask, rope=self.rope, alibi=self.alibi,
-                           dropout_p=self.dropout, training=self.training, keep=self.kept)
+        self.kept = {} if self.keep_weights else None  # a probe needs the weights: the explicit path
+        q, k, v = self.project(x, src)
+        out, _ = attention(q, k, v, causal=causal, scale=self.scale, mask=mask, rope=self.rope, alibi=self.alibi,
+                           dropout_p=self.dropout, training=self.training, keep=self.kept, need_weights=False)
         B, H, T, dh = out.shape
         return self.out(out.transpose(1, 2).reshape(B, T, H * dh))
 

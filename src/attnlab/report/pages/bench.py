@@ -16,7 +16,7 @@ def blocks(site) -> dict[str, str]:
         missing = site.missing(NAME)
         return out | {"throughput_table": missing, "tokenizer_table": missing, "throughput_chart": ""}
     speed = pd.DataFrame([("attnlab (spec-built model, one attention core)", b["attnlab_tokens_per_s"]),
-                          ("plain PyTorch reference (hand-written, same weights)", b["reference_tokens_per_s"])],
+                          ("plain PyTorch reference (fused q/k/v, SDPA, same weights)", b["reference_tokens_per_s"])],
                          columns=["model", "tokens/s"])
     facts = pd.DataFrame([
         ("parameters", f"{b['n_params']:,}"), ("batch × context", f"{b['batch_size']} × {b['context']}"),
