@@ -45,6 +45,9 @@ from attnlab.train import pick_device
 
 
 
+CORE = "the fast path the layer takes when no weights are kept (F.scaled_dot_product_attention)"
+
+
 def flops(d: int, T: int, B: int, h: int) -> dict[str, int]:
     """Matmul FLOPs (2 per multiply-add) of one forward; h cancels out of every term."""
     proj = 4 * 2 * B * T * d * d
@@ -128,6 +131,7 @@ def run(s: dict, device, seed: int = 0) -> dict:
         "device": provenance.device_name(device),
         "threads": torch.get_num_threads(),
         "clocks_before": clocks_before, "clocks_after": clocks_after,
+        "core": CORE,
         "method": (f"SelfAttention(d={d}, h, out_proj=True), causal, float32, input (B={B}, T={T}, d={d}). "
                    f"{s['warmup']} untimed then {s['repeats']} timed rounds; each round times one forward "
                    f"(mean of {s['inner']} back-to-back) of every head count, in an order rotated by one each "

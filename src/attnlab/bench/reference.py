@@ -15,6 +15,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+DESCRIPTION = "plain PyTorch reference (fused q/k/v projection, SDPA with is_causal, same weights)"
+
 
 class CausalSelfAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, bias: bool = True):

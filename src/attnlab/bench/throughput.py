@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from attnlab import provenance
-from attnlab.bench.reference import copy_weights, from_spec
+from attnlab.bench.reference import DESCRIPTION, copy_weights, from_spec
 from attnlab.data.prepare import load_tokens
 from attnlab.nn.model import build
 from attnlab.config import spec_from_config, validate
@@ -168,6 +168,7 @@ def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
         "reference_tokens_per_s": round(tps_b, 1),
         "ratio": round(tps_a / tps_b, 4),
         "ratio_paired_median": round(paired, 4),
+        "reference": DESCRIPTION,  # what the yardstick was, for the page to say
         "attnlab_step_seconds": [round(s, 5) for s in secs_a],
         "reference_step_seconds": [round(s, 5) for s in secs_b],
         "max_abs_logit_diff": diff,
