@@ -144,9 +144,11 @@ def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
     for _ in range(bench["warmup"]):
         a.step(), b.step()
     secs_a, secs_b = [], []
-    for _ in range(bench["steps"]):  # interleaved: A B A B ...
-        secs_a.append(a.step())
-        secs_b.append(b.step())
+    for r in range(bench["steps"]):  # interleaved, each going first every other round: A B, B A, A B ...
+        first, second = (a, b) if r % 2 == 0 else (b, a)
+        t_first, t_second = first.step(), second.step()
+        secs_a.append(t_first if first is a else t_second)
+        secs_b.append(t_second if first is a else t_first)
     tps_a = statistics.median(B * T / s for s in secs_a)
     tps_b = statistics.median(B * T / s for s in secs_b)
     # the ratio within each round, then its median: a slow spell of the machine hits both halves of a round
@@ -182,7 +184,8 @@ def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
         "notes": notes,
         "threads": torch.get_num_threads(),
         "method": (f"{bench['warmup']} untimed then {bench['steps']} timed rounds, each one training step of "
-                   f"attnlab then one of the reference (forward+backward+AdamW, batch {B} x {T}); "
+                   f"attnlab and one of the reference, which goes first alternating from round to round "
+                   f"(forward+backward+AdamW, batch {B} x {T}); "
                    "tokens/s = median over rounds of B*T / step seconds; ratio = their quotient; "
                    "ratio_paired_median = median over rounds of reference seconds / attnlab seconds"),
     }
