@@ -231,6 +231,12 @@ def test_site_builds_offline_with_provenance(tmp_path):
     for js in ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js"):
         assert (tmp_path / "site" / "assets" / "vendor" / js).stat().st_size > 10_000
         assert f'src="assets/vendor/{js}"' in html["ladder.html"]
+    # every claim has its own anchor with how it is computed, and links to a copy of the run files it read
+    assert 'id="claim-C2-2"' in html["ladder.html"] and "ppl[&#x27;L2&#x27;] - ppl[&#x27;L3&#x27;]" in html["ladder.html"]
+    assert 'href="runs/ladder/L3/metrics.json"' in html["ladder.html"]
+    assert (tmp_path / "site" / "runs" / "ladder" / "L3" / "metrics.json").is_file()
+    assert 'href="ladder.html#claim-C2-2"' in html["index.html"]
+    assert "export: true" in html["ladder.html"]  # charts offer PNG/SVG export
     downloaded = pd.read_csv(tmp_path / "site" / "downloads" / "ladder.csv")
     assert list(downloaded["row"][:3]) == ["L1", "L2", "L3"]
 

@@ -65,7 +65,7 @@ def chart(chart_id: str, spec: dict) -> str:
     blob = json.dumps(spec, separators=(",", ":"), default=str).replace("</", "<\\/")
     return (f'<div id="{chart_id}" class="attnlab-chart"></div>\n<script>\n'
             f'document.addEventListener("DOMContentLoaded", function () {{ '
-            f'vegaEmbed("#{chart_id}", {blob}, {{actions: false}}); }});\n</script>\n')
+            f'vegaEmbed("#{chart_id}", {blob}, {{actions: {{export: true, source: false, compiled: false, editor: false}}}}); }});\n</script>\n')
 
 
 def badge(verdict: str) -> str:

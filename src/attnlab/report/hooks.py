@@ -35,6 +35,8 @@ def on_files(files, config):
 
     for name, content in build.downloads(SITE).items():  # the CSV files the pages link to
         files.append(File.generated(config, f"downloads/{name}", content=content))
+    for rel in SITE.res.provenance():  # a copy of every run file, which each claim links to
+        files.append(File.generated(config, f"runs/{rel}", abs_src_path=str(SITE.res.root / rel)))
     return files
 
 

@@ -6,6 +6,8 @@ Each page is a module attnlab.report.pages.<name> with `blocks(site) -> {marker:
 """
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 
 from attnlab import registry as experiments
@@ -65,21 +67,38 @@ class Site:
         return md_table(settings.dropna())
 
     def verdicts_block(self, page: str | None, link: bool = False) -> str:
+        """The verdicts as a table narrow enough to keep the verdict in view; on an experiment's page, each
+        claim's computation, test and run files follow, one expandable block per claim (its anchor)."""
         chosen = self.page_verdicts(page)
         if not chosen:
             return "_No claims registered for this page._\n"
-        df = pd.DataFrame([{
-            "id": f"[{v.claim.id}]({v.claim.experiment}.md#verdicts)" if link else v.claim.id,
-            "claim": v.claim.claim, "chapter": fmt(v.claim.chapter_value, max_str=16),
-            "reproduced": "" if v.reproduced is None else fmt(v.reproduced, max_str=16),
-            "verdict": badge(v.verdict), "why": v.note,
-        } for v in chosen])
-        out = md_table(df, {"id": "claim", "claim": "what the chapter says", "chapter": "chapter",
-                            "reproduced": "reproduced", "verdict": "verdict", "why": "test (computed)"})
+        rows = "".join(
+            f'<tr><td><a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
+            f"{html.escape(v.claim.id)}</a></td><td>{html.escape(v.claim.claim)}</td>"
+            f"<td>{html.escape(fmt(v.claim.chapter_value))}</td>"
+            f"<td>{html.escape('' if v.reproduced is None else fmt(v.reproduced))}</td><td>{badge(v.verdict)}</td></tr>"
+            for v in chosen)
+        out = ('<table class="verdicts"><thead><tr><th>claim</th><th>what the chapter says</th><th>chapter</th>'
+               f"<th>reproduced</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>\n")
         if not link:
-            notes = "\n".join(f"- **{v.claim.id}** — {v.claim.tolerance_note}" for v in chosen)
-            out += f"\n\nWhy these tolerances:\n\n{notes}\n"
+            out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)
         return out + "\n"
+
+    def claim_details(self, v: Verdict) -> str:
+        """One claim, expandable: how its value is computed, the test and its outcome, why that tolerance,
+        and the run files it read (linked: the site carries a copy of each under runs/)."""
+        c = v.claim
+        values = "".join(f"<li>{html.escape(part + ' = ' if part else '')}<code>{html.escape(expr)}</code></li>"
+                         for part, expr in c.values.items())
+        files = [self.res.path(name) for name in sorted(c.files)] + [self.res.path(run) for run in sorted(c.rows)]
+        links = ", ".join(f'<a href="runs/{html.escape(f)}"><code>{html.escape(f)}</code></a>'
+                          if f in self.res.provenance() else f"<code>{html.escape(f)}</code> (not run)" for f in files)
+        return (f'<details class="claim" id="{anchor(c.id)}"><summary><strong>{html.escape(c.id)}</strong> · '
+                f"{html.escape(v.verdict)} · how it is computed and tested</summary>\n"
+                f"<p>Computed from the run files as</p><ul>{values}</ul>\n"
+                f"<p>Test: {html.escape(v.note or '–')}</p>\n"
+                f"<p>Why this tolerance: {html.escape(c.tolerance_note)}</p>\n"
+                f"<p>Run files: {links or '–'}</p></details>\n")
 
     def provenance_block(self, files: list[str]) -> str:
         prov = self.res.provenance()
@@ -129,3 +148,8 @@ class Site:
         """A several-part claim's chapter values by part ({} when absent or not in parts)."""
         value = self.chapter_value(claim_id)
         return value if isinstance(value, dict) else {}
+
+
+def anchor(claim_id: str) -> str:
+    """A claim's own anchor on its page: C2.1 -> claim-C2-1."""
+    return "claim-" + claim_id.replace(".", "-")
