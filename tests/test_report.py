@@ -260,3 +260,17 @@ def test_strict_build_fails_on_a_broken_link(tmp_path):
     root = write_fake_results(tmp_path / "results")
     with pytest.raises(AttnlabError, match="mkdocs build failed"):
         build_site(root, REGISTRY, CONFIG, tmp_path / "site", docs_src=docs)
+
+
+def test_mixed_provenance_says_what_is_shared_once_and_tabulates_only_the_differences(tmp_path):
+    from helpers import site_for
+
+    root = write_fake_results(tmp_path / "results" / "smoke")
+    late = read_json(root / "ladder/L2/metrics.json")
+    write_json(root / "ladder/L2/metrics.json", {**late, "provenance": provenance(seed=7, commit="fedcba987654")})
+    block = site_for(root, CONFIG).provenance_block(["ladder/L1/metrics.json", "ladder/L2/metrics.json"])
+    shared, differ = block.split("Where they differ:")
+    assert "mixed provenance" in block and "2 different commits" in block
+    assert "**torch**: 2.4.0" in shared and "**device**" in shared  # the same for both: said once
+    header = differ.strip().splitlines()[0]
+    assert "commit" in header and "seed" in header and "torch" not in header and "device" not in header

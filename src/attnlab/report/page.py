@@ -127,8 +127,11 @@ class Site:
             distinct = {r[key] for r in rows}
             if len(distinct) > 1:
                 note += f"These run files come from {len(distinct)} different {label}. "
-        table = md_table(pd.DataFrame(rows), {"file": "file", **fields})
-        return (f'!!! note "mixed provenance"\n    {note}\n\n' if note else "") + table + "\n"
+        same = {k: rows[0][k] for k in fields if len({str(r[k]) for r in rows}) == 1}  # said once, above
+        shared = "\n".join(f"- **{fields[k]}**: {cell(v) if v is not None else '–'}" for k, v in same.items())
+        table = md_table(pd.DataFrame(rows), {"file": "file", **{k: fields[k] for k in fields if k not in same}})
+        return ((f'!!! note "mixed provenance"\n    {note}\n\n' if note else "")
+                + f"Shared by all {len(rows)} run files:\n\n{shared}\n\nWhere they differ:\n\n{table}\n")
 
     def files_of(self, names: list[str] | None) -> list[str]:
         """The run files (relative to the results folder) of these experiments; None: of every experiment."""
