@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,23 @@ def write_tokens(data_dir: Path, vocab: int = 64, n_train: int = 4000, n_val: in
     stream[n_train:].astype(np.uint16).tofile(data_dir / "val.bin")
     (data_dir / "stats.json").write_text(json.dumps({"n_train": n_train, "n_val": n_val}))
     return data_dir
+
+
+def eval_blocks(ppl: float, run: str, k: int = 20, shared: float = 0.05, own: float = 0.01) -> list[list]:
+    """Evaluation blocks as train.py records them ([mean loss, tokens] per stretch of the split), averaging to
+    exactly log(ppl): a pattern every run shares (the text's hard and easy stretches) plus the run's own scatter."""
+    rng = np.random.default_rng(int(hashlib.md5(run.encode()).hexdigest()[:8], 16))
+    pattern = shared * np.sin(np.arange(k) * 2.3 + 0.5) + own * rng.standard_normal(k)
+    return [[math.log(ppl) + float(x), 1000] for x in pattern - pattern.mean()]
+
+
+def eval_section(run: str, val: float, train: float, at: dict | None = None) -> dict:
+    """metrics.json's "eval" for a finished run with these perplexities (and per window, for E5)."""
+    out = {"method": "consecutive non-overlapping windows", "val_tokens_scored": 20000, "train_tokens_scored": 20000,
+           "blocks": 20, "val_blocks": eval_blocks(val, run), "train_blocks": eval_blocks(train, run + "/train")}
+    if at:
+        out["val_blocks_at"] = {w: eval_blocks(v, f"{run}@{w}") for w, v in at.items()}
+    return out
 
 
 def site_for(root: Path, cfg: dict):

@@ -1,45 +1,38 @@
-"""The committed snapshot (published/quick) is honest: its verdicts recompute from its run files, and the
-site builds from it without retraining."""
+"""The committed versions (results/<version>/) are what `publish` promises: complete, from one commit, without
+checkpoints, and their site rebuilds from them without training."""
 from pathlib import Path
 
-import pandas as pd
 import pytest
+import yaml
 
-from attnlab.config import load
-from attnlab.registry import training
-from attnlab.report.results import result_files
-from attnlab.report.verdicts import write_claims_csv
+from attnlab.provenance import read_json
 from attnlab.report.site import build_site
+from attnlab.versions import MANIFEST, NAME, expected, versions
 
 REPO = Path(__file__).resolve().parents[1]
-PUBLISHED = REPO / "published" / "quick"
-CLAIMS = REPO / "claims"
+PUBLISHED = [m["version"] for m in versions(REPO)]
 
 
-@pytest.fixture(scope="module")
-def recomputed(tmp_path_factory):
-    assert PUBLISHED.is_dir(), "published/quick is missing: run the quick profile and `attnlab publish`"
-    out = tmp_path_factory.mktemp("claims") / "claims.csv"
-    return write_claims_csv(PUBLISHED, CLAIMS, out), pd.read_csv(PUBLISHED / "claims.csv")
+def test_at_least_one_version_is_published():
+    assert PUBLISHED, "no version under results/: run the quick profile and `attnlab publish` it"
+    assert all(NAME.match(v) for v in PUBLISHED)
 
 
-def test_published_verdicts_recompute_from_published_runs(recomputed):
-    fresh, committed = recomputed
-    assert list(fresh["claim_id"]) == list(committed["claim_id"])
-    assert list(fresh["verdict"]) == list(committed["verdict"])
+@pytest.mark.parametrize("version", PUBLISHED)
+def test_a_version_is_complete_and_from_one_commit(version):
+    folder = REPO / "results" / version
+    manifest, cfg = read_json(folder / MANIFEST), yaml.safe_load((folder / "config.yaml").read_text())
+    assert manifest["version"] == version and manifest["profile"] == cfg["profile"]
+    for rel in expected(cfg):
+        assert (folder / rel).is_file(), rel
+        if rel.endswith(".json"):
+            prov = read_json(folder / rel)["provenance"]
+            assert prov["commit"] == manifest["commit"] and prov["profile"] == cfg["profile"], rel
+    assert not list(folder.rglob("*.pt")) and not list(folder.rglob("*.bin")), "no checkpoints or token files"
 
 
-def test_every_run_and_analysis_was_published(recomputed):
-    cfg = load(REPO / "config" / "quick.yaml")
-    for experiment in training():
-        for run in cfg.get(experiment) or {}:
-            assert (PUBLISHED / experiment / run / "metrics.json").is_file(), run
-            assert (PUBLISHED / experiment / run / "curve.csv").is_file(), run
-    for rel in result_files().values():
-        assert (PUBLISHED / rel).is_file(), rel
-    assert not list(PUBLISHED.rglob("*.pt")) and not list(PUBLISHED.rglob("*.bin")), "no checkpoints or tokens"
-
-
-def test_site_builds_from_the_snapshot(tmp_path):
-    build_site(PUBLISHED, CLAIMS, load(REPO / "config" / "quick.yaml"), tmp_path / "site")
-    assert "L9" in (tmp_path / "site" / "ladder.html").read_text()
+@pytest.mark.parametrize("version", PUBLISHED[:1])
+def test_the_newest_site_rebuilds_from_its_run_files(version, tmp_path):
+    build_site(REPO / "results" / version, REPO / "claims", None, tmp_path / "site")
+    page = (tmp_path / "site" / "ladder.html").read_text()
+    assert f"Version <code>{version}</code>" in page and "L9" in page

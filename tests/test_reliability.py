@@ -2,7 +2,6 @@
 one line before any job (checked here without Snakemake; the DAG's side is in test_workflow.py)."""
 import copy
 import csv
-import hashlib
 import json
 import subprocess
 import sys
@@ -58,7 +57,7 @@ def test_a_diverged_run_reruns_to_the_same_record(tmp_path, data):
 
 
 def test_a_final_loss_past_exps_range_is_diverged_not_an_overflow(tmp_path, data, monkeypatch):
-    monkeypatch.setattr(attnlab.train, "evaluate", lambda *a, **k: (5000.0, 8))
+    monkeypatch.setattr(attnlab.train, "evaluate", lambda *a, **k: attnlab.train.Scored(5000.0, 8))
     m = run(tiny_config(steps=3), data, tmp_path, row="L1")
     assert m["status"] == "diverged" and m["diverged_at_step"] == 3 and m["val_ppl"] is None
 

@@ -14,6 +14,7 @@ from attnlab.provenance import read_json, write_json
 from attnlab.report import claims as cl
 from attnlab.report.site import build_site
 from attnlab.report.verdicts import write_claims_csv
+from helpers import eval_section
 
 REPO = Path(__file__).resolve().parents[1]
 REGISTRY = REPO / "claims"
@@ -86,8 +87,7 @@ def write_fake_results(root: Path, val=None, train=None, diverged=(), skip=(), r
             "status": "diverged" if bad else "ok", "diverged_at_step": 812 if bad else None, "steps": 3000,
             "val_loss": None if bad else 4.0, "val_ppl": None if bad else val[row],
             "train_loss": None if bad else 3.9, "train_ppl": None if bad else train[row],
-            "eval": {"method": "non-overlapping windows, all positions", "val_tokens_scored": 45952,
-                     "train_tokens_scored": 45952},
+            "eval": {"method": "consecutive non-overlapping windows"} if bad else eval_section(row, val[row], train[row]),
             "tokens_per_second": 51234.0, "resumed_from_step": None, "provenance": provenance(seed=1337 + i)})
         steps = range(0, 3001, 10)
         pd.DataFrame({"step": list(steps), "lr": 1e-3,
@@ -124,6 +124,7 @@ def test_claims_csv_columns_and_all_reproduced(tmp_path):
     ({"L4": 66.0}, "C2.3"),      # residual average 10 % worse than no context
     ({"L6": 59.0}, "C2.5"),      # the head barely helps
     ({"B2": 37.0}, "C2.9"),      # second block no longer overfits
+    ({"L3": 248.1}, "C2.2"),     # right direction, but a gain (0.4) inside the evaluation's noise: a tie
 ])
 def test_verdict_flips_when_numbers_move(tmp_path, change, claim):
     assert verdicts(write_fake_results(tmp_path / "ok"))[claim]["verdict"] == "reproduced"
@@ -274,3 +275,117 @@ def test_mixed_provenance_says_what_is_shared_once_and_tabulates_only_the_differ
     assert "**torch**: 2.4.0" in shared and "**device**" in shared  # the same for both: said once
     header = differ.strip().splitlines()[0]
     assert "commit" in header and "seed" in header and "torch" not in header and "device" not in header
+
+
+# ------------------------------------------------------------ margins above noise
+
+@pytest.mark.parametrize("check, value, se, passed", [
+    ({"above": 0}, 0.5, 0.2, True),     # clears 2 × 0.2
+    ({"above": 0}, 0.3, 0.2, False),    # right sign, inside the noise: a tie
+    ({"above": 0}, 0.0, 0.0, False),    # an exact tie passes nothing, even without noise
+    ({"above": 1}, 0.9, 0.01, False),   # wrong direction
+    ({"below": 1}, 0.995, 0.01, False),  # "improves" by half a per cent with a 1 % error: not shown
+    ({"below": 1}, 0.945, 0.01, True),
+])
+def test_direction_checks_need_a_margin_of_two_standard_errors(check, value, se, passed):
+    assert cl.apply_check(check, value, "X", "", se)[0] is passed
+
+
+def test_a_direction_check_without_a_standard_error_is_an_error():
+    with pytest.raises(AttnlabError, match="standard error"):
+        cl.apply_check({"above": 0}, 1.0, "X")
+
+
+def test_the_jackknife_matches_the_textbook_error_of_a_mean(tmp_path):
+    """For one run's perplexity the delete-one-block jackknife is exactly ppl-free algebra: the SE of the block
+    means times the derivative of exp, to first order."""
+    import math
+
+    from attnlab.report.results import gather
+    from attnlab.report.verdicts import evaluate
+
+    root = write_fake_results(tmp_path / "r")
+    claim = cl.parse_claim({"id": "T1", "claim": "L3 is above 200", "chapter_value": 200,
+                            "value": "ppl['L3']", "check": {"above": 200}, "tolerance_note": "test"})
+    v = evaluate(claim, gather(root))
+    means = [m for m, _ in eval_section("L3", VAL["L3"], 1.0)["val_blocks"]]
+    k, mu = len(means), sum(means) / len(means)
+    textbook = math.exp(mu) * math.sqrt(sum((m - mu) ** 2 for m in means) / (k - 1) / k)
+    assert v.se[""] == pytest.approx(textbook, rel=0.01) and v.verdict == "reproduced"
+
+
+def test_runs_scored_on_the_same_tokens_are_paired(tmp_path):
+    """The shared pattern of hard and easy stretches cancels in a difference: its SE is far below what two
+    independent errors would give, which is what lets a small real gain (C2.2's) clear the margin."""
+    import math
+
+    from attnlab.report.results import gather
+    from attnlab.report.verdicts import evaluate
+
+    res = gather(write_fake_results(tmp_path / "r"))
+    claims = {e: cl.parse_claim({"id": e, "claim": e, "chapter_value": 0, "value": e, "check": {"above": -1e9},
+                                 "tolerance_note": "t"}) for e in ("ppl['L2'] - ppl['L3']", "ppl['L2']", "ppl['L3']")}
+    se = {e: evaluate(c, res).se[""] for e, c in claims.items()}
+    assert se["ppl['L2'] - ppl['L3']"] < 0.5 * math.hypot(se["ppl['L2']"], se["ppl['L3']"])
+
+
+def test_a_direction_on_runs_without_blocks_is_not_run(tmp_path):
+    root = write_fake_results(tmp_path / "r")
+    m = read_json(root / "ladder/L3/metrics.json")
+    del m["eval"]["val_blocks"]
+    write_json(root / "ladder/L3/metrics.json", m)
+    got = verdicts(root)["C2.2"]
+    assert got["verdict"] == "not run" and "ladder/L3/metrics.json records no evaluation blocks" in got["note"]
+
+
+def test_a_multi_part_value_names_its_parts_on_both_sides():
+    entry = {"id": "T2", "claim": "c", "chapter_value": 0.6667, "value": {"a": "1", "b": "2"},
+             "check": {"a": {"equals": 1}, "b": {"equals": 2}}, "tolerance_note": "t"}
+    with pytest.raises(AttnlabError, match="must name what the chapter says for each part"):
+        cl.parse_claim(entry)
+    with pytest.raises(AttnlabError, match="same parts"):
+        cl.parse_claim({**entry, "chapter_value": {"a": 1}, "value": "1", "check": {"equals": 1}})
+    assert cl.parse_claim({**entry, "chapter_value": {"a": 1}}).id == "T2"
+
+
+# ------------------------------------------------------------------ versions
+
+def fake_version(root: Path, name: str, published: str, **change) -> Path:
+    """A published version folder: run files, the profile it ran and a manifest (what `publish` writes)."""
+    from attnlab.config import load
+
+    folder = write_fake_results(root / "results" / name, **change)
+    (folder / "config.yaml").write_text(yaml.safe_dump(load(REPO / "config" / "smoke.yaml")))
+    write_json(folder / "manifest.json", {"version": name, "profile": "smoke", "commit": "abc123def456",
+                                          "published_from": "abc123def456", "published": published,
+                                          "hardware": "cpu"})
+    return folder
+
+
+def test_every_version_gets_a_stamped_site_with_a_selector_and_a_comparison(tmp_path):
+    from attnlab.report.site import build_versions
+
+    old, new = "2026-01-01-smoke-cpu-abc123d", "2026-02-01-smoke-cpu-abc123d"
+    fake_version(tmp_path, old, "2026-01-01T00:00:00+00:00")
+    fake_version(tmp_path, new, "2026-02-01T00:00:00+00:00", val={"L2": 330.0})  # C2.1 no longer holds
+    (tmp_path / "results" / "smoke").mkdir()  # a live run folder is not a version
+    out = tmp_path / "site"
+    assert build_versions(REGISTRY, out, root=tmp_path) == [new, old]
+    assert f'url={new}/index.html' in (out / "index.html").read_text()
+    for name in (new, old):
+        for page in ("index", "ladder", "about", "compare"):
+            text = (out / name / f"{page}.html").read_text()
+            assert f"Version <code>{name}</code> · runs at commit <code>abc123def456</code>" in text, (name, page)
+            assert f'<option value="../{old}/{page}.html"' in text and f'<option value="../{new}/{page}.html"' in text
+            assert "site built from commit <code>" in text
+    compare = (out / new / "compare.html").read_text()
+    assert f"against version {old}" in compare and "changed: C2.1," in compare
+    assert re.search(r"<td>C2\.1</td><td><span class=\"verdict verdict-not-reproduced\">.*?≠ changed", compare)
+
+
+def test_a_live_site_says_its_results_are_unpublished(tmp_path):
+    root = write_fake_results(tmp_path / "results" / "smoke")
+    build_site(root, REGISTRY, CONFIG, tmp_path / "site")
+    page = (tmp_path / "site" / "ladder.html").read_text()
+    assert "Unpublished results in <code>smoke/</code>" in page and "<select" not in page
+    assert "No other published version to compare with" in (tmp_path / "site" / "compare.html").read_text()

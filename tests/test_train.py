@@ -55,8 +55,23 @@ def test_eval_scores_every_position(data):
     from attnlab.nn.model import build
 
     model = build(spec_from_config(cfg, "L1"))
-    _, n = evaluate(model, data[1], 8)
-    assert n == (len(data[1]) - 1) // 8 * 8
+    scored = evaluate(model, data[1], 8)
+    assert scored.tokens == (len(data[1]) - 1) // 8 * 8 and scored.blocks == []
+
+
+def test_eval_blocks_split_the_same_tokens_into_stretches(data):
+    """The blocks are the split's scored tokens cut into EVAL_BLOCKS contiguous stretches: together they are
+    exactly the whole evaluation, and they differ from one another (they are not copies of the mean)."""
+    from attnlab.nn.model import build
+    from attnlab.train import EVAL_BLOCKS
+
+    torch.manual_seed(0)
+    model = build(spec_from_config(tiny_config(), "L6"))
+    scored = evaluate(model, data[1], 8, batch_size=3, blocks=True)
+    means, counts = zip(*scored.blocks)
+    assert len(scored.blocks) == EVAL_BLOCKS and sum(counts) == scored.tokens
+    assert abs(sum(m * n for m, n in scored.blocks) / scored.tokens - scored.loss) < 1e-5
+    assert max(means) - min(means) > 1e-3
 
 
 def test_diverged_run_is_recorded_not_raised(tmp_path, data):

@@ -15,11 +15,12 @@ import yaml
 from attnlab import imports
 from attnlab.config import resolve
 from attnlab.registry import load as load_registry
+from attnlab.registry import pages
 from attnlab.registry import training
 from helpers import BAD
 
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "environment.yml", "mkdocs.yml"]
+COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "environment.yml", "mkdocs.yml", ".gitignore"]
 
 
 def snakemake(workdir: Path, *args, check=True):
@@ -51,7 +52,20 @@ def checkout(work: Path, corpus_path: Path) -> Path:
     cfg = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
     cfg["data"]["path"] = str(corpus_path)
     (work / "config" / "smoke.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    git(work, "init", "-q")  # a checkout: run files record its commit, and it can publish
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "checkout")
     return work
+
+
+def git(work: Path, *args) -> str:
+    return subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@example.org", *args], cwd=work,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def attnlab(work: Path, *args):
+    env = {**os.environ, "PYTHONPATH": str(work / "src")}
+    return subprocess.run([sys.executable, "-m", "attnlab", *args], cwd=work, env=env, capture_output=True, text=True)
 
 
 def profile(work: Path, name: str, change) -> str:
@@ -199,7 +213,7 @@ SOURCES = sorted(str(p.relative_to(REPO)) for p in (REPO / "src" / "attnlab").rg
 VERBS = {"prepare_data": ("prepare",), "train": ("train",), "claims": ("claims",),
          "analyse": ("analyse", *(e.producer for e in load_registry() if e.kind in ("analysis", "benchmark"))),
          "site": ("site", "attnlab.report.hooks",
-                  *(f"attnlab.report.pages.{p}" for p in ["index", *(e.name for e in load_registry())]))}
+                  *(f"attnlab.report.pages.{p}" for p in pages()))}
 DOWNSTREAM = {"prepare_data": {"train", "analyse"}, "train": {"claims", "site"}, "analyse": {"claims", "site"},
               "claims": {"site"}, "site": set()}
 
@@ -398,3 +412,28 @@ def test_a_new_experiment_is_one_declaration_through_dag_claims_and_site(tmp_pat
     assert pd.read_csv(r / "claims.csv").set_index("claim_id").loc["T1", "verdict"] == "reproduced"
     page = (r / "site" / "toy.html").read_text()
     assert "tokens" in page and "T1" in page and "Toy" in (r / "site" / "index.html").read_text()
+
+
+def test_a_complete_run_publishes_as_a_version_whose_site_rebuilds_without_training(smoke, tmp_path):
+    work = tmp_path / "clone"
+    shutil.copytree(smoke, work, symlinks=True)  # the finished smoke run and its git history
+    git(work, "checkout", "--", ".")  # undo what other tests edited, so the tree is clean again
+    git(work, "clean", "-fdq")
+    head = git(work, "rev-parse", "--short=12", "HEAD")
+    done = attnlab(work, "publish", "--config", "config/smoke.yaml", "--results", "results/smoke")
+    assert done.returncode == 0, done.stderr
+    (version,) = [p for p in (work / "results").iterdir() if p.name[:4].isdigit()]
+    manifest = json.loads((version / "manifest.json").read_text())
+    assert manifest["commit"] == head and manifest["profile"] == "smoke" and manifest["runs"]["dag_wall_seconds"] > 0
+    assert manifest["throughput_ratio"] > 0 and not list(version.rglob("*.pt"))
+    git(work, "add", "results")  # a version is meant for git: the live run stays ignored
+    git(work, "commit", "-qm", "publish")
+    again = attnlab(work, "publish", "--config", "config/smoke.yaml", "--results", "results/smoke")
+    assert again.returncode == 2 and "already exists" in again.stderr and len(again.stderr.strip().splitlines()) == 1
+
+    shutil.rmtree(work / "results" / "smoke")  # no run files, no checkpoints: the site needs only the version
+    built = attnlab(work, "versions", "--claims", "claims", "--site", "site")
+    assert built.returncode == 0, built.stderr
+    page = (work / "site" / version.name / "ladder.html").read_text()
+    assert f"Version <code>{version.name}</code> · runs at commit <code>{head}</code>" in page
+    assert f'<option value="../{version.name}/ladder.html" selected>' in page

@@ -8,7 +8,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from attnlab.config import longest_window, runs, validate
+from attnlab.config import check_splits, runs, validate
 from attnlab.errors import AttnlabError
 
 
@@ -90,29 +90,6 @@ def check_corpus(cfg: dict, cache: Path) -> None:
     n_bytes = len(read_text(path, data["sha256"]).encode())
     n_val = int(n_bytes * data["val_fraction"])
     check_splits(cfg, n_bytes - n_val, n_val, at_most=True, source=(key, f"the corpus {path} ({n_bytes:,} bytes)"))
-
-
-def check_splits(cfg: dict, n_train: int, n_val: int, *, names=None, at_most: bool = False,
-                 source: tuple[str, str] = ("data.path", "the corpus")) -> None:
-    """Each run (of `names`, default all) needs one training window plus a target, and its longest window on
-    the validation split. `at_most`: the counts are upper bounds."""
-    from attnlab.config import spec_from_config
-
-    key, what = source
-    q = "at most " if at_most else ""
-    vf = cfg["data"]["val_fraction"]
-    for _, name in runs(cfg):
-        if names is not None and name not in names:
-            continue
-        need_train, need_val = spec_from_config(cfg, name).context + 2, longest_window(cfg, name) + 1
-        if n_train + n_val < need_train + need_val:
-            raise AttnlabError(f"config error at '{key}': {what} gives {q}{n_train + n_val:,} tokens, too few for "
-                               f"run '{name}', which needs {need_train} to train on and {need_val} to validate on")
-        for split, have, need in (("validation", n_val, need_val), ("training", n_train, need_train)):
-            if have < need:
-                raise AttnlabError(f"config error at 'data.val_fraction': {vf} leaves {q}{have:,} {split} tokens, "
-                                   f"fewer than the {need} that run '{name}' reads in one window; "
-                                   f"{'raise' if split == 'validation' else 'lower'} data.val_fraction")
 
 
 def check_results(results: str | Path, write: bool = False) -> None:

@@ -54,8 +54,7 @@ def cmd_analyse(a):
 
 
 def cmd_train(a):
-    from attnlab.check import check_splits
-    from attnlab.config import find_run, train_settings
+    from attnlab.config import check_splits, find_run, train_settings
     from attnlab.data.prepare import load_tokens
     from attnlab.experiments.probes import AttentionProbe, GradNormProbe
     from attnlab.config import spec_from_config
@@ -90,10 +89,18 @@ def cmd_site(a):
 
 
 def cmd_publish(a):
-    from attnlab.report.publish import publish
+    from attnlab.config import chosen, validate
+    from attnlab.versions import publish
 
-    n = publish(Path(a.results), Path(a.out))
-    print(f"published {n} summary files to {a.out}")
+    dest = publish(Path(a.results), validate(chosen({"profile": a.config}, [])))
+    print(f"published {a.results} as version {dest.name} ({dest}); commit it, then `attnlab versions` builds its site")
+
+
+def cmd_versions(a):
+    from attnlab.report.site import build_versions
+
+    built = build_versions(Path(a.claims), Path(a.site))
+    print(f"built {len(built)} versions into {a.site} ({', '.join(built)}); open {a.site}/index.html")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -103,7 +110,7 @@ def parser() -> argparse.ArgumentParser:
 
     def verb(name, fn, help, *args):
         s = sub.add_parser(name, help=help)
-        if name not in ("publish", "claims"):
+        if name not in ("claims", "versions"):
             s.add_argument("--config", required=True,
                            help="a profile (config/*.yaml), or one job's settings as inline JSON (what the rules pass)")
         if name in ("train", "analyse"):
@@ -122,7 +129,10 @@ def parser() -> argparse.ArgumentParser:
         "--quiet", action="store_true", help="no progress bar")
     verb("claims", cmd_claims, "compute verdicts into claims.csv", "results", "claims", "out")
     verb("site", cmd_site, "render pages and build the site (mkdocs.yml at the root)", "results", "claims", "site")
-    verb("publish", cmd_publish, "copy run summaries (no checkpoints) to a folder to commit", "results", "out")
+    verb("publish", cmd_publish, "freeze a complete run as a version under results/<version>/ (clean commit only)",
+         "results")
+    verb("versions", cmd_versions, "build the site of every published version, with a version selector",
+         "claims", "site")
     return p
 
 

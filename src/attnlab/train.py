@@ -7,10 +7,12 @@ import math
 import os
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
 import torch
+import torch.nn.functional as F
 from tqdm import tqdm
 
 from attnlab import provenance
@@ -50,19 +52,35 @@ def windows(tokens: torch.Tensor, context: int, limit: int | None = None):
     return x, y
 
 
+EVAL_BLOCKS = 20  # contiguous stretches of a split, scored apart: the evaluation's own sampling error
+
+
+@dataclass
+class Scored:
+    loss: float                  # mean cross-entropy over every scored token
+    tokens: int                  # how many were scored
+    blocks: list[list] = field(default_factory=list)  # [mean loss, tokens] of EVAL_BLOCKS stretches, in order
+
+
 @torch.no_grad()
-def evaluate(model, tokens, context, batch_size=64, limit=None, device="cpu") -> tuple[float, int]:
-    """Mean cross-entropy over windows of the split, and the number of tokens scored."""
+def evaluate(model, tokens, context, batch_size=64, limit=None, device="cpu", blocks: bool = False) -> Scored:
+    """Mean cross-entropy over windows of the split; with `blocks`, also per stretch of the split."""
     was_training = model.training
     model.eval()
     x, y = windows(tokens, context, limit)
-    total = 0.0
+    total, per_token = 0.0, []
     for i in range(0, len(x), batch_size):
         xb, yb = x[i : i + batch_size].to(device), y[i : i + batch_size].to(device)
-        _, loss = model(xb, yb)
+        logits, loss = model(xb, yb)
         total += loss.item() * yb.numel()
+        if blocks:  # windows are consecutive, so flattening keeps the split's order
+            per_token.append(F.cross_entropy(logits.flatten(0, 1), yb.flatten(), reduction="none").double().cpu())
     model.train(was_training)
-    return total / y.numel(), y.numel()
+    scored = Scored(total / y.numel(), y.numel())
+    if blocks:
+        for part in torch.tensor_split(torch.cat(per_token), EVAL_BLOCKS):
+            scored.blocks.append([round(part.mean().item(), 6), part.numel()])
+    return scored
 
 
 MAX_LOSS = math.log(sys.float_info.max)  # above it exp(loss) overflows: the perplexity is not a finite number
@@ -210,7 +228,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
         train_seconds += time.perf_counter() - t0
         row = {"step": step, "lr": lr, "train_loss": loss_value, "val_loss": None}
         if step % tc["eval_every"] == 0 or step == tc["steps"]:
-            row["val_loss"], _ = evaluate(model, val_tokens, T, B, tc["eval_windows"], device)
+            row["val_loss"] = evaluate(model, val_tokens, T, B, tc["eval_windows"], device).loss
         curve.append(row)
         for probe in probes:
             found = probe(step, model, loss_value)
@@ -232,22 +250,23 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
                "probes_last": probe_rows[-1] if probe_rows else None}
     if status == "ok":
         checkpoint()  # the finished model, for later analysis
-        val_loss, val_n = evaluate(model, val_tokens, T, B, None, device)
-        train_loss, train_n = evaluate(model, train_tokens, T, B,
-                                       None if tc["train_eval_tokens"] is None else tc["train_eval_tokens"] // T,
-                                       device)
-        if diverged(val_loss) or diverged(train_loss):  # trained to the end, but to no finite perplexity
+        val = evaluate(model, val_tokens, T, B, None, device, blocks=True)
+        train_eval = None if tc["train_eval_tokens"] is None else tc["train_eval_tokens"] // T
+        trn = evaluate(model, train_tokens, T, B, train_eval, device, blocks=True)
+        if diverged(val.loss) or diverged(trn.loss):  # trained to the end, but to no finite perplexity
             status, diverged_at = "diverged", step
             metrics.update(status=status, diverged_at_step=step)
-            print(f"[{name}] final loss {val_loss} (val), {train_loss} (train): recorded as diverged",
+            print(f"[{name}] final loss {val.loss} (val), {trn.loss} (train): recorded as diverged",
                   file=sys.stderr)
     if status == "ok":
-        metrics.update(val_loss=val_loss, val_ppl=math.exp(val_loss), train_loss=train_loss,
-                       train_ppl=math.exp(train_loss))
-        metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": val_n, "train_tokens_scored": train_n}
+        metrics.update(val_loss=val.loss, val_ppl=math.exp(val.loss), train_loss=trn.loss,
+                       train_ppl=math.exp(trn.loss))
+        metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": val.tokens, "train_tokens_scored": trn.tokens,
+                           "blocks": EVAL_BLOCKS, "val_blocks": val.blocks, "train_blocks": trn.blocks}
         if tc.get("eval_contexts"):  # the same model read through longer (or shorter) windows
-            metrics["val_ppl_at"] = {str(n): perplexity(evaluate(model, val_tokens, n, B, None, device)[0])
-                                     for n in tc["eval_contexts"]}
+            at = {str(n): evaluate(model, val_tokens, n, B, None, device, blocks=True) for n in tc["eval_contexts"]}
+            metrics["val_ppl_at"] = {n: perplexity(a.loss) for n, a in at.items()}
+            metrics["eval"]["val_blocks_at"] = {n: a.blocks for n, a in at.items()}
     else:
         metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": 0, "train_tokens_scored": 0}
     metrics["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start)

@@ -30,7 +30,9 @@ ROW_VIEWS = {  # name in expressions -> field of <experiment>/<run>/metrics.json
     "ppl_at": "val_ppl_at",         # {"64": ppl, ...}: the trained model read through other windows (E5)
 }
 NEEDS_TRAINED = {"ppl", "train_ppl", "probe_end", "ppl_at"}  # these are meaningless for a diverged run
-CHECKS = {"equals", "between", "target", "abs_le", "is_true"}
+CHECKS = {"equals", "between", "target", "abs_le", "is_true", "above", "below"}
+DIRECTIONS = {"above", "below"}  # checks of a direction: the value must clear the bound by MARGIN_SE errors
+MARGIN_SE = 2  # standard errors; one-sided, a tie or a difference within sampling noise passes nothing
 
 _ALLOWED_NODES = (
     ast.Expression, ast.Constant, ast.Name, ast.Load, ast.Store, ast.Subscript, ast.Slice,
@@ -120,6 +122,12 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
         values, checks = {str(k): v for k, v in value.items()}, {str(k): check[k] for k in value}
     else:
         values, checks = {"": value}, {"": check}
+    chapter = entry["chapter_value"]
+    if list(values) != [""] and not (isinstance(chapter, dict) and set(map(str, chapter)) <= set(values)):
+        raise bad(f"'value' has parts {sorted(values)}; 'chapter_value' must name what the chapter says for "
+                  "each part it covers, with the same part names")
+    if list(values) == [""] and isinstance(chapter, dict):
+        raise bad("'chapter_value' has parts but 'value' is one expression: give 'value' the same parts")
     claim = Claim(id=cid, claim=str(entry["claim"]), chapter_value=entry["chapter_value"],
                   values={}, checks={}, tolerance_note=str(entry["tolerance_note"]), experiment=experiment)
     for part, expr in values.items():
@@ -187,8 +195,8 @@ def _parse_check(check, cid: str, part: str) -> dict:
         tols = [k for k in ("rel_tol", "abs_tol") if k in check]
         if len(tols) != 1 or not _is_num(check["target"]) or not _is_num(check[tols[0]]) or check[tols[0]] < 0:
             raise AttnlabError(f"claim {cid}: {label}: 'target' needs a number and one of rel_tol/abs_tol >= 0")
-    if kind == "abs_le" and not _is_num(check["abs_le"]):
-        raise AttnlabError(f"claim {cid}: {label}: 'abs_le' needs a number")
+    if kind in ("abs_le", *DIRECTIONS) and not _is_num(check[kind]):
+        raise AttnlabError(f"claim {cid}: {label}: '{kind}' needs a number")
     return check
 
 
@@ -196,8 +204,9 @@ def _is_num(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def apply_check(check: dict, value, cid: str = "?", part: str = "") -> tuple[bool, str]:
-    """Return (passed, a short human-readable reason)."""
+def apply_check(check: dict, value, cid: str = "?", part: str = "", se: float | None = None) -> tuple[bool, str]:
+    """Return (passed, a short human-readable reason). `se` is the value's standard error from the evaluation's
+    sampling (0 for an exact count); a direction check needs it and passes only beyond MARGIN_SE of it."""
     kind = (set(check) & CHECKS).pop()
     if kind == "equals":
         want = check["equals"]
@@ -213,6 +222,15 @@ def apply_check(check: dict, value, cid: str = "?", part: str = "") -> tuple[boo
         passed = (lo is None or value >= lo) and (hi is None or value <= hi)
         band = f"[{'-∞' if lo is None else fmt(lo)}, {'∞' if hi is None else fmt(hi)}]"
         return passed, f"{fmt(value)} {'in' if passed else 'outside'} {band}"
+    if kind in DIRECTIONS:
+        if se is None:
+            raise AttnlabError(f"claim {cid}: a '{kind}' check needs the value's standard error")
+        bound, margin = check[kind], MARGIN_SE * se
+        gap = value - bound if kind == "above" else bound - value
+        passed = gap > margin
+        sign = ">" if kind == "above" else "<"
+        return passed, (f"{fmt(value)} {sign if passed else 'not clearly ' + sign} {fmt(bound)}: "
+                        f"{'clears' if passed else 'within'} {MARGIN_SE} × SE = {fmt(margin)}")
     if kind == "abs_le":
         passed = abs(value) <= check["abs_le"]
         return passed, f"|{fmt(value)}| {'≤' if passed else '>'} {fmt(check['abs_le'])}"

@@ -4,7 +4,8 @@ folder while MkDocs builds, so `mkdocs build` and `mkdocs serve` work from the p
 What it reads, from the environment (`attnlab site` sets them; by hand only ATTNLAB_RESULTS is needed):
     ATTNLAB_RESULTS   the results folder (default results/quick)
     ATTNLAB_SETTINGS  the profile the report describes: inline JSON (what the rules pass) or a profile file
-                      (default: the profile named after the results folder, config/<name>.yaml)
+                      (default: a published version's own config.yaml, else config/<results folder name>.yaml)
+    ATTNLAB_SELECTOR  set (by `attnlab versions`): the site is one of results' versions, side by side
     ATTNLAB_CLAIMS    the claims folder (default claims/)
     ATTNLAB_DOCS      the hand-written pages (default: docs_dir of mkdocs.yml)
 """
@@ -22,7 +23,7 @@ def on_config(config):
     global SITE
     results = Path(os.environ.get("ATTNLAB_RESULTS", "results/quick"))
     SITE = build.context(results, Path(os.environ.get("ATTNLAB_CLAIMS", "claims")),
-                         os.environ.get("ATTNLAB_SETTINGS") or f"config/{results.name}.yaml")
+                         os.environ.get("ATTNLAB_SETTINGS") or None, selector=bool(os.environ.get("ATTNLAB_SELECTOR")))
     if os.environ.get("ATTNLAB_DOCS"):
         config["docs_dir"] = str(Path(os.environ["ATTNLAB_DOCS"]).resolve())
     config["site_name"] = f"attnlab · {SITE.profile}"
@@ -42,4 +43,5 @@ def on_files(files, config):
 
 def on_page_markdown(markdown, page, config, files):
     name = page.file.src_uri
-    return build.render(markdown, build.page_blocks(SITE, name), name) if name in build.pages() else markdown
+    text = build.render(markdown, build.page_blocks(SITE, name), name) if name in build.pages() else markdown
+    return SITE.stamp(name) + "\n\n" + text

@@ -7,6 +7,7 @@ Each page is a module attnlab.report.pages.<name> with `blocks(site) -> {marker:
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import pandas as pd
 
@@ -21,10 +22,41 @@ from attnlab.report.verdicts import Verdict
 class Site:
     """Everything the pages draw from: run files, verdicts, config."""
 
-    def __init__(self, res: Results, registry: Registry, verdicts: list[Verdict], config: dict):
+    def __init__(self, res: Results, registry: Registry, verdicts: list[Verdict], config: dict,
+                 manifest: dict | None = None, built_from: str = "unknown", selector: bool = False,
+                 versions_root: Path | None = None):
         self.res, self.registry, self.verdicts, self.config = res, registry, verdicts, config
         self.profile = config.get("profile") or "<profile>"
         self.rdir = f"results/{self.profile}"
+        self.manifest = manifest      # a published version's manifest; None for live results
+        self.built_from = built_from  # the commit the site's code and prose come from
+        self.selector = selector      # built among every published version (`attnlab versions`)
+        self.versions_root = versions_root  # the folder whose results/ holds the published versions
+
+    def versions(self) -> list[dict]:
+        """The manifest of every published version beside these results, newest first."""
+        from attnlab.versions import versions
+
+        return versions(self.versions_root) if self.versions_root else []
+
+    def stamp(self, page: str) -> str:
+        """The line atop every page: which results these are (version and commit) and the site's own commit;
+        in a tree of versions, a selector that opens the same page in another version."""
+        m = self.manifest
+        if m:
+            text = (f"Version <code>{html.escape(m['version'])}</code> · runs at commit <code>{m['commit']}</code>"
+                    f" on {html.escape(m['hardware'])} · published {m['published'][:10]}")
+        else:
+            text = f"Unpublished results in <code>{html.escape(str(self.res.root.name))}/</code>"
+        text += f" · site built from commit <code>{html.escape(self.built_from)}</code>"
+        if self.selector and m:
+            target = page.removesuffix(".md") + ".html"
+            options = "".join(
+                f'<option value="../{v["version"]}/{target}"{" selected" if v["version"] == m["version"] else ""}>'
+                f'{html.escape(v["version"])}</option>' for v in self.versions())
+            text += (' · <label>version <select class="attnlab-versions" aria-label="version" '
+                     f'onchange="window.location.href = this.value">{options}</select></label>')
+        return f'<div class="attnlab-stamp">{text}</div>'
 
     def snakemake(self, target: str = "", gpu: bool = False, cores: int = 4) -> str:
         """The command that (re)builds `target`. Targets go first: --resources and --config take several
@@ -76,9 +108,11 @@ class Site:
             f'<tr><td><a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
             f"{html.escape(v.claim.id)}</a></td><td>{html.escape(v.claim.claim)}</td>"
             f"<td>{html.escape(fmt(v.claim.chapter_value))}</td>"
-            f"<td>{html.escape('' if v.reproduced is None else fmt(v.reproduced))}</td><td>{badge(v.verdict)}</td></tr>"
+            f"<td>{html.escape(v.shown())}</td><td>{badge(v.verdict)}</td></tr>"
             for v in chosen)
-        out = ('<table class="verdicts"><thead><tr><th>claim</th><th>what the chapter says</th><th>chapter</th>'
+        survey = {v.claim.id.startswith("S") for v in chosen}  # the survey's claims are S1...S11
+        source = "chapter / survey" if len(survey) > 1 else "survey" if survey == {True} else "chapter"
+        out = (f'<table class="verdicts"><thead><tr><th>claim</th><th>what the {source} says</th><th>{source}</th>'
                f"<th>reproduced</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>\n")
         if not link:
             out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)

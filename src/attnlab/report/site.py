@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from attnlab import registry as experiments
+from attnlab import versions
 from attnlab.config import canonical, load_settings
 from attnlab.errors import AttnlabError
 from attnlab.report import tables
@@ -34,8 +35,8 @@ STATIC_PAGES = {"about.md": "How verdicts work"}
 
 
 def pages() -> dict[str, str]:
-    """Generated page -> nav title: the overview, then every experiment in registry order."""
-    return {"index.md": "Overview", **{f"{e.name}.md": e.title for e in experiments.load()}}
+    """Generated page -> nav title: the overview, every experiment in registry order, the comparison."""
+    return {f"{name}.md": title for name, title in experiments.pages().items()}
 
 
 def page_blocks(site: Site, page: str) -> dict[str, str]:
@@ -56,13 +57,19 @@ def render(template: str, blocks: dict[str, str], page: str, strict: bool = True
     return text.rstrip("\n") + "\n"
 
 
-def context(results: Path, claims: Path, settings: str | dict) -> Site:
+def context(results: Path, claims: Path, settings: str | dict | None = None, selector: bool = False) -> Site:
     """Everything the pages draw from: the run files under `results`, their verdicts, and the profile
-    (`settings`: a validated mapping, inline JSON, or a profile file)."""
+    (`settings`: a validated mapping, inline JSON, or a profile file; default: a version's own config.yaml,
+    else config/<name of the results folder>.yaml). `selector`: the site is one of a tree of versions."""
+    if settings is None:
+        own = Path(results) / "config.yaml"
+        settings = own if own.is_file() else f"config/{Path(results).name}.yaml"
     cfg = settings if isinstance(settings, dict) else load_settings(str(settings))
     registry = load_registry(claims)
     res = gather(results)
-    return Site(res, registry, evaluate_all(registry, res), cfg)
+    root = Path(results).resolve().parent.parent  # results/<profile or version>/ -> the project holding them
+    return Site(res, registry, evaluate_all(registry, res), cfg, manifest=versions.manifest_of(results),
+                built_from=versions.head(experiments.ROOT), selector=selector, versions_root=root)
 
 
 def nav(docs: Path) -> list[dict]:
@@ -82,14 +89,34 @@ def downloads(site: Site) -> dict[str, str]:
             "ladder.csv": tables.ladder_table(site.res, site.registry.reference).to_csv(index=False)}
 
 
-def build_site(results_dir: Path, claims_path: Path, settings: dict, out_site: Path, strict: bool = True,
-               docs_src: Path | None = None) -> None:
+def build_versions(claims_path: Path, out_site: Path, root: Path = experiments.ROOT) -> list[str]:
+    """The site of every published version under root/results/, each in out_site/<version>/ with a selector
+    between them (relative links: it works opened from disk), and out_site/index.html leading to the newest.
+    Reads only the versions' run files: nothing is trained."""
+    names = [m["version"] for m in versions.versions(root)]
+    if not names:
+        raise AttnlabError(f"no published version under {Path(root) / 'results'}: `attnlab publish` makes one")
+    out_site = Path(out_site)
+    out_site.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        build_site(Path(root) / "results" / name, claims_path, None, out_site / name, selector=True)
+    newest = f"{names[0]}/index.html"
+    (out_site / "index.html").write_text(
+        f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url={newest}">'
+        f'<title>attnlab versions</title><p>The newest version: <a href="{newest}">{names[0]}</a>. Every version: '
+        + ", ".join(f'<a href="{n}/index.html">{n}</a>' for n in names) + "</p>\n")
+    return names
+
+
+def build_site(results_dir: Path, claims_path: Path, settings: dict | None, out_site: Path, strict: bool = True,
+               docs_src: Path | None = None, selector: bool = False) -> None:
     """`mkdocs build` with the project's mkdocs.yml over `results_dir`, into out_site (swapped in whole)."""
     out_site = Path(out_site).resolve()
     building = out_site.with_name(out_site.name + ".building")
     shutil.rmtree(building, ignore_errors=True)
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "ATTNLAB_RESULTS": str(Path(results_dir).resolve()),
-           "ATTNLAB_CLAIMS": str(Path(claims_path).resolve()), "ATTNLAB_SETTINGS": canonical(settings)}
+           "ATTNLAB_CLAIMS": str(Path(claims_path).resolve()), "ATTNLAB_SETTINGS": canonical(settings) if settings else "",
+           "ATTNLAB_SELECTOR": "1" if selector else ""}
     if docs_src:
         env["ATTNLAB_DOCS"] = str(Path(docs_src).resolve())
     cmd = [sys.executable, "-m", "mkdocs", "build", "--config-file", str(MKDOCS), "--site-dir", str(building)]

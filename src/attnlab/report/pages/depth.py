@@ -86,6 +86,32 @@ def init_table(grads: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+EVEN = 0.05  # a last/first ratio within 5 % of 1 is read as even: one measurement, not a trend
+
+
+def init_reading(t: pd.DataFrame) -> str:
+    """What the step-0 table says, in words generated from its ratios (so the prose cannot contradict it)."""
+    def where(ratio: float) -> str:
+        if ratio > 1 + EVEN:
+            return "the blocks nearer the output receive the larger gradient"
+        if ratio < 1 - EVEN:
+            return "the blocks nearer the input receive the larger gradient"
+        return f"the gradient is about even over the depth (within {EVEN:.0%})"
+
+    lines = [f"In {r['norm']}, the last block's gradient is {r['ratio']:.3f}× the first block's: {where(r['ratio'])}."
+             for _, r in t.iterrows()]
+    ratios = dict(zip(t["norm"], t["ratio"]))
+    if {"pre-norm", "post-norm"} <= set(ratios):
+        steeper = ratios["post-norm"] / ratios["pre-norm"]
+        if abs(steeper - 1) > EVEN:
+            lines.append(f"Post-norm's last/first ratio is {steeper:.2f}× pre-norm's: the gradient's spread over the "
+                         f"depth is {'larger' if steeper > 1 else 'smaller'} with the LayerNorm after each sublayer.")
+        else:
+            lines.append(f"The two placements spread the gradient alike (ratios within {EVEN:.0%} of each other).")
+    return " ".join(lines) + (" A ratio within 5 % of 1 is read as even: it is one measurement at one seed, "
+                              "and nothing smaller is a trend.\n")
+
+
 def early_grads(site, table: pd.DataFrame) -> pd.DataFrame:
     """Per-block gradient norms over the probed first steps, every run (long form)."""
     frames = []
@@ -163,7 +189,7 @@ def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
 def blocks(site) -> dict[str, str]:
     out = site.skeleton(EXPERIMENT, rerun=site.snakemake(f"{EXPERIMENT}/E4-post/metrics.json", gpu=True)
                         + "\n# every run of E4\n" + site.snakemake("claims.csv", gpu=True))
-    names = ("runs_table", "ppl_chart", "init_chart", "init_table", "early_chart", "curves_chart")
+    names = ("runs_table", "ppl_chart", "init_chart", "init_table", "init_reading", "early_chart", "curves_chart")
     table = runs_table(site)
     if table.empty:
         missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
@@ -177,13 +203,14 @@ def blocks(site) -> dict[str, str]:
 
     grads = init_grads(site, table)
     if grads.empty:
-        out["init_chart"], out["init_table"] = "_No step-0 gradient probe recorded._", ""
+        out["init_chart"], out["init_table"], out["init_reading"] = "_No step-0 gradient probe recorded._", "", ""
     else:
         out["init_chart"] = chart("chart-depth-init", init_chart(grads))
         t = init_table(grads)
         out["init_table"] = md_table(t, {"norm": "norm", "run": "read from", "first": "block 1", "n": "last block",
                                          "last": "last block's norm", "ratio": "last / first"},
                                      {"first": num(4), "last": num(4), "ratio": num(3)})
+        out["init_reading"] = init_reading(t)
     runs = list(table["run"])
     early = early_grads(site, table)
     out["early_chart"] = chart("chart-depth-early", early_chart(early, runs)) if len(early) else \

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from attnlab.report import charts, tables
-from attnlab.report.format import chart, code, md_table, not_run, num
+from attnlab.report.format import chart, md_table, not_run, num
 
 NAME = "ladder"
 
@@ -16,6 +16,7 @@ def target(rows: list[str]) -> str:
 
 
 def runs_table(site) -> str:
+    """How each rung ran; the evaluation method is said once when every rung shares it (it is long)."""
     ladder = site.res.experiment(NAME)
     recs = []
     for row in tables.row_order(ladder):
@@ -24,11 +25,16 @@ def runs_table(site) -> str:
         recs.append({"row": row, "steps": m.get("steps"), "tok_s": m.get("tokens_per_second"),
                      "resumed": m.get("resumed_from_step"), "method": ev.get("method"),
                      "val_tokens": ev.get("val_tokens_scored"), "train_tokens": ev.get("train_tokens_scored")})
-    return md_table(pd.DataFrame(recs), {"row": "rung", "steps": "steps", "tok_s": "tokens/s",
-                                         "resumed": "resumed from step", "method": "evaluation",
-                                         "val_tokens": "val tokens scored", "train_tokens": "train tokens scored"},
-                    {"tok_s": lambda v: f"{v:,.0f}", "val_tokens": lambda v: f"{int(v):,}",
-                     "train_tokens": lambda v: f"{int(v):,}"})
+    table = pd.DataFrame(recs)
+    methods = set(table["method"].dropna())
+    headers = {"row": "rung", "steps": "steps", "tok_s": "tokens/s", "resumed": "resumed from step",
+               "method": "evaluation", "val_tokens": "val tokens scored", "train_tokens": "train tokens scored"}
+    lead = ""
+    if len(methods) <= 1:
+        headers.pop("method")
+        lead = f"Every rung was scored the same way: {methods.pop()}.\n\n" if methods else ""
+    return lead + md_table(table, headers, {"tok_s": lambda v: f"{v:,.0f}", "val_tokens": lambda v: f"{int(v):,}",
+                                            "train_tokens": lambda v: f"{int(v):,}"})
 
 
 def blocks(site) -> dict[str, str]:

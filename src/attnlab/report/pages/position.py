@@ -70,24 +70,32 @@ def length_chart(data: pd.DataFrame, trained: list[float]) -> dict:
     return alt.layer(*layers).properties(width=480, height=300).to_dict()
 
 
-def permutation_line(site) -> str:
-    """C5.5 in one line, from the E9 analysis's run file."""
-    perm = (site.res.result("equivalence") or {}).get("permutation")
-    if not perm:
-        return site.missing("equivalence")
-    return (f"max |attn(shuffled x) − shuffle(attn(x))| = **{perm['max_abs_diff_no_position']:.2e}** without "
-            f"positions, **{perm['max_abs_diff_rope']:.2e}** with RoPE (outputs of mean magnitude "
-            f"{perm['mean_abs_output']:.3f}).\n")
+def length_reading(data: pd.DataFrame, trained: list[float]) -> str:
+    """How to read the chart, from the windows actually evaluated (so it cannot describe a side that is absent)."""
+    if data.empty or not trained:
+        return ""
+    t, seen = int(max(set(trained), key=trained.count)), sorted({int(w) for w in data["window"]})
+    shorter, longer = [w for w in seen if w < t], [w for w in seen if w > t]
+    text = f"What to look for: the dashed line marks the trained window ({t} tokens)."
+    if shorter:
+        text += (f" At {', '.join(map(str, shorter))}, left of it, every position was seen in training, and the "
+                 "encodings should lie close together.")
+    if longer:
+        text += (f" At {', '.join(map(str, longer))}, right of it, each line shows how its encoding copes with "
+                 "positions (or distances) training never produced: one that generalises stays flat or drops, "
+                 "having more context to condition on, and one that does not climbs.")
+    else:
+        text += " No window longer than the trained one was evaluated, so nothing here tests extrapolation."
+    return text + "\n"
 
 
 def blocks(site) -> dict[str, str]:
     out = site.skeleton(EXPERIMENT, rerun=site.snakemake(f"{EXPERIMENT}/E5-alibi/metrics.json", gpu=True)
                         + "\n# every run of E5\n" + site.snakemake("claims.csv", gpu=True))
-    out["permutation"] = permutation_line(site)
     table = runs_table(site)
     if table.empty:
         missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
-        return out | {"runs_table": missing, "length_chart": ""}
+        return out | {"runs_table": missing, "length_chart": "", "length_reading": ""}
     wins = windows(site)
     headers = {"run": "run", "encoding": "encoding", "trained": "trained on", "status": "status",
                **{f"ppl_{w}": f"ppl at {w}" for w in wins}, "rise": "longest / trained"}
@@ -105,4 +113,5 @@ def blocks(site) -> dict[str, str]:
     trained = [float(t) for t in table["trained"].dropna()]
     out["length_chart"] = chart("chart-position-length", length_chart(data, trained)) if len(data) else \
         "_No run recorded perplexities at several windows._"
+    out["length_reading"] = length_reading(data, trained)
     return out

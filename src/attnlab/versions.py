@@ -1,0 +1,212 @@
+"""Published versions: one complete run of a profile at one clean commit, frozen under results/<version>/.
+
+A version holds the run summaries (never checkpoints or token files), the profile it ran (config.yaml) and a
+manifest: the commit, profile, hardware, GPU clocks, software versions, dates, the wall time of the whole DAG
+and the throughput ratio. `publish` refuses, with one line and before copying anything, a dirty tree, an
+incomplete run, run files from several commits (or from a dirty tree), runs whose code changed since, runs
+trained with other settings than the profile's, and a version that already exists. Versions are never
+rewritten; the site is rebuilt from them without training.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from attnlab import registry as experiments
+from attnlab.config import digest, spec_from_config, train_settings
+from attnlab.errors import AttnlabError
+from attnlab.provenance import read_json, write_json
+
+MANIFEST = "manifest.json"
+NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[A-Za-z][\w.-]*$")  # date first: `ls results/` is chronological
+
+def run_shaping() -> list[str]:
+    """What shapes run files: the code every job that writes one imports (as the DAG's own code inputs count
+    it), the registry, the profiles and the workflow. A change to one of these between the runs' commit and
+    the one publishing them means a rerun; the report, the claims and the prose only read run files."""
+    from attnlab import imports
+
+    modules = set().union(*(imports.verb(v) for v in ("prepare", "train", "analyse")),
+                          imports.closure(*(e.producer for e in experiments.load())))
+    return [*imports.files(modules, root=experiments.ROOT), "src/attnlab/experiments.yaml", "src/attnlab/schemas",
+            "config", "workflow", "Snakefile", "pyproject.toml"]
+
+TRAINING_FILES = ("metrics.json", "curve.csv", "probes.csv")
+SOFTWARE = ("torch", "numpy", "pandas", "altair", "snakemake", "mkdocs", "mkdocs-material")
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AttnlabError(f"git {' '.join(args)} failed in {root}: {done.stderr.strip() or done.stdout.strip()}")
+    return done.stdout.rstrip()
+
+
+def head(root: Path) -> str:
+    """HEAD's short commit, with '+dirty' when tracked or untracked files differ from it ('unknown' outside git)."""
+    try:
+        commit = git(root, "rev-parse", "--short=12", "HEAD")
+        return commit + ("+dirty" if git(root, "status", "--porcelain") else "")
+    except (AttnlabError, OSError):
+        return "unknown"
+
+
+def expected(cfg: dict) -> list[str]:
+    """Every run file (relative to results/<profile>/) that a complete run of profile `cfg` writes."""
+    out = []
+    for e in experiments.load():
+        if e.trains:
+            out += [e.run_file(run, file) for run in cfg.get(e.name) or {} for file in ("metrics.json", "curve.csv")]
+        else:
+            out.append(e.result)
+    return out + ["claims.csv"]
+
+
+def summaries(results: Path, cfg: dict) -> list[str]:
+    """The files a version keeps: every result file, each training run's metrics, curve and probes, claims.csv."""
+    keep = [rel for rel in expected(cfg) if (results / rel).is_file()]
+    for e in experiments.training():
+        for run in cfg.get(e) or {}:
+            rel = experiments.get(e).run_file(run, "probes.csv")
+            if (results / rel).is_file():
+                keep.append(rel)
+    return keep
+
+
+def provenances(results: Path, cfg: dict) -> dict[str, dict]:
+    """Run file -> its provenance, for every JSON run file of the profile."""
+    return {rel: read_json(results / rel).get("provenance") or {} for rel in expected(cfg) if rel.endswith(".json")}
+
+
+def check_publishable(results: Path, cfg: dict, root: Path) -> tuple[str, str]:
+    """(the runs' commit, HEAD); raises with one line naming the first reason `results` cannot be published."""
+    dirty = git(root, "status", "--porcelain").splitlines()
+    if dirty:
+        raise AttnlabError(f"cannot publish from a dirty tree ({len(dirty)} changed: "
+                           f"{', '.join(line[3:] for line in dirty[:3])}{', …' if len(dirty) > 3 else ''}); "
+                           "a version comes from one clean commit: commit or stash first")
+    missing = [rel for rel in expected(cfg) if not (results / rel).is_file()]
+    if missing:
+        raise AttnlabError(f"{results} is not a complete {cfg['profile']} run: {len(missing)} run files missing "
+                           f"({', '.join(missing[:3])}{', …' if len(missing) > 3 else ''}); run "
+                           f"`snakemake --cores 4 --resources gpu=1 --config profile={cfg['profile']}` first")
+    prov = provenances(results, cfg)
+    by_commit: dict[str, list[str]] = {}
+    for rel, p in prov.items():
+        by_commit.setdefault(str(p.get("commit")), []).append(rel)
+    if len(by_commit) > 1:
+        parts = [f"{c}: {len(files)} (e.g. {files[0]})" for c, files in sorted(by_commit.items())]
+        raise AttnlabError(f"{results} holds run files from {len(by_commit)} commits ({'; '.join(parts)}); "
+                           "a version comes from one commit: rerun the profile")
+    commit = next(iter(by_commit))
+    if commit.endswith("+dirty") or commit == "unknown":
+        raise AttnlabError(f"{results}: its runs were made {'from a dirty tree' if commit != 'unknown' else 'outside git'}"
+                           f" ({commit}); rerun them from a clean commit")
+    profiles = {str(p.get("profile")) for p in prov.values()}
+    if profiles != {cfg["profile"]}:
+        raise AttnlabError(f"{results} holds runs of profiles {sorted(profiles)}, not only '{cfg['profile']}'")
+    head = git(root, "rev-parse", "--short=12", "HEAD")
+    changed = git(root, "diff", "--name-only", commit, "HEAD", "--", *run_shaping()).splitlines()
+    if changed:
+        raise AttnlabError(f"the runs in {results} come from commit {commit}, and since then {len(changed)} files "
+                           f"that shape them changed ({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}); "
+                           "rerun the profile at this commit")
+    for e in experiments.training():
+        for run in cfg.get(e) or {}:
+            m = read_json(results / experiments.get(e).run_file(run))
+            want_spec, want_steps = spec_from_config(cfg, run).to_dict(), train_settings(cfg, run)["steps"]
+            if m.get("spec") != want_spec or (m.get("status") == "ok" and m.get("steps") != want_steps):
+                raise AttnlabError(f"run {run} in {results} was trained with other settings than profile "
+                                   f"'{cfg['profile']}' declares (spec or steps differ): rerun it")
+    return commit, head
+
+
+def hardware(prov: dict[str, dict]) -> str:
+    """A short tag for the devices the runs used: 'cpu', or the GPU's name ('nvidia-h200')."""
+    gpus = sorted({p["device"] for p in prov.values() if p.get("device") and not p["device"].startswith("cpu")})
+    return re.sub(r"[^a-z0-9]+", "-", gpus[0].lower()).strip("-") if gpus else "cpu"
+
+
+def manifest(results: Path, cfg: dict, commit: str, head: str, name: str) -> dict:
+    prov = provenances(results, cfg)
+    starts, ends = [], []
+    for p in prov.values():
+        if p.get("date") and p.get("wall_seconds") is not None:
+            end = dt.datetime.fromisoformat(p["date"])
+            ends.append(end)
+            starts.append(end - dt.timedelta(seconds=p["wall_seconds"]))
+    bench = read_json(results / experiments.get("bench").result) if (results / "bench/result.json").is_file() else {}
+    versions = {}
+    for package in SOFTWARE:
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = None
+    return {
+        "version": name,
+        "profile": cfg["profile"],
+        "commit": commit,                 # where every run file came from
+        "published_from": head,           # HEAD when published (differs only in what cannot change a run)
+        "published": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "hardware": hardware(prov),
+        "devices": sorted({p.get("device") for p in prov.values() if p.get("device")}),
+        "gpu_clocks": {rel: p["clocks"] for rel, p in prov.items() if p.get("clocks")} or None,
+        "software": {"python": sorted({p.get("python") for p in prov.values() if p.get("python")}),
+                     "torch": sorted({p.get("torch") for p in prov.values() if p.get("torch")}),
+                     "at_publish": versions},
+        "runs": {
+            "files": len(prov),
+            "first_started": min(starts).isoformat(timespec="seconds") if starts else None,
+            "last_finished": max(ends).isoformat(timespec="seconds") if ends else None,
+            # from the first run file's start to the last one's end: the whole DAG when it ran in one go
+            "dag_wall_seconds": round((max(ends) - min(starts)).total_seconds(), 1) if starts else None,
+            "sum_wall_seconds": round(sum(p.get("wall_seconds") or 0 for p in prov.values()), 1),
+        },
+        "throughput_ratio": bench.get("ratio_paired_median"),  # attnlab / the fastest plain-PyTorch reference
+        "config_digest": digest(cfg),
+    }
+
+
+def version_name(cfg: dict, prov: dict[str, dict], commit: str) -> str:
+    dates = sorted(p["date"][:10] for p in prov.values() if p.get("date"))
+    return f"{dates[-1]}-{cfg['profile']}-{hardware(prov)}-{commit[:7]}"
+
+
+def publish(results: Path, cfg: dict, root: Path | None = None) -> Path:
+    """Freeze the complete run in `results` (root/results/<profile>/) into root/results/<version>/, beside it;
+    return that folder. `root` is the checkout the runs came from (default: the folder holding results/)."""
+    results = Path(results)
+    root = Path(root) if root else results.resolve().parent.parent
+    commit, head = check_publishable(results, cfg, root)
+    name = version_name(cfg, provenances(results, cfg), commit)
+    dest = root / "results" / name
+    if dest.exists():
+        raise AttnlabError(f"version {name} already exists in {dest.parent}; published versions are never rewritten")
+    building = dest.with_name(f".{name}.building")
+    shutil.rmtree(building, ignore_errors=True)
+    for rel in summaries(results, cfg):
+        (building / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(results / rel, building / rel)
+    (building / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    write_json(building / MANIFEST, manifest(results, cfg, commit, head, name))
+    os.replace(building, dest)  # whole or not at all
+    return dest
+
+
+def versions(root: Path = experiments.ROOT) -> list[dict]:
+    """The manifest of every published version under root/results/, newest first."""
+    found = [read_json(p) for p in sorted(Path(root, "results").glob(f"*/{MANIFEST}")) if NAME.match(p.parent.name)]
+    return sorted(found, key=lambda m: (m.get("published") or "", m["version"]), reverse=True)
+
+
+def manifest_of(results: Path) -> dict | None:
+    """The manifest of a published version's folder (None for a live results folder)."""
+    path = Path(results) / MANIFEST
+    return read_json(path) if path.is_file() else None

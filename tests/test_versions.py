@@ -1,0 +1,165 @@
+"""Publishing: a complete run at one clean commit becomes an immutable version with a manifest; everything else
+is refused in one line, before anything is copied, leaving earlier versions untouched. Then the site of every
+version, stamped, with a selector and a comparison, rebuilt without training."""
+from __future__ import annotations
+
+import copy
+import subprocess
+
+import pytest
+
+from attnlab.config import load, spec_from_config, train_settings
+from attnlab.errors import AttnlabError
+from attnlab.provenance import read_json, write_json
+from attnlab.registry import experiments as registered
+from attnlab.versions import MANIFEST, expected, publish, versions
+from helpers import REPO
+
+
+def git(root, *args):
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    """The smoke profile cut to one run per training experiment (the checks read every run; fewer is faster)."""
+    full = load(REPO / "config" / "smoke.yaml")
+    out = copy.deepcopy(full)
+    for e in registered(trains=True):
+        runs = full.get(e.name) or {}
+        out[e.name] = {name: runs[name] for name in list(runs)[:1]}
+    return out
+
+
+def write_run(results, cfg, commit, date="2026-11-30T10:00:00+00:00", device="cpu: x86_64 (2 threads)", steps=None):
+    """A complete run of `cfg` in `results` whose every run file says it came from `commit`."""
+    prov = {"commit": commit, "config_hash": "0" * 16, "profile": cfg["profile"], "device": device, "clocks": None,
+            "torch": "2.13.0", "python": "3.11.9", "date": date, "wall_seconds": 60.0, "seed": 1337, "host": "t"}
+    for rel in expected(cfg):
+        path = results / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if rel.endswith("metrics.json"):
+            run = path.parent.name
+            write_json(path, {"name": run, "spec": spec_from_config(cfg, run).to_dict(), "status": "ok",
+                              "steps": steps or train_settings(cfg, run)["steps"], "provenance": prov})
+        elif rel.endswith(".json"):
+            write_json(path, {"ratio_paired_median": 1.01, "provenance": prov})
+        else:
+            path.write_text("claim_id,verdict\n" if rel == "claims.csv" else "step,train_loss\n1,5.0\n")
+    (results / "ladder" / next(iter(cfg["ladder"])) / "ckpt.pt").write_bytes(b"weights")  # never published
+    return results
+
+
+@pytest.fixture()
+def project(tmp_path, cfg):
+    """A git checkout (clean, one commit) with a complete smoke run from that commit in results/smoke."""
+    root = tmp_path / "project"
+    (root / "src" / "attnlab").mkdir(parents=True)
+    (root / "src" / "attnlab" / "model.py").write_text("# the model\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "page.md").write_text("prose\n")
+    (root / ".gitignore").write_text((REPO / ".gitignore").read_text())
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    write_run(root / "results" / "smoke", cfg, git(root, "rev-parse", "--short=12", "HEAD"))
+    return root
+
+
+def commit_all(root, message="change"):
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message)
+
+
+def test_a_complete_clean_run_becomes_a_version_with_its_manifest(project, cfg):
+    head = git(project, "rev-parse", "--short=12", "HEAD")
+    dest = publish(project / "results" / "smoke", cfg, root=project)
+    assert dest.name == f"2026-11-30-smoke-cpu-{head[:7]}" and dest.parent == project / "results"
+    m = read_json(dest / MANIFEST)
+    assert m["commit"] == m["published_from"] == head and m["profile"] == "smoke" and m["hardware"] == "cpu"
+    assert m["devices"] == ["cpu: x86_64 (2 threads)"] and m["gpu_clocks"] is None
+    assert m["software"]["torch"] == ["2.13.0"] and m["software"]["at_publish"]["torch"]
+    assert m["runs"]["files"] == len([r for r in expected(cfg) if r.endswith(".json")])
+    assert m["runs"]["dag_wall_seconds"] == 60.0 and m["throughput_ratio"] == 1.01
+    assert all((dest / rel).is_file() for rel in expected(cfg)) and (dest / "config.yaml").is_file()
+    assert not list(dest.rglob("*.pt")), "checkpoints are never published"
+    untracked = git(project, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert untracked and all(line.startswith(f"?? results/{dest.name}/") for line in untracked), \
+        "the version is meant for git; the live run stays ignored"
+    assert [v["version"] for v in versions(project)] == [dest.name]
+
+
+def test_the_manifest_spans_the_whole_dag_and_names_the_gpu(project, cfg):
+    results = project / "results" / "smoke"
+    head = git(project, "rev-parse", "--short=12", "HEAD")
+    write_run(results, cfg, head, device="NVIDIA H200")
+    m = read_json(results / "data" / "stats.json")
+    m["provenance"].update(date="2026-11-30T09:00:00+00:00", clocks={"sm_mhz": 1980})
+    write_json(results / "data" / "stats.json", m)
+    meta = read_json(publish(results, cfg, root=project) / MANIFEST)
+    assert meta["hardware"] == "nvidia-h200" and meta["gpu_clocks"] == {"data/stats.json": {"sm_mhz": 1980}}
+    assert meta["runs"]["first_started"] == "2026-11-30T08:59:00+00:00" and meta["runs"]["dag_wall_seconds"] == 3660
+
+
+def refused(project, cfg, match):
+    """Publishing fails with one line matching `match`, and the results/ folder is as it was."""
+    before = sorted(p.relative_to(project) for p in (project / "results").rglob("*"))
+    with pytest.raises(AttnlabError, match=match) as err:
+        publish(project / "results" / "smoke", cfg, root=project)
+    assert "\n" not in str(err.value)
+    assert sorted(p.relative_to(project) for p in (project / "results").rglob("*")) == before
+    return str(err.value)
+
+
+def test_a_version_is_never_rewritten(project, cfg):
+    dest = publish(project / "results" / "smoke", cfg, root=project)
+    commit_all(project, "publish")
+    manifest = (dest / MANIFEST).read_text()
+    refused(project, cfg, f"version {dest.name} already exists")
+    assert (dest / MANIFEST).read_text() == manifest
+
+
+def test_a_dirty_tree_is_refused(project, cfg):
+    (project / "src" / "attnlab" / "model.py").write_text("# edited, not committed\n")
+    assert "src/attnlab/model.py" in refused(project, cfg, "cannot publish from a dirty tree")
+
+
+def test_an_incomplete_run_is_refused(project, cfg):
+    (project / "results" / "smoke" / "averaging" / "result.json").unlink()
+    assert "averaging/result.json" in refused(project, cfg, "is not a complete smoke run: 1 run files missing")
+
+
+def test_run_files_from_several_commits_are_refused(project, cfg):
+    m = read_json(project / "results" / "smoke" / "scores" / "result.json")
+    m["provenance"]["commit"] = "0123456789ab"
+    write_json(project / "results" / "smoke" / "scores" / "result.json", m)
+    refused(project, cfg, r"holds run files from 2 commits .*0123456789ab: 1 \(e.g. scores/result.json\)")
+
+
+def test_runs_from_a_dirty_tree_are_refused(project, cfg):
+    write_run(project / "results" / "smoke", cfg, git(project, "rev-parse", "--short=12", "HEAD") + "+dirty")
+    refused(project, cfg, r"its runs were made from a dirty tree")
+
+
+def test_runs_whose_code_changed_since_are_refused_but_prose_may_move_on(project, cfg):
+    (project / "docs" / "page.md").write_text("better prose\n")
+    commit_all(project, "prose")
+    publish(project / "results" / "smoke", cfg, root=project)  # the docs shape no run file
+    (project / "src" / "attnlab" / "model.py").write_text("# a different model\n")
+    commit_all(project, "model (and the version just published)")
+    refused(project, cfg, r"since then 1 files that shape them changed \(src/attnlab/model.py\)")
+
+
+def test_runs_trained_with_other_settings_are_refused(project, cfg):
+    write_run(project / "results" / "smoke", cfg, git(project, "rev-parse", "--short=12", "HEAD"), steps=3)
+    refused(project, cfg, r"was trained with other settings than profile 'smoke' declares")
+
+
+def test_the_cli_refuses_in_one_line(project, cfg, capsys):
+    from attnlab.cli import main
+
+    (project / "stray.txt").write_text("untracked\n")
+    assert main(["publish", "--config", str(REPO / "config" / "smoke.yaml"),
+                 "--results", str(project / "results" / "smoke")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("attnlab: error: cannot publish from a dirty tree") and "\n" not in err
