@@ -44,13 +44,14 @@ def test_run_rows_and_settings(s4):
         assert 0 < r["ms_min"] <= r["ms_median"] <= r["ms_max"] and r["ms_core_median"] > 0
         assert r["softmax_elements"] == 2 * r["heads"] * 16 * 16
     assert result["time_ratio_max_min"] >= 1
-    assert result["clocks_before"] is None  # CPU: no NVML
+    assert result["nvml"] is None  # CPU: no NVML sampler
 
 
 def test_timing_interleaves_every_head_count_each_round():
     mods = multihead.layers(16, [1, 4], "cpu", seed=0)
-    layer_s, core_s = multihead.time_heads(mods, torch.randn(1, 4, 16), repeats=4, warmup=1, inner=2)
+    layer_s, core_s, nvml = multihead.time_heads(mods, torch.randn(1, 4, 16), repeats=4, warmup=1, inner=2)
     assert {h: len(v) for h, v in layer_s.items()} == {1: 4, 4: 4} == {h: len(v) for h, v in core_s.items()}
+    assert nvml is None  # off a GPU
 
 
 def test_heads_must_divide_the_width():

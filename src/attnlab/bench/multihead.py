@@ -10,12 +10,11 @@ sequences of T tokens, for each head count h. The matrix products do the same ar
 What does grow with h is the softmax: it runs over B h T^2 scores (`softmax_elements`), so many narrow
 heads pay a little more elementwise work and launch the same kernels on smaller matrices.
 
-Timing: every round runs one forward of every head count in turn (a rotated order each round), so a slow
-spell of the machine falls on all of them; the figure per h is the median over rounds. Each forward of
-the layer is followed by one of the attention core alone on the same q, k, v, which splits the time into
-the h-independent projections and the core whose elementwise work grows with h. Under
-torch.inference_mode; on CUDA each forward is bracketed by synchronize and the NVML clocks are recorded
-before and after.
+Timing (attnlab.bench.harness.interleaved): every round runs one forward of every head count, and one of
+the attention core alone on the same q, k, v, in an order rotated each round, so a slow spell of the
+machine falls on all of them; the figure per h is the median over rounds. Layer minus core splits the time
+into the h-independent projections and the core whose elementwise work grows with h. Under
+torch.inference_mode; on CUDA timed with CUDA events, with NVML sampled over the rounds.
 
 Output (results/<profile>/multihead/result.json):
 
@@ -27,16 +26,17 @@ Output (results/<profile>/multihead/result.json):
     flops_equal        every row has the same matmul FLOPs (bool)
     time_ratio_max_min slowest median / fastest median across h
     d_model, context, batch_size, heads, repeats, warmup, inner, causal, device, threads,
-    clocks_before, clocks_after, method, provenance
+    nvml (the GPU's clocks and throttle reasons over the rounds; None off a GPU), method, provenance
 """
 from __future__ import annotations
 
+import math
 import statistics
-import time
 
 import torch
 
 from attnlab import provenance
+from attnlab.bench.harness import interleaved
 from attnlab.config import validate
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
@@ -56,11 +56,6 @@ def flops(d: int, T: int, B: int, h: int) -> dict[str, int]:
     return {"flops": proj + scores + mix, "flops_projections": proj, "flops_scores": scores, "flops_mix": mix}
 
 
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def layers(d: int, heads: list[int], device, seed: int) -> dict[int, SelfAttention]:
     out = {}
     for h in heads:
@@ -71,39 +66,32 @@ def layers(d: int, heads: list[int], device, seed: int) -> dict[int, SelfAttenti
     return out
 
 
-def timed(fn, device, inner: int) -> float:
-    """Seconds per call of fn, the mean of `inner` back-to-back calls."""
-    sync(device)
-    t0 = time.perf_counter()
-    for _ in range(inner):
-        fn()
-    sync(device)
-    return (time.perf_counter() - t0) / inner
-
-
 def time_heads(mods: dict[int, SelfAttention], x: torch.Tensor, repeats: int, warmup: int,
-               inner: int) -> tuple[dict, dict]:
-    """Seconds per forward for each head count, of the whole layer and of the attention core alone.
+               inner: int) -> tuple[dict, dict, dict | None]:
+    """Seconds per forward for each head count, of the whole layer and of the attention core alone, per round.
 
-    Rounds interleave the head counts, in an order rotated by one each round. The core is timed on the
-    layer's own q, k, v (B, h, T, d/h), so layer minus core is the four projections and the reshapes.
+    The harness interleaves every head count's layer and core in each round, in an order rotated by one each
+    round. The core is timed on the layer's own q, k, v (B, h, T, d/h), so layer minus core is the four
+    projections and the reshapes. Each timed call is `inner` back-to-back forwards.
     """
-    device = x.device
-    order = list(mods)
-    layer_s, core_s = {h: [] for h in order}, {h: [] for h in order}
     with torch.inference_mode():
         qkv = {h: (m.split(m.q(x)), m.split(m.k(x)), m.split(m.v(x))) for h, m in mods.items()}
-        for r in range(warmup + repeats):
-            shift = r % len(order)
-            for h in order[shift:] + order[:shift]:
-                t_layer = timed(lambda: mods[h](x), device, inner)
-                # the core as the layer calls it (no weights wanted: the fast path), so layer - core is the rest
-                t_core = timed(lambda: attention(*qkv[h], causal=True, scale=True, need_weights=False), device,
-                               inner)
-                if r >= warmup:
-                    layer_s[h].append(t_layer)
-                    core_s[h].append(t_core)
-    return layer_s, core_s
+
+    def repeated(fn):
+        def call():
+            with torch.inference_mode():
+                for _ in range(inner):
+                    fn()
+        return call
+
+    fns = {}
+    for h, m in mods.items():
+        fns[("layer", h)] = repeated(lambda m=m: m(x))
+        # the core as the layer calls it (no weights wanted: the fast path), so layer - core is the rest
+        fns[("core", h)] = repeated(lambda h=h: attention(*qkv[h], causal=True, scale=True, need_weights=False))
+    timed = interleaved(fns, x.device, warmup=warmup, min_rounds=repeats, max_rounds=repeats, max_seconds=math.inf)
+    per_call = {key: [t / inner for t in ts] for key, ts in timed["rounds"].items()}
+    return ({h: per_call[("layer", h)] for h in mods}, {h: per_call[("core", h)] for h in mods}, timed["nvml"])
 
 
 def run(s: dict, device, seed: int = 0) -> dict:
@@ -112,9 +100,7 @@ def run(s: dict, device, seed: int = 0) -> dict:
     mods = layers(d, heads, device, seed)
     gen = torch.Generator().manual_seed(seed)
     x = torch.randn(B, T, d, generator=gen).to(device)  # (B, T, d)
-    clocks_before = provenance.gpu_clocks(device)
-    secs, core = time_heads(mods, x, s["repeats"], s["warmup"], s["inner"])
-    clocks_after = provenance.gpu_clocks(device)
+    secs, core, nvml = time_heads(mods, x, s["repeats"], s["warmup"], s["inner"])
 
     med = {h: statistics.median(v) * 1e3 for h, v in secs.items()}
     base = med.get(1, med[heads[0]])
@@ -130,12 +116,13 @@ def run(s: dict, device, seed: int = 0) -> dict:
         "time_ratio_max_min": max(med.values()) / min(med.values()),
         "device": provenance.device_name(device),
         "threads": torch.get_num_threads(),
-        "clocks_before": clocks_before, "clocks_after": clocks_after,
+        "nvml": nvml,  # the GPU's clocks, power and throttle reasons over the timed rounds (None off a GPU)
         "core": CORE,
         "method": (f"SelfAttention(d={d}, h, out_proj=True), causal, float32, input (B={B}, T={T}, d={d}). "
-                   f"{s['warmup']} untimed then {s['repeats']} timed rounds; each round times one forward "
-                   f"(mean of {s['inner']} back-to-back) of every head count, in an order rotated by one each "
-                   "round, each followed by the attention core alone on that layer's q, k, v; ms_median is the "
+                   f"{s['warmup']} untimed then {s['repeats']} timed rounds (attnlab.bench.harness.interleaved); "
+                   f"each round times one forward (mean of {s['inner']} back-to-back) of every head count and of "
+                   "the attention core alone on that layer's q, k, v, in an order rotated by one each round; "
+                   "ms_median is the "
                    "median over rounds. FLOPs count the matrix products only (2 per multiply-add); the "
                    "softmax's B*h*T^2 elementwise work is listed apart."),
     }

@@ -6,6 +6,7 @@ from the same weights, so whatever the machine is doing meanwhile slows both ali
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import torch
 
 from attnlab import provenance
+from attnlab.bench.harness import interleaved, measure
 from attnlab.bench.reference import DESCRIPTION, copy_weights, from_spec
 from attnlab.data.prepare import load_tokens
 from attnlab.nn.model import build
@@ -25,13 +27,8 @@ ENCODE_CHARS = 100_000  # the slice of text whose encoding is timed afresh
 LOGIT_ATOL = 1e-5
 
 
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 class Stepper:
-    """One model, its AdamW and its batch generator: step() does one training step and returns its seconds.
+    """One model, its AdamW and its batch generator: step() does one training step (the harness times it).
 
     The step is the training loop's (attnlab.train.train): random windows drawn with a seeded
     torch.Generator, forward, loss.item(), zero_grad, backward, optional clip, AdamW step.
@@ -45,10 +42,8 @@ class Stepper:
         self.gen = torch.Generator().manual_seed(cfg["seed"])  # same seed: both models see the same batches
         self.losses = []
 
-    def step(self) -> float:
+    def step(self) -> None:
         T, B, tokens = self.T, self.B, self.tokens
-        sync(self.device)
-        t0 = time.perf_counter()
         starts = torch.randint(len(tokens) - T - 1, (B,), generator=self.gen)
         xb = torch.stack([tokens[s : s + T] for s in starts]).to(self.device)  # (B, T)
         yb = torch.stack([tokens[s + 1 : s + T + 1] for s in starts]).to(self.device)  # (B, T)
@@ -59,8 +54,6 @@ class Stepper:
         if self.clip:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
         self.opt.step()
-        sync(self.device)
-        return time.perf_counter() - t0
 
 
 @torch.no_grad()
@@ -103,9 +96,8 @@ def tokenizer_timings(data_dir: Path, tokens: torch.Tensor) -> dict:
     # the text is the training split decoded back: BPE round-trips, so this is the corpus itself
     text = tok.decode(head.tolist())[:ENCODE_CHARS]
     fresh = Tokenizer.load(tok_path)  # an empty chunk cache, as at the start of preparation
-    t0 = time.perf_counter()
-    fresh.encode(text)
-    out["encode_100kb_seconds"] = round(time.perf_counter() - t0, 4)
+    once = measure(lambda: fresh.encode(text), warmup=0, min_samples=1, max_samples=1, memory=False)  # cold cache
+    out["encode_100kb_seconds"] = round(once["median_ms"] / 1e3, 4)
     out["encode_100kb_chars"] = len(text)
     if len(text) < ENCODE_CHARS:
         out["notes"].append(f"training split decodes to only {len(text)} chars; timed that instead of 100 KB")
@@ -141,14 +133,9 @@ def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
 
     a = Stepper(lm, cfg, tokens, T, B, device)
     b = Stepper(ref, cfg, tokens, T, B, device)
-    for _ in range(bench["warmup"]):
-        a.step(), b.step()
-    secs_a, secs_b = [], []
-    for r in range(bench["steps"]):  # interleaved, each going first every other round: A B, B A, A B ...
-        first, second = (a, b) if r % 2 == 0 else (b, a)
-        t_first, t_second = first.step(), second.step()
-        secs_a.append(t_first if first is a else t_second)
-        secs_b.append(t_second if first is a else t_first)
+    timed = interleaved({"attnlab": a.step, "reference": b.step}, device, warmup=bench["warmup"],
+                        min_rounds=bench["steps"], max_rounds=bench["steps"], max_seconds=math.inf)
+    secs_a, secs_b = timed["rounds"]["attnlab"], timed["rounds"]["reference"]
     tps_a = statistics.median(B * T / s for s in secs_a)
     tps_b = statistics.median(B * T / s for s in secs_b)
     # the ratio within each round, then its median: a slow spell of the machine hits both halves of a round
@@ -171,6 +158,8 @@ def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
         "ratio": round(tps_a / tps_b, 4),
         "ratio_paired_median": round(paired, 4),
         "reference": DESCRIPTION,  # what the yardstick was, for the page to say
+        "timing": {name: stats for name, stats in timed["by"].items()},  # the harness's statistics per model
+        "nvml": timed["nvml"],
         "attnlab_step_seconds": [round(s, 5) for s in secs_a],
         "reference_step_seconds": [round(s, 5) for s in secs_b],
         "max_abs_logit_diff": diff,
@@ -183,8 +172,9 @@ def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
         "encode_100kb_chars": tok["encode_100kb_chars"],
         "notes": notes,
         "threads": torch.get_num_threads(),
-        "method": (f"{bench['warmup']} untimed then {bench['steps']} timed rounds, each one training step of "
-                   f"attnlab and one of the reference, which goes first alternating from round to round "
+        "method": (f"{bench['warmup']} untimed then {bench['steps']} timed rounds (attnlab.bench.harness.interleaved), "
+                   f"each one training step of attnlab and one of the reference, which goes first alternating "
+                   f"from round to round "
                    f"(forward+backward+AdamW, batch {B} x {T}); "
                    "tokens/s = median over rounds of B*T / step seconds; ratio = their quotient; "
                    "ratio_paired_median = median over rounds of reference seconds / attnlab seconds"),

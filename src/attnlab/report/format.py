@@ -86,6 +86,24 @@ def total(values) -> float | None:
     return round(sum(values), 3) if values else None
 
 
+def gpu_region(r) -> str | None:
+    """One sentence on what NVML saw during a timed region (attnlab.bench.nvml's record), or None off a GPU."""
+    if r is None:
+        return None
+    if "error" in r:
+        return f"NVML: {r['error']}"
+    if not r.get("samples"):
+        return f"NVML: {r.get('note', 'no samples')}"
+    lo, hi = r["sm_mhz"]
+    text = (f"SM clock {lo}–{hi} MHz (max {r['max_sm_mhz']}), {r['temperature_c'][0]}–{r['temperature_c'][1]} °C, "
+            f"{r['power_w'][0]:.0f}–{r['power_w'][1]:.0f} W over {r['samples']} samples")
+    reasons = ", ".join(r.get("reasons") or []) or "none"
+    text += f"; clock-event reasons: {reasons} ({'throttled' if r.get('throttled') else 'not throttled'})"
+    if r.get("low_clock_samples"):
+        text += f"; {r['low_clock_samples']} samples below 75 % of the maximum clock"
+    return text
+
+
 def clocks(c) -> str | None:
     if c is None:
         return None

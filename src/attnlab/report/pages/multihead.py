@@ -4,7 +4,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, clocks, md_table, num
+from attnlab.report.format import chart, clocks, gpu_region, md_table, num
 
 NAME = "multihead"
 
@@ -55,12 +55,12 @@ def blocks(site) -> dict[str, str]:
         "gflops": num(4), "msoftmax": num(2), "ms_median": num(3), "ms_min": num(3), "ms_core_median": num(3),
         "ratio_to_one_head": num(2)})
     out["time_chart"] = chart("chart-s4-time", time_chart(s4))
-    before, after = clocks(s4.get("clocks_before")), clocks(s4.get("clocks_after"))
+    gpu = gpu_region(s4.get("nvml")) or clocks(s4.get("clocks_before"))  # older run files: clocks before only
     core = s4.get("core", "the explicit score, mask, softmax and mix (this run file predates the fast path "
                           "that the text above describes)")
     machine = f"Measured on **{s4['device']}**; the core alone was timed as {core}."
-    if before or after:
-        machine += f" GPU clocks before the timing: {before or '–'}; after: {after or '–'}."
+    if gpu:
+        machine += f" The GPU during the timing: {gpu}."
     out["machine"] = machine + (f" Slowest over fastest median: **{s4['time_ratio_max_min']:.2f}**; "
                                 f"matrix-product FLOPs equal across h: **{'yes' if s4['flops_equal'] else 'no'}**.")
     return out
