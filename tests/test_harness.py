@@ -82,3 +82,11 @@ def test_interleaved_rounds_rotate_the_order_and_pair_the_samples():
     r = interleaved(fns, warmup=0, min_rounds=3, max_rounds=3, target_rsd=10.0)
     assert calls == list("abc" "bca" "cab")
     assert all(len(t) == 3 for t in r["rounds"].values()) and r["by"]["a"]["samples"] == 3
+
+
+def test_a_freed_tensor_is_counted_again_when_allocated_again():
+    """glibc would otherwise hand the second call the first call's pages, already resident: a peak of 0."""
+    alloc = lambda: torch.ones(8 * 2**20 // 4)  # 8 MiB, touched  # noqa: E731
+    first, second = measure(alloc, min_samples=2, max_samples=2), measure(alloc, min_samples=2, max_samples=2)
+    if first["memory_method"] == CPU_MEMORY:
+        assert first["peak_bytes"] >= 6 * 2**20 and second["peak_bytes"] >= 6 * 2**20

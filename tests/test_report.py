@@ -389,3 +389,17 @@ def test_a_live_site_says_its_results_are_unpublished(tmp_path):
     page = (tmp_path / "site" / "ladder.html").read_text()
     assert "Unpublished results in <code>smoke/</code>" in page and "<select" not in page
     assert "No other published version to compare with" in (tmp_path / "site" / "compare.html").read_text()
+
+
+def test_a_value_the_run_could_not_measure_is_not_run(tmp_path):
+    from attnlab.report.results import gather
+    from attnlab.report.verdicts import evaluate
+
+    root = write_fake_results(tmp_path / "r")
+    m = read_json(root / "bench/result.json")
+    m["ratio"] = None
+    write_json(root / "bench/result.json", m)
+    claim = cl.parse_claim({"id": "T3", "claim": "c", "chapter_value": 1, "value": "bench['ratio']",
+                            "check": {"between": [0, None]}, "tolerance_note": "t"})
+    v = evaluate(claim, gather(root))
+    assert v.verdict == "not run" and "value is null in the run files" in v.note

@@ -55,6 +55,10 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
 
     scope = _scope(res)
     values = {part: _value(claim, part, code, scope) for part, code in claim.code.items()}
+    unmeasured = [part for part, value in values.items() if value is None]
+    if unmeasured:  # the producer ran but could not measure this here (e.g. no out-of-memory below a CPU's cap)
+        where = ", ".join(f"value{'.' + p if p else ''}" for p in unmeasured)
+        return Verdict(claim, "not run", note=f"{where} is null in the run files: this run did not measure it")
     needs_se = any(set(check) & DIRECTIONS for check in claim.checks.values())
     unblocked = [r for r in sorted(claim.trained_rows) if not (res.runs[r].get("eval") or {}).get("val_blocks")]
     if needs_se and unblocked:

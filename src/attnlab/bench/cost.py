@@ -1,0 +1,157 @@
+"""E6 and S7: what one attention layer costs as the sequence grows, computed three ways.
+
+One causal SelfAttention (width d, h heads, batch B) forward, for n doubling through the profile's sizes:
+    naive   the core's explicit path: scores, mask, softmax, mix; the (h, n, n) weights exist in memory
+    sdpa    F.scaled_dot_product_attention, PyTorch's fused kernel (flash or memory-efficient on a GPU)
+    tiled   attnlab.nn.tiled: exact attention in tiles with an online softmax, never holding n x n
+and, apart, the four projections alone (q, k, v, out), which grow linearly in n. Every timing goes through
+attnlab.bench.harness (median, 20th/80th percentiles, spread, peak memory, FLOP/s, NVML on a GPU). A method
+that runs out of memory gets a row saying so, with the bytes its score matrix would have taken, and is not
+tried at larger n; the others go on. On the CPU the sweep stops at `cost.max_n_cpu`.
+
+Output (results/<profile>/cost/result.json): rows (one per n and method), projections (one per n), slopes
+(log-log, over the last four rows each method completed), longest (the largest n each method reached),
+settings, device facts, method, provenance.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from attnlab import provenance
+from attnlab.bench.harness import attention_flops, measure
+from attnlab.bench.nvml import device_facts
+from attnlab.bench.settings import COST_METHODS, check_cost
+from attnlab.config import validate
+from attnlab.errors import AttnlabError
+from attnlab.nn.attention import attention
+from attnlab.nn.model import SelfAttention
+from attnlab.nn.tiled import tiled_attention
+from attnlab.train import pick_device
+
+SLOPE_ROWS = 4
+
+
+def core(method: str, block: int):
+    """The attention core of one method: (q, k, v) -> out, all (B, h, n, d/h)."""
+    if method == "naive":
+        return lambda q, k, v: attention(q, k, v, causal=True, need_weights=True)[0]
+    if method == "sdpa":
+        return lambda q, k, v: attention(q, k, v, causal=True, need_weights=False)[0]
+    if method == "tiled":
+        return lambda q, k, v: tiled_attention(q, k, v, causal=True, block=block)
+    raise AttnlabError(f"cost.methods: unknown method '{method}' (known: {', '.join(COST_METHODS)})")
+
+
+def layer_forward(attn: SelfAttention, x: torch.Tensor, method: str, block: int) -> torch.Tensor:
+    q, k, v = attn.project(x, x)                       # (B, h, n, d/h) each
+    out = core(method, block)(q, k, v)                 # (B, h, n, d/h)
+    B, H, n, dh = out.shape
+    return attn.out(out.transpose(1, 2).reshape(B, n, H * dh))  # (B, n, d)
+
+
+def time_method(attn: SelfAttention, x: torch.Tensor, method: str, block: int, timing: dict,
+                peak_flops: float | None) -> dict:
+    """The harness's record of one method's layer forward at this x (an out-of-memory record included)."""
+    B, n, d = x.shape
+    return measure(lambda: layer_forward(attn, x, method, block), x.device, **timing,
+                   flops=attention_flops(B, n, attn.n_heads, d // attn.n_heads, causal=True), peak_flops=peak_flops)
+
+
+def projections(attn: SelfAttention, x: torch.Tensor) -> torch.Tensor:
+    q, k, v = attn.project(x, x)
+    return attn.out(v.transpose(1, 2).reshape(x.shape))  # the same four matmuls, no attention between
+
+
+def max_diffs(attn: SelfAttention, s: dict, device, dtype, seed: int) -> dict:
+    """Each method's largest |output - naive output| at the first size: the three compute the same layer."""
+    x = torch.randn(s["batch_size"], s["sizes"][0], s["d_model"], generator=torch.Generator().manual_seed(seed + 1))
+    x = x.to(device, dtype)
+    with torch.inference_mode():
+        want = layer_forward(attn, x, "naive", s["block"])
+        return {m: (layer_forward(attn, x, m, s["block"]) - want).abs().max().item() for m in s["methods"]}
+
+
+def slope(ns: list[int], ys: list[float]) -> float | None:
+    """Least-squares slope of log y against log n over the last SLOPE_ROWS points (None with fewer than two)."""
+    pts = [(math.log(n), math.log(y)) for n, y in zip(ns, ys) if y and y > 0][-SLOPE_ROWS:]
+    if len(pts) < 2:
+        return None
+    mx, my = sum(p[0] for p in pts) / len(pts), sum(p[1] for p in pts) / len(pts)
+    return sum((a - mx) * (b - my) for a, b in pts) / sum((a - mx) ** 2 for a, _ in pts)
+
+
+def run(s: dict, device: torch.device, seed: int = 0, peak_flops: float | None = None) -> dict:
+    check_cost(s, on_cpu=device.type == "cpu")
+    d, h, B, dtype = s["d_model"], s["heads"], s["batch_size"], getattr(torch, s["dtype"])
+    torch.manual_seed(seed)
+    attn = SelfAttention(d, h, out_proj=True).to(device, dtype).eval()
+    timing = {k: s[k] for k in ("warmup", "min_samples", "max_samples", "target_rsd", "max_seconds")}
+    rows, proj, stopped = [], [], set()
+    agreement = max_diffs(attn, s, device, dtype, seed)
+    for n in s["sizes"]:
+        x = torch.randn(B, n, d, generator=torch.Generator().manual_seed(seed)).to(device, dtype)  # (B, n, d)
+        with torch.inference_mode():
+            p = measure(lambda: projections(attn, x), device, **timing, flops=4 * 2 * B * n * d * d)
+            proj.append({"n": n, **p})
+            for method in s["methods"]:
+                if method in stopped:
+                    continue
+                r = time_method(attn, x, method, s["block"], timing, peak_flops)
+                r.update(n=n, method=method, score_bytes=B * h * n * n * x.element_size())
+                rows.append(r)
+                if r["oom"]:
+                    stopped.add(method)  # larger n would only fail again
+        shown = [f"{r['method']} " + ("out of memory" if r["oom"] else f"{r['median_ms']:.2f} ms")
+                 for r in rows if r["n"] == n]
+        print(f"  n={n:6d}: projections {p['median_ms']:.2f} ms; " + ", ".join(shown), flush=True)
+    for method in s["methods"]:  # ratio to the previous n, for time and memory
+        prev = None
+        for r in (r for r in rows if r["method"] == method and not r["oom"]):
+            if prev:
+                r["time_ratio"] = r["median_ms"] / prev["median_ms"]
+                r["memory_ratio"] = (r["peak_bytes"] / prev["peak_bytes"]) if r["peak_bytes"] and prev["peak_bytes"] else None
+            prev = r
+    memory = torch.cuda.get_device_properties(device).total_memory if device.type == "cuda" else None
+    done = {m: [r for r in rows if r["method"] == m and not r["oom"]] for m in s["methods"]}
+    return {
+        "settings": s, "rows": rows, "projections": proj,
+        "slopes": {m: {"time": slope([r["n"] for r in rs], [r["median_ms"] for r in rs]),
+                       "memory": slope([r["n"] for r in rs], [r["peak_bytes"] for r in rs])} for m, rs in done.items()},
+        "projection_slope": slope([p["n"] for p in proj], [p["median_ms"] for p in proj]),
+        "longest": {m: max((r["n"] for r in rs), default=None) for m, rs in done.items()},
+        "oom": {m: next((r["n"] for r in rows if r["method"] == m and r["oom"]), None) for m in s["methods"]},
+        # the bytes of the (B, h, n, n) scores at the first n a method ran out of memory, over the device's memory
+        "oom_score_share": {m: next((r["score_bytes"] / memory for r in rows if r["method"] == m and r["oom"]), None)
+                            if memory else None for m in s["methods"]},
+        "device_memory_bytes": memory,
+        "max_abs_diff_vs_naive": agreement,
+        "device": provenance.device_name(device), "gpu": device_facts() if device.type == "cuda" else None,
+        "threads": torch.get_num_threads(), "peak_flops": peak_flops,
+        "method": (f"one causal SelfAttention(d={d}, h={h}, out_proj=True) forward in {s['dtype']}, batch {B}, "
+                   "under torch.inference_mode, timed by attnlab.bench.harness.measure; FLOPs by FlashAttention's "
+                   "convention (4·B·n²·h·d_head, halved as causal); peak memory as the harness names it"),
+    }
+
+
+def main(cfg: dict, out_path) -> dict:
+    cfg = validate(cfg, partial=True)  # the schema holds the defaults
+    device = pick_device(cfg.get("device", "auto"))
+    if cfg.get("threads"):
+        torch.set_num_threads(cfg["threads"])
+    s = cfg["cost"]
+    peak = peak_flops(cfg, device, s["dtype"])
+    return provenance.measured(cfg, out_path, lambda: run(s, device, seed=cfg["seed"], peak_flops=peak),
+                               device=device)
+
+
+def peak_flops(cfg: dict, device: torch.device, dtype: str) -> float | None:
+    """The device's peak FLOP/s for `dtype` from the profile's `devices` table (None when it is not listed)."""
+    if device.type != "cuda":
+        return None
+    name = torch.cuda.get_device_name(device)
+    for key, entry in (cfg.get("devices") or {}).items():
+        if key.lower() in name.lower() and entry.get(f"{dtype}_tflops"):
+            return entry[f"{dtype}_tflops"] * 1e12
+    return None

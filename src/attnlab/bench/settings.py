@@ -1,0 +1,23 @@
+"""Checks of the benchmark sections that need no torch, so the Snakefile can run them before any job."""
+from __future__ import annotations
+
+from attnlab.errors import AttnlabError
+
+COST_METHODS = ("naive", "sdpa", "tiled")
+
+
+def check_cost(s: dict, on_cpu: bool) -> None:
+    """E6/S7's sweep (the `cost` section, defaults filled): one line naming the first bad value."""
+    sizes = s["sizes"]
+    if any(b <= a for a, b in zip(sizes, sizes[1:])):
+        raise AttnlabError(f"config error at 'cost.sizes': sizes must increase, got {sizes}")
+    if s["d_model"] % s["heads"]:
+        raise AttnlabError(f"config error at 'cost.heads': {s['heads']} heads do not divide "
+                           f"cost.d_model={s['d_model']}")
+    unknown = [m for m in s["methods"] if m not in COST_METHODS]
+    if unknown:
+        raise AttnlabError(f"config error at 'cost.methods': unknown method '{unknown[0]}' "
+                           f"(known: {', '.join(COST_METHODS)})")
+    if on_cpu and sizes[-1] > s["max_n_cpu"]:
+        raise AttnlabError(f"config error at 'cost.sizes': n={sizes[-1]} is above cost.max_n_cpu={s['max_n_cpu']},"
+                           " the largest n run on a CPU")
