@@ -89,14 +89,16 @@ class Site:
         cfg = self.config
         data, model, train = (cfg.get(k) or {} for k in ("data", "model", "train"))
         settings = pd.DataFrame([
-            ("profile", self.profile), ("config hash", digest(cfg)), ("seed", cfg.get("seed")),
+            ("profile", self.profile), ("profile digest", digest(cfg)), ("seed", cfg.get("seed")),
             ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
             ("d_model", model.get("d_model")), ("context", model.get("context")),
             ("steps", train.get("steps")), ("batch", train.get("batch_size")),
             ("learning rate (AdamW)", train.get("lr")), ("weight decay", train.get("weight_decay")),
             ("warmup steps", train.get("warmup_steps")),
         ], columns=["setting", "value"])
-        return md_table(settings.dropna())
+        return md_table(settings.dropna()) + (
+            "\nThe profile digest hashes the whole profile (a version's manifest records it as `config_digest`); "
+            "each run file's config hash covers only the settings its job read.\n")
 
     def verdicts_block(self, page: str | None, link: bool = False) -> str:
         """The verdicts as a table narrow enough to keep the verdict in view; on an experiment's page, each
