@@ -109,8 +109,8 @@ class Site:
         rows = "".join(
             f'<tr><td><a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
             f"{html.escape(v.claim.id)}</a></td><td>{html.escape(v.claim.claim)}</td>"
-            f"<td>{html.escape(fmt(v.claim.chapter_value))}</td>"
-            f"<td>{html.escape(v.shown())}</td><td>{badge(v.verdict)}</td></tr>"
+            f"<td>{parts_cell(v.claim.chapter_value)}</td>"
+            f"<td>{parts_cell(v.shown())}</td><td>{badge(v.verdict)}</td></tr>"
             for v in chosen)
         survey = {v.claim.id.startswith("S") for v in chosen}  # the survey's claims are S1...S11
         source = "chapter / survey" if len(survey) > 1 else "survey" if survey == {True} else "chapter"
@@ -187,6 +187,17 @@ class Site:
         """A several-part claim's chapter values by part ({} when absent or not in parts)."""
         value = self.chapter_value(claim_id)
         return value if isinstance(value, dict) else {}
+
+
+def parts_cell(value) -> str:
+    """A value for a verdict table cell: a several-part value one named part per line, so the table wraps at
+    part boundaries and spaces rather than inside a word."""
+    if isinstance(value, dict):
+        if list(value) == [""]:
+            return html.escape(value[""])
+        return "".join(f'<div class="part"><span class="part-name">{html.escape(str(k))}</span> '
+                       f"{html.escape(v if isinstance(v, str) else fmt(v))}</div>" for k, v in value.items())
+    return html.escape(fmt(value))
 
 
 def anchor(claim_id: str) -> str:
