@@ -54,8 +54,8 @@ def write_run(results, cfg, commit, date="2026-11-30T10:00:00+00:00", device="cp
 def project(tmp_path, cfg):
     """A git checkout (clean, one commit) with a complete smoke run from that commit in results/smoke."""
     root = tmp_path / "project"
-    (root / "src" / "attnlab").mkdir(parents=True)
-    (root / "src" / "attnlab" / "model.py").write_text("# the model\n")
+    (root / "src" / "attnlab" / "nn").mkdir(parents=True)
+    (root / "src" / "attnlab" / "nn" / "model.py").write_text("# the model\n")
     (root / "docs").mkdir()
     (root / "docs" / "page.md").write_text("prose\n")
     (root / ".gitignore").write_text((REPO / ".gitignore").read_text())
@@ -120,8 +120,8 @@ def test_a_version_is_never_rewritten(project, cfg):
 
 
 def test_a_dirty_tree_is_refused(project, cfg):
-    (project / "src" / "attnlab" / "model.py").write_text("# edited, not committed\n")
-    assert "src/attnlab/model.py" in refused(project, cfg, "cannot publish from a dirty tree")
+    (project / "src" / "attnlab" / "nn" / "model.py").write_text("# edited, not committed\n")
+    assert "src/attnlab/nn/model.py" in refused(project, cfg, "cannot publish from a dirty tree")
 
 
 def test_an_incomplete_run_is_refused(project, cfg):
@@ -145,9 +145,9 @@ def test_runs_whose_code_changed_since_are_refused_but_prose_may_move_on(project
     (project / "docs" / "page.md").write_text("better prose\n")
     commit_all(project, "prose")
     publish(project / "results" / "smoke", cfg, root=project)  # the docs shape no run file
-    (project / "src" / "attnlab" / "model.py").write_text("# a different model\n")
+    (project / "src" / "attnlab" / "nn" / "model.py").write_text("# a different model\n")
     commit_all(project, "model (and the version just published)")
-    refused(project, cfg, r"since then 1 files that shape them changed \(src/attnlab/model.py\)")
+    refused(project, cfg, r"since then 1 files that shape them changed \(src/attnlab/nn/model.py\)")
 
 
 def test_runs_trained_with_other_settings_are_refused(project, cfg):

@@ -163,6 +163,7 @@ def manifest(results: Path, cfg: dict, commit: str, head: str, name: str) -> dic
                      "at_publish": versions},
         "runs": {
             "files": len(prov),
+            "run_files": sorted(prov),  # what a complete run of this profile wrote, as the registry stood then
             "first_started": min(starts).isoformat(timespec="seconds") if starts else None,
             "last_finished": max(ends).isoformat(timespec="seconds") if ends else None,
             # from the first run file's start to the last one's end: the whole DAG when it ran in one go

@@ -89,14 +89,16 @@ class Site:
         cfg = self.config
         data, model, train = (cfg.get(k) or {} for k in ("data", "model", "train"))
         settings = pd.DataFrame([
-            ("profile", self.profile), ("config hash", digest(cfg)), ("seed", cfg.get("seed")),
+            ("profile", self.profile), ("profile digest", digest(cfg)), ("seed", cfg.get("seed")),
             ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
             ("d_model", model.get("d_model")), ("context", model.get("context")),
             ("steps", train.get("steps")), ("batch", train.get("batch_size")),
             ("learning rate (AdamW)", train.get("lr")), ("weight decay", train.get("weight_decay")),
             ("warmup steps", train.get("warmup_steps")),
         ], columns=["setting", "value"])
-        return md_table(settings.dropna())
+        return md_table(settings.dropna()) + (
+            "\nThe profile digest hashes the whole profile (a version's manifest records it as `config_digest`); "
+            "each run file's config hash covers only the settings its job read.\n")
 
     def verdicts_block(self, page: str | None, link: bool = False) -> str:
         """The verdicts as a table narrow enough to keep the verdict in view; on an experiment's page, each
@@ -107,8 +109,8 @@ class Site:
         rows = "".join(
             f'<tr><td><a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
             f"{html.escape(v.claim.id)}</a></td><td>{html.escape(v.claim.claim)}</td>"
-            f"<td>{html.escape(fmt(v.claim.chapter_value))}</td>"
-            f"<td>{html.escape(v.shown())}</td><td>{badge(v.verdict)}</td></tr>"
+            f"<td>{parts_cell(v.claim.chapter_value)}</td>"
+            f"<td>{parts_cell(v.shown())}</td><td>{badge(v.verdict)}</td></tr>"
             for v in chosen)
         survey = {v.claim.id.startswith("S") for v in chosen}  # the survey's claims are S1...S11
         source = "chapter / survey" if len(survey) > 1 else "survey" if survey == {True} else "chapter"
@@ -185,6 +187,17 @@ class Site:
         """A several-part claim's chapter values by part ({} when absent or not in parts)."""
         value = self.chapter_value(claim_id)
         return value if isinstance(value, dict) else {}
+
+
+def parts_cell(value) -> str:
+    """A value for a verdict table cell: a several-part value one named part per line, so the table wraps at
+    part boundaries and spaces rather than inside a word."""
+    if isinstance(value, dict):
+        if list(value) == [""]:
+            return html.escape(value[""])
+        return "".join(f'<div class="part"><span class="part-name">{html.escape(str(k))}</span> '
+                       f"{html.escape(v if isinstance(v, str) else fmt(v))}</div>" for k, v in value.items())
+    return html.escape(fmt(value))
 
 
 def anchor(claim_id: str) -> str:

@@ -25,13 +25,13 @@ class Verdict:
     note: str = ""
     se: dict = field(default_factory=dict)  # part -> standard error from the evaluation's sampling (numeric parts)
 
-    def shown(self) -> str:
-        """The reproduced value with its standard error where the evaluation's sampling gives one (v ± se)."""
+    def shown(self) -> dict[str, str]:
+        """The reproduced value by part ("" for a simple claim), with its standard error where the evaluation's
+        sampling gives one (v ± se); {} when nothing was computed."""
         if self.reproduced is None:
-            return ""
+            return {}
         parts = self.reproduced if isinstance(self.reproduced, dict) else {"": self.reproduced}
-        text = {p: fmt(v) + (f" ± {fmt(self.se[p])}" if self.se.get(p) else "") for p, v in parts.items()}
-        return text[""] if list(text) == [""] else "; ".join(f"{p}={t}" for p, t in text.items())
+        return {p: fmt(v) + (f"\u00a0±\u00a0{fmt(self.se[p])}" if self.se.get(p) else "") for p, v in parts.items()}
 
     def row(self) -> dict:
         return {
