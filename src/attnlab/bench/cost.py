@@ -1,9 +1,11 @@
-"""E6 and S7: what one attention layer costs as the sequence grows, computed three ways.
+"""E6, S7 and S8: what one attention layer costs as the sequence grows, computed five ways.
 
 One causal SelfAttention (width d, h heads, batch B) forward, for n doubling through the profile's sizes:
     naive   the core's explicit path: scores, mask, softmax, mix; the (h, n, n) weights exist in memory
     sdpa    F.scaled_dot_product_attention, PyTorch's fused kernel (flash or memory-efficient on a GPU)
     tiled   attnlab.nn.tiled: exact attention in tiles with an online softmax, never holding n x n
+    window  attnlab.nn.approx: a sliding window plus global tokens (Longformer), approximate
+    favor   attnlab.nn.approx: positive orthogonal random features (Performer's FAVOR+), approximate
 and, apart, the four projections alone (q, k, v, out), which grow linearly in n. Every timing goes through
 attnlab.bench.harness (median, 20th/80th percentiles, spread, peak memory, FLOP/s, NVML on a GPU). A method
 that runs out of memory gets a row saying so, with the bytes its score matrix would have taken, and is not
@@ -11,6 +13,7 @@ tried at larger n; the others go on. On the CPU the sweep stops at `cost.max_n_c
 
 Output (results/<profile>/cost/result.json): rows (one per n and method), projections (one per n), slopes
 (log-log, over the last four rows each method completed), longest (the largest n each method reached),
+approximation_errors (S8: the two approximations' relative error as their window or features grow),
 settings, device facts, method, provenance.
 """
 from __future__ import annotations
@@ -27,35 +30,41 @@ from attnlab.config import validate
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
+from attnlab.nn.approx import favor_attention, window_attention
 from attnlab.nn.tiled import tiled_attention
 from attnlab.train import pick_device
 
 SLOPE_ROWS = 4
 
 
-def core(method: str, block: int):
-    """The attention core of one method: (q, k, v) -> out, all (B, h, n, d/h)."""
+def core(method: str, s: dict):
+    """The attention core of one method, with the profile's `cost` settings: (q, k, v) -> out, (B, h, n, d/h)."""
+    block = s["block"]
     if method == "naive":
         return lambda q, k, v: attention(q, k, v, causal=True, need_weights=True)[0]
     if method == "sdpa":
         return lambda q, k, v: attention(q, k, v, causal=True, need_weights=False)[0]
     if method == "tiled":
         return lambda q, k, v: tiled_attention(q, k, v, causal=True, block=block)
+    if method == "window":
+        return lambda q, k, v: window_attention(q, k, v, window=s["window"], n_global=s["n_global"], block=block)
+    if method == "favor":
+        return lambda q, k, v: favor_attention(q, k, v, features=s["features"], seed=0)
     raise AttnlabError(f"cost.methods: unknown method '{method}' (known: {', '.join(COST_METHODS)})")
 
 
-def layer_forward(attn: SelfAttention, x: torch.Tensor, method: str, block: int) -> torch.Tensor:
+def layer_forward(attn: SelfAttention, x: torch.Tensor, method: str, s: dict) -> torch.Tensor:
     q, k, v = attn.project(x, x)                       # (B, h, n, d/h) each
-    out = core(method, block)(q, k, v)                 # (B, h, n, d/h)
+    out = core(method, s)(q, k, v)                     # (B, h, n, d/h)
     B, H, n, dh = out.shape
     return attn.out(out.transpose(1, 2).reshape(B, n, H * dh))  # (B, n, d)
 
 
-def time_method(attn: SelfAttention, x: torch.Tensor, method: str, block: int, timing: dict,
+def time_method(attn: SelfAttention, x: torch.Tensor, method: str, s: dict, timing: dict,
                 peak_flops: float | None) -> dict:
     """The harness's record of one method's layer forward at this x (an out-of-memory record included)."""
     B, n, d = x.shape
-    return measure(lambda: layer_forward(attn, x, method, block), x.device, **timing,
+    return measure(lambda: layer_forward(attn, x, method, s), x.device, **timing,
                    flops=attention_flops(B, n, attn.n_heads, d // attn.n_heads, causal=True), peak_flops=peak_flops)
 
 
@@ -65,12 +74,36 @@ def projections(attn: SelfAttention, x: torch.Tensor) -> torch.Tensor:
 
 
 def max_diffs(attn: SelfAttention, s: dict, device, dtype, seed: int) -> dict:
-    """Each method's largest |output - naive output| at the first size: the three compute the same layer."""
+    """Each method's largest |output - naive output| at the first size: the exact ones compute the same layer
+    (the approximations' differences are their error, measured properly by approximation_errors)."""
     x = torch.randn(s["batch_size"], s["sizes"][0], s["d_model"], generator=torch.Generator().manual_seed(seed + 1))
     x = x.to(device, dtype)
     with torch.inference_mode():
-        want = layer_forward(attn, x, "naive", s["block"])
-        return {m: (layer_forward(attn, x, m, s["block"]) - want).abs().max().item() for m in s["methods"]}
+        want = layer_forward(attn, x, "naive", s)
+        return {m: (layer_forward(attn, x, m, s) - want).abs().max().item() for m in s["methods"]}
+
+
+def relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
+    return ((approx - exact).norm() / exact.norm()).item()
+
+
+def approximation_errors(s: dict, seed: int) -> dict:
+    """S8: ||approx - exact|| / ||exact|| of the attention outputs on one random (q, k, v), as the window and
+    the number of random features grow. Inputs: unit Gaussian entries, so that the scaled scores have standard
+    deviation 1, in float64 on the CPU (the error is the method's, not the arithmetic's)."""
+    e, dh = s["errors"], s["d_model"] // s["heads"]
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(1, s["heads"], e["n"], dh, generator=g, dtype=torch.float64) for _ in range(3))
+    exact = attention(q, k, v, causal=True, need_weights=False)[0]
+    windows = [{"window": w, "n_global": s["n_global"],
+                "relative_error": relative_error(window_attention(q, k, v, window=w, n_global=s["n_global"],
+                                                                  block=s["block"]), exact)} for w in e["windows"]]
+    favor = []
+    for m in e["features"]:
+        errs = [relative_error(favor_attention(q, k, v, features=m, seed=seed + r), exact) for r in range(e["seeds"])]
+        favor.append({"features": m, "relative_error": sum(errs) / len(errs), "min": min(errs), "max": max(errs)})
+    return {"n": e["n"], "head_dim": dh, "heads": s["heads"], "window": windows, "favor": favor,
+            "inputs": "q, k, v with unit Gaussian entries, float64, causal"}
 
 
 def slope(ns: list[int], ys: list[float]) -> float | None:
@@ -98,7 +131,7 @@ def run(s: dict, device: torch.device, seed: int = 0, peak_flops: float | None =
             for method in s["methods"]:
                 if method in stopped:
                     continue
-                r = time_method(attn, x, method, s["block"], timing, peak_flops)
+                r = time_method(attn, x, method, s, timing, peak_flops)
                 r.update(n=n, method=method, score_bytes=B * h * n * n * x.element_size())
                 rows.append(r)
                 if r["oom"]:
@@ -127,6 +160,7 @@ def run(s: dict, device: torch.device, seed: int = 0, peak_flops: float | None =
                             if memory else None for m in s["methods"]},
         "device_memory_bytes": memory,
         "max_abs_diff_vs_naive": agreement,
+        "approximation_errors": approximation_errors(s, seed),
         "device": provenance.device_name(device), "gpu": device_facts() if device.type == "cuda" else None,
         "threads": torch.get_num_threads(), "peak_flops": peak_flops,
         "method": (f"one causal SelfAttention(d={d}, h={h}, out_proj=True) forward in {s['dtype']}, batch {B}, "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from attnlab.errors import AttnlabError
 
-COST_METHODS = ("naive", "sdpa", "tiled")
+COST_METHODS = ("naive", "sdpa", "tiled", "window", "favor")  # exact, exact, exact; S8's two approximations
 
 
 def check_cost(s: dict, on_cpu: bool) -> None:
@@ -18,6 +18,10 @@ def check_cost(s: dict, on_cpu: bool) -> None:
     if unknown:
         raise AttnlabError(f"config error at 'cost.methods': unknown method '{unknown[0]}' "
                            f"(known: {', '.join(COST_METHODS)})")
+    for key in ("window", "features"):
+        values = [s[key]] + list(s["errors"][f"{key}s" if key == "window" else key])
+        if min(values) < 1:
+            raise AttnlabError(f"config error at 'cost.{key}': a {key} below 1 ({min(values)}) attends to nothing")
     if on_cpu and sizes[-1] > s["max_n_cpu"]:
         raise AttnlabError(f"config error at 'cost.sizes': n={sizes[-1]} is above cost.max_n_cpu={s['max_n_cpu']},"
                            " the largest n run on a CPU")

@@ -7,7 +7,7 @@ import pandas as pd
 from attnlab.report.format import chart, gpu_region, md_table, num
 
 NAME = "cost"
-ORDER = ["naive", "sdpa", "tiled", "projections"]
+ORDER = ["naive", "sdpa", "tiled", "window", "favor", "projections"]
 
 
 def table(r: dict) -> pd.DataFrame:
@@ -38,6 +38,32 @@ def charts(t: pd.DataFrame) -> tuple[dict, dict]:
     return time.to_dict(), memory.to_dict()
 
 
+def error_chart(e: dict) -> dict:
+    """S8: relative error against exact attention, as the window or the number of features grows (log-log)."""
+    rows = ([{"method": "window (+ global tokens)", "size": w["window"], "error": w["relative_error"]}
+             for w in e["window"]]
+            + [{"method": "favor (random features)", "size": f["features"], "error": f["relative_error"]}
+               for f in e["favor"]])
+    data = pd.DataFrame(rows)
+    data = data[data["error"] > 0]  # an exact result (window as long as n) has no place on a log axis
+    return alt.Chart(data, title=f"Error against exact attention (n = {e['n']}, head width {e['head_dim']})").mark_line(
+        point=True).encode(
+        x=alt.X("size:Q", scale=alt.Scale(type="log", base=2), title="window length / number of random features"),
+        y=alt.Y("error:Q", scale=alt.Scale(type="log"), title="‖approx − exact‖ / ‖exact‖"),
+        color=alt.Color("method:N", title=None),
+        tooltip=["method", "size", alt.Tooltip("error:Q", format=".3g")]).properties(width=420, height=260).to_dict()
+
+
+def error_reading(e: dict) -> str:
+    """The error table in words, generated from it."""
+    w0, w1, f0, f1 = e["window"][0], e["window"][-1], e["favor"][0], e["favor"][-1]
+    return (f"From a window of {w0['window']} to one of {w1['window']} the window's error goes from "
+            f"{w0['relative_error']:.3g} to {w1['relative_error']:.3g}; from {f0['features']} to {f1['features']} "
+            f"random features FAVOR+'s goes from {f0['relative_error']:.3g} to {f1['relative_error']:.3g} "
+            f"(×{f1['relative_error'] / f0['relative_error']:.2f} for ×{f1['features'] // f0['features']} the "
+            f"features; the square root would give ×{(f0['features'] / f1['features']) ** 0.5:.2f}).\n")
+
+
 def slopes_text(r: dict) -> str:
     parts = []
     for m, s in r["slopes"].items():
@@ -55,10 +81,12 @@ def blocks(site) -> dict[str, str]:
     out = site.skeleton(NAME)
     if r is None:
         return out | {"settings": "_not run_", "cost_table": site.missing(NAME), "time_chart": "",
-                      "memory_chart": "", "slopes": "", "machine": ""}
+                      "memory_chart": "", "slopes": "", "machine": "", "error_chart": "", "error_table": "", "error_reading": ""}
     s = r["settings"]
     out["settings"] = (f"width d = {s['d_model']}, {s['heads']} heads, batch {s['batch_size']}, {s['dtype']}, "
-                       f"n = {', '.join(map(str, s['sizes']))}; tiles of {s['block']} for the tiled method")
+                       f"n = {', '.join(map(str, s['sizes']))}; blocks of {s['block']} for the tiled and window "
+                       f"methods; a window of {s['window']} with {s['n_global']} global tokens; "
+                       f"{s['features']} random features")
     t = table(r)
     t["status"] = t["oom"].map(lambda o: "out of memory" if o else "ok")
     headers = {"method": "method", "n": "n", "status": "status", "median_ms": "ms (median)", "p20_ms": "p20",
@@ -72,6 +100,17 @@ def blocks(site) -> dict[str, str]:
     time, memory = charts(t)
     out["time_chart"], out["memory_chart"] = chart("chart-cost-time", time), chart("chart-cost-memory", memory)
     out["slopes"] = slopes_text(r)
+    e = r["approximation_errors"]
+    out["error_chart"] = chart("chart-cost-error", error_chart(e))
+    out["error_reading"] = error_reading(e)
+    errors = pd.DataFrame([{"window": w["window"], "window_error": w["relative_error"]} for w in e["window"]])
+    favor = pd.DataFrame([{"features": f["features"], "favor_error": f["relative_error"], "favor_min": f["min"],
+                           "favor_max": f["max"]} for f in e["favor"]])
+    out["error_table"] = (md_table(errors, {"window": "window", "window_error": "relative error"},
+                                   {"window_error": lambda v: f"{v:.3g}"}) + "\n"
+                          + md_table(favor, {"features": "random features", "favor_error": "relative error (mean)",
+                                             "favor_min": "lowest", "favor_max": "highest"},
+                                     {k: (lambda v: f"{v:.3g}") for k in ("favor_error", "favor_min", "favor_max")}))
     gpu = None
     for row in r["rows"]:
         gpu = gpu or gpu_region(row.get("nvml"))
