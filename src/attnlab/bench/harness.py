@@ -69,18 +69,19 @@ def peak_bytes(fn, device: torch.device) -> tuple[int | None, str]:
     return (None if before is None or peak is None else max(0, peak - before)), CPU_MEMORY
 
 
-_MAPPED = []
+_LIBC = []
 
 
 def _map_large_blocks() -> None:
-    """Once per process: blocks of MAP_FROM bytes or more get their own mapping, unmapped when freed (glibc)."""
-    if _MAPPED:
-        return
-    _MAPPED.append(True)
+    """Blocks of MAP_FROM bytes or more get their own mapping, unmapped when freed, and free heap memory goes
+    back to the system now (glibc's mallopt and malloc_trim), so the next allocation shows in the resident size."""
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, MAP_FROM)
+        if not _LIBC:
+            _LIBC.append(ctypes.CDLL("libc.so.6"))
+            _LIBC[0].mallopt(M_MMAP_THRESHOLD, MAP_FROM)
+        _LIBC[0].malloc_trim(0)
     except (OSError, AttributeError):
         pass  # not glibc: the figure stays a lower bound all the same
 
