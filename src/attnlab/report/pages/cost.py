@@ -69,11 +69,11 @@ def slopes_text(r: dict) -> str:
     for m, s in r["slopes"].items():
         t = "–" if s["time"] is None else f"{s['time']:.2f}"
         mem = "–" if s["memory"] is None else f"{s['memory']:.2f}"
-        parts.append(f"**{m}**: time n^{t}, memory n^{mem}, longest n {r['longest'][m]}"
+        parts.append(f"**{m}**: time n<sup>{t}</sup>, memory n<sup>{mem}</sup>, longest n {r['longest'][m]}"
                      + (f", out of memory at n = {r['oom'][m]}" if r["oom"].get(m) else ""))
     proj = r.get("projection_slope")
     return ("Log-log slopes over the last four sizes each method finished — "
-            + "; ".join(parts) + (f"; **projections** alone: time n^{proj:.2f}." if proj is not None else "."))
+            + "; ".join(parts) + (f"; **projections** alone: time n<sup>{proj:.2f}</sup>." if proj is not None else "."))
 
 
 def blocks(site) -> dict[str, str]:
