@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The prepared GPU run of the benchmarks that need no training: E6/S7/S8 (cost) and S4 (multihead), each
-# written with its provenance (NVML clocks and throttle reasons on a GPU) to $OUT/<experiment>/result.json.
+# The prepared GPU run of the benchmarks that need no training: E6/S7/S8 (cost), S4 (multihead) and S5/S6
+# (decode), each written with its provenance (NVML clocks and throttle reasons on a GPU) to
+# $OUT/<experiment>/result.json.
 #
 #   tools/gpu-benchmarks.sh chapter     # on the GPU machine: the chapter's sizes, until memory runs out
 #   tools/gpu-benchmarks.sh quick       # anywhere: the quick profile's sizes (the CPU caps), end to end
@@ -27,11 +28,11 @@ import sys
 from attnlab.check import check
 from attnlab.config import chosen, job_settings
 cfg = check(chosen({"profile": sys.argv[1]}, []))  # every setting checked before anything runs
-print(job_settings(cfg, "seed", "device", "cost", "devices", "multihead"))
+print(job_settings(cfg, "seed", "device", "cost", "devices", "multihead", "decode"))
 PY
 )
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'device', torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu')"
-for experiment in cost multihead; do
+for experiment in cost multihead decode; do
   echo "== $experiment"
   python3 -m attnlab analyse "$experiment" --config "$settings" --out "$out/$experiment/result.json"
 done

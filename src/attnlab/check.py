@@ -8,7 +8,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from attnlab.bench.settings import check_cost
+from attnlab.bench.settings import check_cost, check_decode
 from attnlab.config import check_splits, runs, validate
 from attnlab.errors import AttnlabError
 
@@ -20,6 +20,7 @@ def check(cfg: dict, results: str | Path = "results") -> dict:
     """
     cfg = validate(cfg)
     check_device(cfg["device"])
+    check_decode(cfg["decode"])
     check_cost(cfg["cost"], on_cpu=cfg["device"] == "cpu" or (cfg["device"] == "auto" and not cuda_usable()[0]))
     check_corpus(cfg, Path(results) / cfg["profile"] / "data")
     check_claims(cfg)

@@ -25,3 +25,21 @@ def check_cost(s: dict, on_cpu: bool) -> None:
     if on_cpu and sizes[-1] > s["max_n_cpu"]:
         raise AttnlabError(f"config error at 'cost.sizes': n={sizes[-1]} is above cost.max_n_cpu={s['max_n_cpu']},"
                            " the largest n run on a CPU")
+
+
+def check_decode(s: dict) -> None:
+    """S5/S6's decoding (the `decode` section, defaults filled): increasing lengths, and every model and
+    key/value head count a valid spec."""
+    from attnlab.nn.spec import ModelSpec
+
+    if any(b <= a for a, b in zip(s["lengths"], s["lengths"][1:])):
+        raise AttnlabError(f"config error at 'decode.lengths': lengths must increase, got {s['lengths']}")
+    for name in s["kv_heads"]:
+        if name not in s["models"]:
+            raise AttnlabError(f"config error at 'decode.kv_heads.{name}': no model '{name}' in decode.models")
+    for name, model in s["models"].items():
+        for kv in s["kv_heads"].get(name) or [None]:
+            try:
+                ModelSpec(**{"position": "rope", **model, "n_kv_heads": kv})
+            except (AttnlabError, TypeError) as err:
+                raise AttnlabError(f"config error at 'decode.models.{name}': {err}") from None

@@ -12,12 +12,12 @@ from attnlab.nn.attention import alibi_slopes, attention
 from attnlab.nn.spec import ModelSpec
 
 
-def sinusoidal_positions(T: int, d: int, device=None) -> torch.Tensor:
+def sinusoidal_positions(T: int, d: int, device=None, start: int = 0) -> torch.Tensor:
     """Vaswani et al.'s fixed table, any length: PE[t, 2i] = sin(t / 10000^(2i/d)), PE[t, 2i+1] = cos(...).
 
-    -> (T, d) float32; no parameters, so nothing limits T.
+    -> (T, d) float32 for positions start ... start + T - 1; no parameters, so nothing limits T.
     """
-    t = torch.arange(T, device=device, dtype=torch.float32)[:, None]  # (T, 1)
+    t = torch.arange(start, start + T, device=device, dtype=torch.float32)[:, None]  # (T, 1)
     freqs = torch.exp(-math.log(10000.0) * torch.arange(0, d, 2, device=device, dtype=torch.float32) / d)
     pe = torch.zeros(T, d + d % 2, device=device)
     pe[:, 0::2] = torch.sin(t * freqs)
@@ -48,25 +48,29 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, out_proj: bool, scale: bool = True, bias: bool = True,
                  d_k: int | None = None, qkv_bias: bool | None = None, rope: bool = False, alibi: bool = False,
-                 dropout: float = 0.0):
+                 dropout: float = 0.0, n_kv_heads: int | None = None):
         super().__init__()
         if d_model % n_heads:
             raise AttnlabError(f"n_heads={n_heads} does not divide d_model={d_model}")
+        self.n_kv_heads = n_kv_heads or n_heads  # groups of n_heads / n_kv_heads query heads share keys and values
+        if n_heads % self.n_kv_heads:
+            raise AttnlabError(f"n_kv_heads={self.n_kv_heads} does not divide n_heads={n_heads}")
         if alibi:
             alibi_slopes(n_heads)  # raises now, not at forward, for a head count without slopes
         self.n_heads, self.scale, self.d_k = n_heads, scale, d_k or d_model // n_heads
         self.rope, self.alibi, self.dropout = rope, alibi, dropout  # options of the core; dropout on weights
         qkv_bias = bias if qkv_bias is None else qkv_bias
         self.q = nn.Linear(d_model, n_heads * self.d_k, bias=qkv_bias)
-        self.k = nn.Linear(d_model, n_heads * self.d_k, bias=qkv_bias)
-        self.v = nn.Linear(d_model, d_model, bias=qkv_bias)
+        self.k = nn.Linear(d_model, self.n_kv_heads * self.d_k, bias=qkv_bias)
+        self.v = nn.Linear(d_model, self.n_kv_heads * (d_model // n_heads), bias=qkv_bias)
         self.out = nn.Linear(d_model, d_model, bias=bias) if out_proj else nn.Identity()
         self.kept = None  # scores and weights of the last call, only while keep_weights is set (probes)
         self.keep_weights = False
 
-    def split(self, x):  # (B, T, H*w) -> (B, H, T, w)
+    def split(self, x, heads: int | None = None):  # (B, T, H*w) -> (B, H, T, w)
         B, T, d = x.shape
-        return x.view(B, T, self.n_heads, d // self.n_heads).transpose(1, 2)
+        heads = heads or self.n_heads
+        return x.view(B, T, heads, d // heads).transpose(1, 2)
 
     def project(self, x, src):
         """Queries from x, keys and values from src -> (B, H, T, w) each.
@@ -74,18 +78,27 @@ class SelfAttention(nn.Module):
         For self-attention the three weights are stacked for one matmul, as a fused q/k/v layer would:
         the parameters stay three separate layers (their names and counts are what E7 and E9 read).
         """
-        layers = (self.q, self.k, self.v)
+        layers, heads = (self.q, self.k, self.v), (self.n_heads, self.n_kv_heads, self.n_kv_heads)
         if src is not x:
-            return tuple(self.split(layer(inp)) for layer, inp in zip(layers, (x, src, src)))
+            return tuple(self.split(layer(inp), h) for layer, inp, h in zip(layers, (x, src, src), heads))
         weight = torch.cat([layer.weight for layer in layers])  # (2*H*d_k + d_model, d_model)
         bias = None if self.q.bias is None else torch.cat([layer.bias for layer in layers])
         qkv = F.linear(x, weight, bias).split([layer.out_features for layer in layers], dim=-1)
-        return tuple(self.split(t) for t in qkv)
+        return tuple(self.split(t, h) for t, h in zip(qkv, heads))
 
-    def forward(self, x, context=None, causal=True, mask=None):
+    def forward(self, x, context=None, causal=True, mask=None, cache: dict | None = None):
+        """cache: a dict that keeps this layer's keys and values (B, n_kv_heads, T, w) between calls, so that a
+        decoder feeds only its new tokens; their queries sit after every cached key."""
         src = x if context is None else context  # cross-attention reads keys/values from `context`
         self.kept = {} if self.keep_weights else None  # a probe needs the weights: the explicit path
         q, k, v = self.project(x, src)
+        if cache is not None:
+            if "k" in cache:
+                k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
+            cache["k"], cache["v"] = k, v
+        if self.n_kv_heads != self.n_heads:  # each key/value head serves its group of query heads
+            group = self.n_heads // self.n_kv_heads
+            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         out, _ = attention(q, k, v, causal=causal, scale=self.scale, mask=mask, rope=self.rope, alibi=self.alibi,
                            dropout_p=self.dropout, training=self.training, keep=self.kept, need_weights=False)
         B, H, T, dh = out.shape
@@ -109,7 +122,7 @@ def make_mixer(spec: ModelSpec) -> nn.Module | None:
         return Average()
     return SelfAttention(spec.d_model, spec.heads, out_proj=spec.mixer == "multihead", scale=spec.scale,
                          bias=spec.bias, d_k=spec.d_k, qkv_bias=spec.qkv_bias, rope=spec.position == "rope",
-                         alibi=spec.position == "alibi", dropout=spec.dropout)
+                         alibi=spec.position == "alibi", dropout=spec.dropout, n_kv_heads=spec.n_kv_heads)
 
 
 def make_norm(spec: ModelSpec) -> nn.Module:
@@ -128,9 +141,10 @@ class Block(nn.Module):
         self.norm2 = make_norm(spec) if self.mlp is not None else nn.Identity()
         self.drop = nn.Dropout(spec.dropout)  # each sublayer's output, before the residual add
 
-    def forward(self, x):  # (B, T, d) -> (B, T, d)
+    def forward(self, x, cache: dict | None = None):  # (B, T, d) -> (B, T, d)
         if self.mixer is not None:
-            mixed = self.drop(self.mixer(x if self.post else self.norm1(x)))
+            inp = x if self.post else self.norm1(x)
+            mixed = self.drop(self.mixer(inp) if cache is None else self.mixer(inp, cache=cache))
             x = x + mixed if self.residual else mixed
             x = self.norm1(x) if self.post else x
         if self.mlp is not None:
@@ -152,20 +166,33 @@ class LM(nn.Module):
         if spec.tie_embeddings:
             self.head.weight = self.tok.weight
 
-    def forward(self, idx, targets=None):
-        """idx: (B, T) token ids -> logits (B, T, V), and the mean cross-entropy when targets are given."""
+    def forward(self, idx, targets=None, cache: dict | None = None):
+        """idx: (B, T) token ids -> logits (B, T, V), and the mean cross-entropy when targets are given.
+
+        cache (decoding): a dict, empty at first, that keeps every block's keys and values; pass the same dict
+        with only the new tokens each time, and they are placed after the ones it has seen.
+        """
         T = idx.size(1)
+        start = 0
+        if cache is not None:
+            if any(not isinstance(b.mixer, SelfAttention) for b in self.blocks):
+                raise AttnlabError("a KV cache needs attention in every block (this model's mixer is "
+                                   f"'{self.spec.mixer}')")
+            start = cache.setdefault("length", 0)
+            cache.setdefault("blocks", [{} for _ in self.blocks])
         x = self.tok(idx)  # (B, T, d)
         if self.pos is not None:
-            if T > self.pos.num_embeddings:
-                raise AttnlabError(f"sequence of {T} tokens is longer than the position table "
+            if start + T > self.pos.num_embeddings:
+                raise AttnlabError(f"sequence of {start + T} tokens is longer than the position table "
                                    f"({self.pos.num_embeddings} rows)")
-            x = x + self.pos(torch.arange(T, device=idx.device))
+            x = x + self.pos(torch.arange(start, start + T, device=idx.device))
         if self.spec.position == "sinusoidal":
-            x = x + sinusoidal_positions(T, x.size(-1), idx.device).to(x.dtype)
+            x = x + sinusoidal_positions(T, x.size(-1), idx.device, start).to(x.dtype)
         x = self.drop(x)  # rope and alibi act inside attention; none adds nothing
-        for block in self.blocks:
-            x = block(x)
+        for i, block in enumerate(self.blocks):
+            x = block(x) if cache is None else block(x, cache=cache["blocks"][i])
+        if cache is not None:
+            cache["length"] = start + T
         logits = self.head(self.norm(x))
         if targets is None:
             return logits, None
@@ -174,6 +201,24 @@ class LM(nn.Module):
 
 def build(spec: ModelSpec) -> LM:
     return LM(spec)
+
+
+@torch.no_grad()
+def generate(model: LM, idx: torch.Tensor, n_new: int, use_cache: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """Greedy decoding of n_new tokens after idx (B, T0) -> (tokens (B, T0 + n_new), logits (B, n_new, V)).
+    With use_cache, each step feeds only the newest token and reads the rest from the KV cache; without, each
+    step recomputes the whole sequence. The two must agree (tests/test_kv_cache.py)."""
+    cache = {} if use_cache else None
+    tokens, steps = idx, []
+    logits, _ = model(idx, cache=cache) if use_cache else model(idx)
+    for i in range(n_new):
+        last = logits[:, -1]  # (B, V)
+        steps.append(last)
+        nxt = last.argmax(-1, keepdim=True)  # (B, 1)
+        tokens = torch.cat([tokens, nxt], dim=1)
+        if i + 1 < n_new:
+            logits, _ = model(nxt, cache=cache) if use_cache else model(tokens)
+    return tokens, torch.stack(steps, dim=1)
 
 
 def param_breakdown(model: LM) -> dict[str, int]:

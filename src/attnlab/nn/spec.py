@@ -18,6 +18,7 @@ class ModelSpec:
     n_blocks: int = 1
     mixer: str = "multihead"
     n_heads: int = 4      # 'head' is one head of width d_model with no output projection
+    n_kv_heads: int | None = None  # key/value heads shared by groups of query heads (GQA; 1 is MQA); default n_heads
     residual: bool = True  # add the mixer's output to the stream, or replace the stream with it
     position: str = "learned"
     max_positions: int | None = None  # rows of a learned position table; defaults to context
@@ -41,7 +42,7 @@ class ModelSpec:
             bad(f"unknown position encoding '{self.position}' (choose from {', '.join(POSITIONS)})")
         if self.norm not in NORMS:
             bad(f"unknown norm placement '{self.norm}' (choose from {', '.join(NORMS)})")
-        for name in ("vocab_size", "d_model", "context", "n_blocks", "n_heads", "mlp_ratio", "d_k"):
+        for name in ("vocab_size", "d_model", "context", "n_blocks", "n_heads", "n_kv_heads", "mlp_ratio", "d_k"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 bad(f"{name} must be a positive integer, got {value!r}")
@@ -56,6 +57,8 @@ class ModelSpec:
             bad(f"RoPE needs an even query/key width per head, got {self.head_dim}")
         if self.mixer == "multihead" and self.d_model % self.n_heads:
             bad(f"n_heads={self.n_heads} does not divide d_model={self.d_model} (head width would not be whole)")
+        if self.heads % self.kv_heads:
+            bad(f"n_kv_heads={self.kv_heads} does not divide the {self.heads} query heads into equal groups")
         if self.position == "learned" and self.positions < self.context:
             bad(f"context {self.context} is longer than the position table ({self.positions} rows)")
 
@@ -66,6 +69,15 @@ class ModelSpec:
     @property
     def heads(self) -> int:
         return 1 if self.mixer == "head" else self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        return self.n_kv_heads or self.heads
+
+    def cache_bytes_per_token(self, bytes_per_value: int = 4) -> int:
+        """What a KV cache holds per token: keys and values, every block, every key/value head."""
+        value_dim = self.d_model // self.heads
+        return self.n_blocks * self.kv_heads * (self.head_dim + value_dim) * bytes_per_value
 
     @property
     def head_dim(self) -> int:

@@ -1,0 +1,60 @@
+"""S5 and S6 at inference: decoding with and without a KV cache; the cache with fewer key/value heads."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.format import chart, md_table, num
+
+NAME = "decode"
+
+
+def label(row) -> str:
+    return f"{row['model']}, {row['kv_heads']} kv heads"
+
+
+def speed_chart(rows: pd.DataFrame) -> dict:
+    data = rows.assign(series=rows.apply(label, axis=1), mode=rows["cached"].map({True: "KV cache",
+                                                                               False: "recompute"}))
+    return alt.Chart(data, title="Decoding speed against the number of generated tokens").mark_line(point=True).encode(
+        x=alt.X("n:Q", scale=alt.Scale(type="log", base=2), title="tokens generated"),
+        y=alt.Y("tokens_per_s:Q", scale=alt.Scale(type="log"), title="tokens / s"),
+        color=alt.Color("series:N", title=None), strokeDash=alt.StrokeDash("mode:N", title=None),
+        tooltip=["series", "mode", "n", alt.Tooltip("tokens_per_s:Q", format=",.0f"),
+                 alt.Tooltip("p20_ms:Q", format=".1f"), alt.Tooltip("p80_ms:Q", format=".1f")],
+    ).properties(width=440, height=280).to_dict()
+
+
+def reading(r: dict) -> str:
+    """The speedups in words, generated from the result."""
+    n = r["settings"]["lengths"][-1]
+    parts = [f"{key.replace('/', ' model with ')} kv heads ×{value:.2f}" for key, value in r["speedup_at_longest"].items()]
+    return f"At {n} generated tokens the cache's speedup over recomputing is: " + "; ".join(parts) + ".\n"
+
+
+def blocks(site) -> dict[str, str]:
+    r = site.res.result(NAME)
+    out = site.skeleton(NAME)
+    if r is None:
+        return out | {"settings": "_not run_", "speed_table": site.missing(NAME), "speed_chart": "",
+                      "reading": "", "cache_table": "", "machine": ""}
+    s = r["settings"]
+    models = "; ".join(f"**{name}**: " + ", ".join(f"{k} {v}" for k, v in m.items()) for name, m in s["models"].items())
+    out["settings"] = (f"{models}; a prompt of {s['prompt']} tokens, batch {s['batch_size']}, "
+                       f"n = {', '.join(map(str, s['lengths']))} generated tokens")
+    rows = pd.DataFrame(r["rows"])
+    rows["mode"] = rows["cached"].map({True: "KV cache", False: "recompute"})
+    out["speed_table"] = md_table(rows, {"model": "model", "kv_heads": "kv heads", "n": "tokens", "mode": "mode",
+                                         "tokens_per_s": "tokens / s", "median_ms": "ms (median)", "p20_ms": "p20",
+                                         "p80_ms": "p80", "samples": "samples"},
+                                  {"tokens_per_s": lambda v: f"{v:,.0f}", "median_ms": num(1), "p20_ms": num(1),
+                                   "p80_ms": num(1), "samples": lambda v: str(int(v))})
+    out["speed_chart"] = chart("chart-decode-speed", speed_chart(rows))
+    out["reading"] = reading(r)
+    cache = pd.DataFrame(r["cache"])
+    out["cache_table"] = md_table(cache, {"model": "model", "kv_heads": "kv heads",
+                                          "formula_bytes": "bytes / token (formula)",
+                                          "measured_bytes": "bytes / token (measured)"},
+                                  {"formula_bytes": lambda v: f"{int(v):,}", "measured_bytes": lambda v: f"{int(v):,}"})
+    out["machine"] = f"Measured on **{r['device']}** ({r['threads']} threads)."
+    return out
