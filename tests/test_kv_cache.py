@@ -75,3 +75,31 @@ def test_bad_groupings_and_caches_are_refused():
         ModelSpec(d_model=32, n_heads=4, n_kv_heads=3)
     with pytest.raises(AttnlabError, match="a KV cache needs attention in every block"):
         model(mixer="average", position="learned")(torch.zeros(1, 3, dtype=torch.long), cache={})
+
+
+def test_pooling_key_value_heads_keeps_a_model_whose_groups_already_agree():
+    """Up-training's conversion: where the heads of each group are equal, their mean is each of them, so the
+    grouped model computes exactly what the multi-head one did."""
+    from attnlab.nn.model import pool_kv_heads
+
+    mha = model(position="learned")
+    with torch.no_grad():
+        for block in mha.blocks:
+            for name in ("k", "v"):
+                layer = getattr(block.mixer, name)
+                w = layer.weight.view(4, 8, 32)
+                w[1], w[3] = w[0], w[2]  # heads (0, 1) and (2, 3): the two groups of GQA-2
+                layer.bias.view(4, 8)[1] = layer.bias.view(4, 8)[0]
+                layer.bias.view(4, 8)[3] = layer.bias.view(4, 8)[2]
+    gqa = model(position="learned", n_kv_heads=2)
+    gqa.load_state_dict(pool_kv_heads(mha.state_dict(), mha.spec, gqa.spec))
+    idx = torch.randint(0, 50, (2, 20), generator=torch.Generator().manual_seed(3))
+    assert torch.allclose(gqa(idx)[0], mha(idx)[0], atol=1e-5)
+
+
+def test_pooling_refuses_another_model():
+    from attnlab.nn.model import pool_kv_heads
+
+    mha = model(position="learned")
+    with pytest.raises(AttnlabError, match="only the key/value head count may differ"):
+        pool_kv_heads(mha.state_dict(), mha.spec, model(position="learned", n_kv_heads=2, d_model=64).spec)

@@ -144,3 +144,30 @@ def test_bad_config_is_one_clear_line_and_loses_nothing(tmp_path, data, edit, me
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
     assert (out / "metrics.json").read_text() == "earlier result"
+
+
+def test_up_training_starts_from_the_pooled_weights_of_its_source(tmp_path, data):
+    """cmd_train's up-training: the source run's checkpoint, pooled to fewer key/value heads, is where the run
+    starts (its first loss is the pooled model's, far below a fresh model's), and the record says so."""
+    from attnlab.cli import initial_weights
+
+    cfg = tiny_config(steps=20)
+    src_dir = tmp_path / "grouping" / "S6-mha"
+    run(cfg, data, src_dir, row="S6-mha")
+    spec = spec_from_config(cfg, "S6-gqa-up")
+    where, weights = initial_weights(cfg, cfg["grouping"]["S6-gqa-up"], spec, tmp_path / "grouping" / "S6-gqa-up")
+    assert where == "grouping/S6-mha/ckpt.pt" and weights["blocks.0.mixer.k.weight"].shape[0] == 2 * spec.head_dim
+    up = run({**cfg, "train": {**cfg["train"], "steps": 1}}, data, tmp_path / "up", row="S6-gqa-up",
+             init=(where, weights))
+    fresh = run({**cfg, "train": {**cfg["train"], "steps": 1}}, data, tmp_path / "fresh", row="S6-gqa-up")
+    assert up["init_from"] == where and fresh["init_from"] is None and up["val_loss"] < fresh["val_loss"]
+
+
+def test_up_training_without_its_source_says_so(tmp_path):
+    from attnlab.cli import initial_weights
+    from attnlab.errors import AttnlabError
+
+    cfg = tiny_config()
+    with pytest.raises(AttnlabError, match="starts from run S6-mha's weights, and .* is not there: train S6-mha"):
+        initial_weights(cfg, cfg["grouping"]["S6-gqa-up"], spec_from_config(cfg, "S6-gqa-up"),
+                        tmp_path / "grouping" / "S6-gqa-up")

@@ -21,10 +21,30 @@ def check(cfg: dict, results: str | Path = "results") -> dict:
     cfg = validate(cfg)
     check_device(cfg["device"])
     check_decode(cfg["decode"])
+    check_init(cfg)
     check_cost(cfg["cost"], on_cpu=cfg["device"] == "cpu" or (cfg["device"] == "auto" and not cuda_usable()[0]))
     check_corpus(cfg, Path(results) / cfg["profile"] / "data")
     check_claims(cfg)
     return cfg
+
+
+def check_init(cfg: dict) -> None:
+    """Every up-trained run starts from a run of this profile whose model differs at most in key/value heads
+    (more of them, a multiple of this run's), so that its weights can be pooled into this run's shape."""
+    from attnlab.config import spec_from_config
+
+    declared = {name for _, name in runs(cfg)}
+    for experiment, name in runs(cfg):
+        source = (cfg[experiment][name] or {}).get("init_from")
+        if not source:
+            continue
+        where = f"config error at '{experiment}.{name}.init_from'"
+        if source not in declared or source == name:
+            raise AttnlabError(f"{where}: '{source}' is not another run of this profile")
+        a, b = spec_from_config(cfg, source), spec_from_config(cfg, name)
+        if {**a.to_dict(), "n_kv_heads": None} != {**b.to_dict(), "n_kv_heads": None} or a.kv_heads % b.kv_heads:
+            raise AttnlabError(f"{where}: run '{source}' is another model; only the key/value heads may differ, "
+                               f"and {b.kv_heads} must divide its {a.kv_heads}")
 
 
 def check_claims(cfg: dict) -> None:

@@ -241,7 +241,7 @@ def digest(obj) -> str:
     return hashlib.sha256(canonical(obj).encode()).hexdigest()[:16]
 
 
-RUN_KEYS = {"train", "probe_every", "grad_probe_steps"}  # a run's settings that are not about the model
+RUN_KEYS = {"train", "probe_every", "grad_probe_steps", "init_from"}  # a run's settings that are not about the model
 
 
 def spec_from_config(cfg: dict, name: str) -> ModelSpec:

@@ -142,9 +142,11 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
 
 
 def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: torch.Tensor, out_dir: Path,
-          *, name: str, experiment: str = "ladder", probes: Sequence[Probe] = (), progress: bool = True) -> dict:
+          *, name: str, experiment: str = "ladder", probes: Sequence[Probe] = (), progress: bool = True,
+          init: tuple[str, dict] | None = None) -> dict:
     """Train `spec` with cfg['train'] settings; write metrics.json, curve.csv (and probes.csv) into out_dir.
 
+    init: (where from, weights) to start from instead of a fresh initialisation (up-training).
     Resumes from out_dir/ckpt.pt when it belongs to the same spec, settings, seed and model code; a checkpoint
     that cannot be read is set aside (ckpt.pt.bad) and the run starts afresh. A loss whose perplexity is not
     a finite number (NaN, inf, or past exp's range) ends the run with status 'diverged', not an exception.
@@ -157,7 +159,9 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     if cfg.get("threads"):
         torch.set_num_threads(cfg["threads"])
     run_id = digest({"spec": spec.to_dict(), "train": tc, "seed": seed, "code": code_hash(),
-                     "data": [len(train_tokens), len(val_tokens), int(train_tokens[:64].sum())]})
+                     "data": [len(train_tokens), len(val_tokens), int(train_tokens[:64].sum())],
+                     "init": None if init is None else [init[0], digest({k: float(v.double().sum())
+                                                                         for k, v in init[1].items()})]})
 
     def start(state: dict | None):
         """Model, optimiser, batch sampler and progress: fresh, or as checkpoint `state` left them."""
@@ -166,6 +170,8 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
         opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], weight_decay=tc["weight_decay"])
         gen = torch.Generator().manual_seed(seed)
         if state is None:
+            if init is not None:
+                model.load_state_dict(init[1])
             return model, opt, gen, 0, [], [], None, 0.0
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
@@ -245,7 +251,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
                "param_breakdown": param_breakdown(model), "status": status, "diverged_at_step": diverged_at,
                "steps": step, "val_loss": None, "val_ppl": None, "train_loss": None, "train_ppl": None,
                "tokens_per_second": round(step * B * T / train_seconds, 1) if train_seconds else None,
-               "resumed_from_step": resumed_from, "run_id": run_id,
+               "resumed_from_step": resumed_from, "run_id": run_id, "init_from": None if init is None else init[0],
                "probes_first": probe_rows[0] if probe_rows else None,  # the full series is in probes.csv
                "probes_last": probe_rows[-1] if probe_rows else None}
     if status == "ok":

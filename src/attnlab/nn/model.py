@@ -239,3 +239,18 @@ def param_breakdown(model: LM) -> dict[str, int]:
             key = "norm"
         parts[key] += p.numel()
     return parts
+
+
+def pool_kv_heads(state: dict, source: ModelSpec, target: ModelSpec) -> dict:
+    """A trained model's weights for a model with fewer key/value heads (Ainslie et al.'s up-training): each
+    group's key and value projections are the mean of the source heads it replaces. Everything else is kept."""
+    if source.kv_heads % target.kv_heads or dict(source.to_dict(), n_kv_heads=None) != dict(target.to_dict(),
+                                                                                          n_kv_heads=None):
+        raise AttnlabError(f"cannot start a model with {target.kv_heads} key/value heads from one with "
+                           f"{source.kv_heads}: only the key/value head count may differ, and it must divide")
+    group, out = source.kv_heads // target.kv_heads, dict(state)
+    for name, tensor in state.items():
+        if name.endswith((".mixer.k.weight", ".mixer.k.bias", ".mixer.v.weight", ".mixer.v.bias")):
+            heads = tensor.view(target.kv_heads, group, -1, *tensor.shape[1:])  # (kv, group, w[, d])
+            out[name] = heads.mean(dim=1).reshape(-1, *tensor.shape[1:])
+    return out

@@ -1,0 +1,57 @@
+"""S6 in training: multi-head, grouped-query and multi-query attention, from scratch and up-trained."""
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.format import chart, md_table, not_run, num
+
+EXPERIMENT = "grouping"
+
+
+def _finite(x):
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def runs_table(site) -> pd.DataFrame:
+    rows = []
+    for name, m in site.res.experiment(EXPERIMENT).items():
+        spec = site.res.spec(name)
+        rows.append({"run": name, "kv_heads": spec.kv_heads, "heads": spec.heads,
+                     "start": m.get("init_from") or "fresh", "steps": m.get("steps"), "status": m.get("status"),
+                     "val_ppl": _finite(m.get("val_ppl")), "train_ppl": _finite(m.get("train_ppl")),
+                     "n_params": m.get("n_params"), "cache_bytes": spec.cache_bytes_per_token()})
+    if not rows:
+        return pd.DataFrame()
+    return pd.DataFrame(rows).sort_values(["start", "kv_heads"], ascending=[True, False]).reset_index(drop=True)
+
+
+def ppl_chart(t: pd.DataFrame) -> dict:
+    data = t.dropna(subset=["val_ppl"]).assign(
+        how=lambda d: d["start"].map(lambda s: "from scratch" if s == "fresh" else "up-trained from MHA"))
+    return alt.Chart(data, title="Validation perplexity by key/value heads").mark_bar().encode(
+        x=alt.X("run:N", sort=list(data["run"]), title=None), y=alt.Y("val_ppl:Q", title="validation perplexity",
+                                                                       scale=alt.Scale(zero=False)),
+        color=alt.Color("how:N", title=None),
+        tooltip=["run", "kv_heads", "start", "steps", alt.Tooltip("val_ppl:Q", format=".2f")],
+    ).properties(width=420, height=260).to_dict()
+
+
+def blocks(site) -> dict[str, str]:
+    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(f"{EXPERIMENT}/S6-gqa-up/metrics.json", gpu=True)
+                        + "\n# every run of S6\n" + site.snakemake("claims.csv", gpu=True))
+    out["settings"] = site.settings_table()
+    t = runs_table(site)
+    if t.empty:
+        missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
+        return out | {"runs_table": missing, "ppl_chart": ""}
+    out["runs_table"] = md_table(t, {"run": "run", "heads": "query heads", "kv_heads": "key/value heads",
+                                     "start": "starts from", "steps": "steps", "status": "status",
+                                     "val_ppl": "val ppl", "train_ppl": "train ppl", "n_params": "params",
+                                     "cache_bytes": "KV cache bytes / token"},
+                                 {"val_ppl": num(2), "train_ppl": num(2), "n_params": lambda v: f"{int(v):,}",
+                                  "cache_bytes": lambda v: f"{int(v):,}", "steps": lambda v: str(int(v))})
+    out["ppl_chart"] = chart("chart-grouping-ppl", ppl_chart(t))
+    return out
