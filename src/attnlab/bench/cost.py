@@ -23,16 +23,14 @@ import math
 import torch
 
 from attnlab import provenance
-from attnlab.bench.harness import attention_flops, measure
+from attnlab.bench.harness import attention_flops, measure, setup
 from attnlab.bench.nvml import device_facts
 from attnlab.bench.settings import COST_METHODS, check_cost
-from attnlab.config import validate
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
 from attnlab.nn.approx import favor_attention, window_attention
 from attnlab.nn.tiled import tiled_attention
-from attnlab.train import pick_device
 
 SLOPE_ROWS = 4
 
@@ -170,10 +168,7 @@ def run(s: dict, device: torch.device, seed: int = 0, peak_flops: float | None =
 
 
 def main(cfg: dict, out_path) -> dict:
-    cfg = validate(cfg, partial=True)  # the schema holds the defaults
-    device = pick_device(cfg.get("device", "auto"))
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
+    cfg, device = setup(cfg)  # the schema's defaults filled, the device chosen, threads set
     s = cfg["cost"]
     peak = peak_flops(cfg, device, s["dtype"])
     return provenance.measured(cfg, out_path, lambda: run(s, device, seed=cfg["seed"], peak_flops=peak),

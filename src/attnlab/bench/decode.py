@@ -16,12 +16,10 @@ from __future__ import annotations
 import torch
 
 from attnlab import provenance
-from attnlab.bench.harness import measure
-from attnlab.config import validate
+from attnlab.bench.harness import measure, setup
 from attnlab.bench.settings import check_decode
 from attnlab.nn.model import build, generate
 from attnlab.nn.spec import ModelSpec
-from attnlab.train import pick_device
 
 
 def spec_of(model: dict, kv_heads: int | None, vocab: int, longest: int) -> ModelSpec:
@@ -78,8 +76,5 @@ def run(s: dict, device: torch.device, seed: int = 0) -> dict:
 
 
 def main(cfg: dict, out_path) -> dict:
-    cfg = validate(cfg, partial=True)  # the schema holds the defaults
-    device = pick_device(cfg.get("device", "auto"))
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
+    cfg, device = setup(cfg)  # the schema's defaults filled, the device chosen, threads set
     return provenance.measured(cfg, out_path, lambda: run(cfg["decode"], device, seed=cfg["seed"]), device=device)

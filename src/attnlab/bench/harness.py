@@ -27,6 +27,18 @@ M_MMAP_THRESHOLD, MAP_FROM = -3, 64 * 1024
 CUDA_MEMORY = "torch.cuda.max_memory_allocated during the call less the memory allocated before"
 
 
+def setup(cfg: dict) -> tuple[dict, torch.device]:
+    """A benchmark job's settings with the schema's defaults filled, its device, and its torch threads set."""
+    from attnlab.config import validate
+    from attnlab.train import pick_device
+
+    cfg = validate(cfg, partial=True)
+    device = pick_device(cfg.get("device", "auto"))
+    if cfg.get("threads"):
+        torch.set_num_threads(cfg["threads"])
+    return cfg, device
+
+
 def attention_flops(batch: int, n: int, heads: int, head_dim: int, causal: bool = False, backward: bool = False) -> float:
     """FlashAttention's convention: a forward is 4·B·n²·h·d (two matmuls, 2 FLOPs per multiply-add), halved when
     causal; a backward is 2.5 forwards."""

@@ -36,12 +36,10 @@ import statistics
 import torch
 
 from attnlab import provenance
-from attnlab.bench.harness import interleaved
-from attnlab.config import validate
+from attnlab.bench.harness import interleaved, setup
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
-from attnlab.train import pick_device
 
 
 
@@ -129,10 +127,7 @@ def run(s: dict, device, seed: int = 0) -> dict:
 
 
 def main(cfg: dict, out_path) -> dict:
-    cfg = validate(cfg, partial=True)  # the schema holds the defaults
-    device = pick_device(cfg.get("device", "auto"))
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
+    cfg, device = setup(cfg)  # the schema's defaults filled, the device chosen, threads set
     result = provenance.measured(cfg, out_path, lambda: run(cfg["multihead"], device, seed=cfg["seed"]),
                                  device=device)
     for r in result["rows"]:

@@ -14,12 +14,11 @@ from pathlib import Path
 import torch
 
 from attnlab import provenance
-from attnlab.bench.harness import interleaved, measure
+from attnlab.bench.harness import interleaved, measure, setup
 from attnlab.bench.reference import DESCRIPTION, copy_weights, from_spec
 from attnlab.data.prepare import load_tokens
 from attnlab.nn.model import build
-from attnlab.config import spec_from_config, validate
-from attnlab.train import pick_device
+from attnlab.config import spec_from_config
 
 ROW = "L9"
 ENCODE_CHARS = 100_000  # the slice of text whose encoding is timed afresh
@@ -107,11 +106,8 @@ def tokenizer_timings(data_dir: Path, tokens: torch.Tensor) -> dict:
 def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
     t_start = time.perf_counter()
     data_dir, out_path = Path(data_dir), Path(out_path)
-    cfg = validate(cfg, partial=True)  # the schema holds the defaults
+    cfg, device = setup(cfg)  # the schema's defaults filled, the device chosen, threads set
     bench = cfg["bench"]
-    device = pick_device(cfg.get("device", "auto"))
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
 
     spec = spec_from_config(cfg, ROW)
     T, B = spec.context, bench["batch_size"]
