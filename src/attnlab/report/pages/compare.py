@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import html
 
-from attnlab.report.format import badge, fmt
+from attnlab.report.format import badge
+from attnlab.report.page import parts_cell
 from attnlab.report.results import gather
 from attnlab.report.verdicts import evaluate_all
 
@@ -24,7 +25,7 @@ def comparison(site, manifest: dict) -> str:
         same = other is not None and other.verdict == mine.verdict
         if not same:
             changed.append(mine.claim.id)
-        value = (lambda v: "" if v is None or v.reproduced is None else html.escape(fmt(v.reproduced)))
+        value = (lambda v: "" if v is None else parts_cell(v.shown()))
         rows.append(f"<tr><td>{html.escape(mine.claim.id)}</td><td>{badge(mine.verdict)}</td>"
                     f"<td>{badge(other.verdict) if other else '–'}</td><td>{'same' if same else '≠ changed'}</td>"
                     f"<td>{value(mine)}</td><td>{value(other)}</td></tr>")
