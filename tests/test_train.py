@@ -149,7 +149,7 @@ def test_bad_config_is_one_clear_line_and_loses_nothing(tmp_path, data, edit, me
 def test_up_training_starts_from_the_pooled_weights_of_its_source(tmp_path, data):
     """cmd_train's up-training: the source run's checkpoint, pooled to fewer key/value heads, is where the run
     starts (its first loss is the pooled model's, far below a fresh model's), and the record says so."""
-    from attnlab.cli import initial_weights
+    from attnlab.train import initial_weights
 
     cfg = tiny_config(steps=20)
     src_dir = tmp_path / "grouping" / "S6-mha"
@@ -164,7 +164,7 @@ def test_up_training_starts_from_the_pooled_weights_of_its_source(tmp_path, data
 
 
 def test_up_training_without_its_source_says_so(tmp_path):
-    from attnlab.cli import initial_weights
+    from attnlab.train import initial_weights
     from attnlab.errors import AttnlabError
 
     cfg = tiny_config()

@@ -58,7 +58,7 @@ def cmd_train(a):
     from attnlab.data.prepare import load_tokens
     from attnlab.experiments.probes import AttentionProbe, GradNormProbe
     from attnlab.config import spec_from_config
-    from attnlab.train import train
+    from attnlab.train import initial_weights, train
 
     cfg = settings(a)
     spec = spec_from_config(cfg, a.run)  # fails on a bad spec before any data is read
@@ -73,24 +73,6 @@ def cmd_train(a):
     m = train(spec, run_cfg, train_tokens, val_tokens, Path(a.out), name=a.run, experiment=experiment,
               probes=probes, progress=not a.quiet, init=init)
     print(f"{a.run}: {m['status']}, val ppl {m['val_ppl']}, train ppl {m['train_ppl']}")
-
-
-def initial_weights(cfg: dict, run: dict, spec, out: Path) -> tuple[str, dict]:
-    """The finished weights of the run this one starts from (its checkpoint beside this run's folder), pooled
-    to this run's key/value heads: (its path, the weights)."""
-    import torch
-
-    from attnlab.config import find_run, spec_from_config
-    from attnlab.nn.model import pool_kv_heads
-
-    source = run["init_from"]
-    experiment, _ = find_run(cfg, source)
-    path = out.parent.parent / experiment / source / "ckpt.pt"
-    if not path.is_file():
-        raise AttnlabError(f"run {out.name} starts from run {source}'s weights, and {path} is not there: "
-                           f"train {source} first")
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    return str(path.relative_to(out.parent.parent)), pool_kv_heads(state["model"], spec_from_config(cfg, source), spec)
 
 
 def cmd_claims(a):

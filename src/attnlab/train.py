@@ -17,7 +17,8 @@ from tqdm import tqdm
 
 from attnlab import provenance
 from attnlab.config import digest
-from attnlab.nn.model import build, param_breakdown
+from attnlab.errors import AttnlabError
+from attnlab.nn.model import build, param_breakdown, pool_kv_heads
 from attnlab.nn.spec import ModelSpec
 
 MODEL_CODE = [Path(__file__).parent / "nn" / name for name in ("attention.py", "model.py", "spec.py")] + [Path(__file__)]
@@ -200,7 +201,6 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
 
     T, B = spec.context, tc["batch_size"]
     if len(train_tokens) <= T + 1:
-        from attnlab.errors import AttnlabError
         raise AttnlabError(f"training split has {len(train_tokens)} tokens, fewer than one window of {T + 1}")
     model.train()
     if step == 0:  # the probes' view of the untrained model
@@ -280,3 +280,18 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     _write_csv(out_dir / "probes.csv", probe_rows)
     provenance.write_json(out_dir / "metrics.json", metrics)
     return metrics
+
+
+def initial_weights(cfg: dict, run: dict, spec, out: Path) -> tuple[str, dict]:
+    """The finished weights of the run this one starts from (its checkpoint beside this run's folder), pooled
+    to this run's key/value heads: (its path, the weights)."""
+    from attnlab.config import find_run, spec_from_config
+
+    source = run["init_from"]
+    experiment, _ = find_run(cfg, source)
+    path = out.parent.parent / experiment / source / "ckpt.pt"
+    if not path.is_file():
+        raise AttnlabError(f"run {out.name} starts from run {source}'s weights, and {path} is not there: "
+                           f"train {source} first")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    return str(path.relative_to(out.parent.parent)), pool_kv_heads(state["model"], spec_from_config(cfg, source), spec)

@@ -42,3 +42,22 @@ def run_files(name, file="metrics.json"):
     if e.trains:
         return [f"{R}/{e.run_file(run, file)}" for run in TRAINING[name]]
     return [f"{R}/{e.result}"]
+
+
+def init_source(experiment, run):
+    """The finished run an up-trained run starts from (its metrics: its checkpoint is written with them)."""
+    source = config[experiment][run].get("init_from")
+    if not source:
+        return []
+    owner = next(e for e, runs in TRAINING.items() if source in runs)
+    return [f"{R}/{owner}/{source}/metrics.json"]
+
+
+def run_sections(experiment, run):
+    """The run's own entry, and for an up-trained run its source run's too (its weights are pooled to fit)."""
+    sections = {experiment: {run: config[experiment][run]}}
+    source = config[experiment][run].get("init_from")
+    if source:
+        owner = next(e for e, runs in TRAINING.items() if source in runs)
+        sections.setdefault(owner, {})[source] = config[owner][source]
+    return sections

@@ -1,25 +1,6 @@
 # Every training run of every experiment (the ladder's rows, E3's heads, ...) goes through this one rule.
 
 
-def init_source(experiment, run):
-    """The finished run an up-trained run starts from (its metrics: its checkpoint is written with them)."""
-    source = config[experiment][run].get("init_from")
-    if not source:
-        return []
-    owner = next(e for e, runs in TRAINING.items() if source in runs)
-    return [f"{R}/{owner}/{source}/metrics.json"]
-
-
-def run_sections(experiment, run):
-    """The run's own entry, and for an up-trained run its source run's too (its weights are pooled to fit)."""
-    sections = {experiment: {run: config[experiment][run]}}
-    source = config[experiment][run].get("init_from")
-    if source:
-        owner = next(e for e, runs in TRAINING.items() if source in runs)
-        sections.setdefault(owner, {})[source] = config[owner][source]
-    return sections
-
-
 rule train:
     """Train one run; resumes from its checkpoint if a previous attempt was interrupted."""
     input:
