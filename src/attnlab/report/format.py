@@ -110,3 +110,8 @@ def clocks(c) -> str | None:
     if "error" in c:
         return f"NVML: {c['error']}"
     return f"SM {c.get('sm_mhz')} / max {c.get('max_sm_mhz')} MHz, {c.get('temperature_c')} °C"
+
+
+def finite(x) -> float | None:
+    """x when it is a finite number (not a bool), else None: what a table or chart may show."""
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None

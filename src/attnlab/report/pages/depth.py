@@ -1,14 +1,13 @@
 """E4 (C4.1, C4.2): pre-norm against post-norm in a deep stack, with and without learning-rate warmup."""
 from __future__ import annotations
 
-import math
 
 import altair as alt
 import pandas as pd
 
 from attnlab.config import train_settings
 from attnlab.errors import AttnlabError
-from attnlab.report.format import chart, md_table, not_run, num
+from attnlab.report.format import chart, finite, md_table, not_run, num
 
 EXPERIMENT = "depth"
 GRAD = "grad_block_"
@@ -39,9 +38,6 @@ def _warmup_from_curve(curve: pd.DataFrame) -> int | None:
     return 0 if first <= 1 else first
 
 
-def _finite(x) -> float | None:
-    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
-
 
 def runs_table(site) -> pd.DataFrame:
     rows = []
@@ -52,7 +48,7 @@ def runs_table(site) -> pd.DataFrame:
             warmup = _warmup_from_curve(_csv(site, name, "curve.csv"))
         rows.append({"run": name, "norm": spec.get("norm"), "blocks": spec.get("n_blocks"), "warmup": warmup,
                      "steps": m.get("steps"), "lr": ts.get("lr"), "status": m.get("status"),
-                     "val_ppl": _finite(m.get("val_ppl")), "diverged_at": m.get("diverged_at_step")})
+                     "val_ppl": finite(m.get("val_ppl")), "diverged_at": m.get("diverged_at_step")})
     if not rows:
         return pd.DataFrame()
     order = {"pre": 0, "post": 1}
@@ -70,7 +66,7 @@ def init_grads(site, table: pd.DataFrame) -> pd.DataFrame:
             continue
         seen.add(r["norm"])
         for k, v in first.items():
-            if k.startswith(GRAD) and _finite(v) is not None:
+            if k.startswith(GRAD) and finite(v) is not None:
                 rows.append({"norm": f"{r['norm']}-norm", "run": r["run"], "block": int(k[len(GRAD):]),
                              "grad_norm": v})
     return pd.DataFrame(rows)
@@ -126,7 +122,7 @@ def early_grads(site, table: pd.DataFrame) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame()
     out = pd.concat(frames, ignore_index=True)
-    return out[out["grad_norm"].map(lambda v: _finite(v) is not None and v > 0)]
+    return out[out["grad_norm"].map(lambda v: finite(v) is not None and v > 0)]
 
 
 def curves(site, table: pd.DataFrame) -> pd.DataFrame:
@@ -136,7 +132,7 @@ def curves(site, table: pd.DataFrame) -> pd.DataFrame:
         if df.empty or "train_loss" not in df:
             continue
         df = df[["step", "train_loss"]].copy()
-        df = df[df["train_loss"].map(lambda v: _finite(v) is not None)]  # a diverged run ends at its last finite loss
+        df = df[df["train_loss"].map(lambda v: finite(v) is not None)]  # a diverged run ends at its last finite loss
         frames.append(df.assign(run=name))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -145,7 +141,7 @@ def curves(site, table: pd.DataFrame) -> pd.DataFrame:
 
 def ppl_chart(table: pd.DataFrame) -> dict:
     t = table.assign(
-        label=lambda d: [f"{v:.2f}" if _finite(v) is not None else
+        label=lambda d: [f"{v:.2f}" if finite(v) is not None else
                          (f"diverged at step {s}" if s is not None and not pd.isna(s) else str(st))
                          for v, s, st in zip(d["val_ppl"], d["diverged_at"], d["status"])],
         bar=lambda d: d["val_ppl"].fillna(0.0))

@@ -1,18 +1,14 @@
 """S6 in training: multi-head, grouped-query and multi-query attention, from scratch and up-trained."""
 from __future__ import annotations
 
-import math
 
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, md_table, not_run, num
+from attnlab.report.format import chart, finite, md_table, not_run, num
 
 EXPERIMENT = "grouping"
 
-
-def _finite(x):
-    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
 def runs_table(site) -> pd.DataFrame:
@@ -21,7 +17,7 @@ def runs_table(site) -> pd.DataFrame:
         spec = site.res.spec(name)
         rows.append({"run": name, "kv_heads": spec.kv_heads, "heads": spec.heads,
                      "start": m.get("init_from") or "fresh", "steps": m.get("steps"), "status": m.get("status"),
-                     "val_ppl": _finite(m.get("val_ppl")), "train_ppl": _finite(m.get("train_ppl")),
+                     "val_ppl": finite(m.get("val_ppl")), "train_ppl": finite(m.get("train_ppl")),
                      "n_params": m.get("n_params"), "cache_bytes": spec.cache_bytes_per_token()})
     if not rows:
         return pd.DataFrame()

@@ -6,14 +6,11 @@ import math
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, md_table, not_run, num
+from attnlab.report.format import chart, finite, md_table, not_run, num
 
 EXPERIMENT = "position"
 ORDER = ["learned", "sinusoidal", "rope", "alibi", "none"]
 
-
-def _finite(x) -> float | None:
-    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
 def windows(site) -> list[str]:
@@ -29,9 +26,9 @@ def runs_table(site) -> pd.DataFrame:
         trained = str(spec.get("context")) if spec.get("context") is not None else None
         row = {"run": name, "encoding": spec.get("position"), "trained": spec.get("context"),
                "status": m.get("status"), "diverged_at": m.get("diverged_at_step")}
-        row.update({f"ppl_{w}": _finite(at.get(w)) for w in wins})
-        longest = next((w for w in reversed(wins) if _finite(at.get(w)) is not None), None)
-        base = _finite(at.get(trained)) if trained else None
+        row.update({f"ppl_{w}": finite(at.get(w)) for w in wins})
+        longest = next((w for w in reversed(wins) if finite(at.get(w)) is not None), None)
+        base = finite(at.get(trained)) if trained else None
         row["rise"] = at[longest] / base if base and longest and longest != trained else None
         row["longest"] = longest
         rows.append(row)
@@ -47,7 +44,7 @@ def length_long(site, table: pd.DataFrame) -> pd.DataFrame:
     for _, r in table.iterrows():
         at = site.res.runs[r["run"]].get("val_ppl_at") or {}
         for w, v in at.items():
-            if _finite(v) is not None:
+            if finite(v) is not None:
                 rows.append({"run": r["run"], "encoding": r["encoding"], "window": float(w), "ppl": v,
                              "trained": float(w) == r["trained"]})
     return pd.DataFrame(rows)
@@ -105,7 +102,7 @@ def blocks(site) -> dict[str, str]:
     bad = table[table["status"] != "ok"]
     if len(bad):
         text += "\n\n" + "\n".join(
-            f"- **{r['run']}** {r['status']}" + (f" at step {int(r['diverged_at'])}" if _finite(r["diverged_at"])
+            f"- **{r['run']}** {r['status']}" + (f" at step {int(r['diverged_at'])}" if finite(r["diverged_at"])
                                                   is not None else "") + ": no perplexity to read at any window."
             for _, r in bad.iterrows())
     out["runs_table"] = text
