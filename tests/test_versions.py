@@ -77,6 +77,7 @@ def test_a_complete_clean_run_becomes_a_version_with_its_manifest(project, cfg):
     assert dest.name == f"2026-11-30-smoke-cpu-{head[:7]}" and dest.parent == project / "results"
     m = read_json(dest / MANIFEST)
     assert m["commit"] == m["published_from"] == head and m["profile"] == "smoke" and m["hardware"] == "cpu"
+    assert m["complete"] is True and m["experiments"] == [e.name for e in registered()]
     assert m["devices"] == ["cpu: x86_64 (2 threads)"] and m["gpu_clocks"] is None
     assert m["software"]["torch"] == ["2.13.0"] and m["software"]["at_publish"]["torch"]
     assert m["runs"]["files"] == len([r for r in expected(cfg) if r.endswith(".json")])
@@ -99,6 +100,29 @@ def test_the_manifest_spans_the_whole_dag_and_names_the_gpu(project, cfg):
     meta = read_json(publish(results, cfg, root=project) / MANIFEST)
     assert meta["hardware"] == "nvidia-h200" and meta["gpu_clocks"] == {"data/stats.json": {"sm_mhz": 1980}}
     assert meta["runs"]["first_started"] == "2026-11-30T08:59:00+00:00" and meta["runs"]["dag_wall_seconds"] == 3660
+
+
+def test_some_experiments_alone_become_a_version_that_names_them(project, cfg):
+    """What a GPU machine ran without the DAG (tools/gpu-benchmarks.sh) is published alone: only their files, a
+    name and a manifest that say so; the other experiments' files need not exist."""
+    results = project / "results" / "smoke"
+    (results / "averaging" / "result.json").unlink()  # not among those published
+    head = git(project, "rev-parse", "--short=12", "HEAD")
+    dest = publish(results, cfg, root=project, only=["cost", "decode"])
+    assert dest.name == f"2026-11-30-smoke-cpu-{head[:7]}-only-cost-decode"
+    kept = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
+    assert kept == ["config.yaml", "cost/result.json", "decode/result.json", MANIFEST]
+    m = read_json(dest / MANIFEST)
+    assert m["experiments"] == ["cost", "decode"] and m["complete"] is False and m["runs"]["files"] == 2
+
+
+def test_a_partial_version_needs_its_own_files_and_known_names(project, cfg):
+    (project / "results" / "smoke" / "decode" / "result.json").unlink()
+    with pytest.raises(AttnlabError, match=r"is not a smoke run of cost, decode: 1 run files missing \(decode/"):
+        publish(project / "results" / "smoke", cfg, root=project, only=["cost", "decode"])
+    with pytest.raises(AttnlabError, match="unknown experiment 'costs'"):
+        publish(project / "results" / "smoke", cfg, root=project, only=["costs"])
+    assert sorted(p.name for p in (project / "results").iterdir()) == ["smoke"]
 
 
 def refused(project, cfg, match):
@@ -163,3 +187,18 @@ def test_the_cli_refuses_in_one_line(project, cfg, capsys):
                  "--results", str(project / "results" / "smoke")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("attnlab: error: cannot publish from a dirty tree") and "\n" not in err
+
+
+def test_outside_git_a_run_records_the_given_commit_or_unknown(tmp_path, monkeypatch):
+    """A tree copied to a GPU machine has no .git: its run files carry $ATTNLAB_COMMIT, marked as given, or
+    'unknown' (which publish refuses); inside a checkout the variable is ignored."""
+    from attnlab.provenance import GIVEN_COMMIT, record
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(GIVEN_COMMIT, raising=False)
+    assert (record({})["commit"], record({})["commit_given"]) == ("unknown", None)
+    monkeypatch.setenv(GIVEN_COMMIT, "0123456789ab")
+    assert (record({})["commit"], record({})["commit_given"]) == ("0123456789ab", True)
+    monkeypatch.chdir(REPO)
+    assert record({})["commit"].split("+")[0] == git(REPO, "rev-parse", "--short=12", "HEAD")
+    assert record({})["commit_given"] is None

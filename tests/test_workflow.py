@@ -20,7 +20,8 @@ from attnlab.registry import training
 from helpers import BAD
 
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "environment.yml", "mkdocs.yml", ".gitignore"]
+COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "tools", "environment.yml", "mkdocs.yml",
+          ".gitignore"]
 
 
 def snakemake(workdir: Path, *args, check=True):
@@ -439,3 +440,53 @@ def test_a_complete_run_publishes_as_a_version_whose_site_rebuilds_without_train
     page = (work / "site" / version.name / "ladder.html").read_text()
     assert f"Version <code>{version.name}</code> · runs at commit <code>{head}</code>" in page
     assert f'<option value="../{version.name}/ladder.html" selected>' in page
+
+
+def gpu_script(work: Path, profile: str, **env):
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", **env}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(["bash", "tools/gpu-benchmarks.sh", profile], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_the_gpu_script_measures_on_a_copy_without_git_and_publishes_back_in_the_checkout(smoke, tmp_path):
+    """tools/gpu-benchmarks.sh as on the lent GPU machine: the tree travels without .git, so the commit is given;
+    the results come back into the checkout, where the same command keeps them (they are current) and publishes
+    them as a version that holds only those benchmarks."""
+    work = tmp_path / "clone"
+    shutil.copytree(smoke, work, symlinks=True)
+    git(work, "checkout", "--", ".")
+    git(work, "clean", "-fdq")
+    head = git(work, "rev-parse", "--short=12", "HEAD")
+    device = tmp_path / "device"
+    shutil.copytree(work, device, ignore=shutil.ignore_patterns(".git", "results"))
+    away = gpu_script(device, "smoke", OUT=str(tmp_path / "out"), ATTNLAB_COMMIT=head)
+    assert away.returncode == 0, away.stderr
+    assert "not published: a version comes from a clean git checkout" in away.stdout
+    names = ["multihead", "cost", "decode"]  # the registry's benchmarks that need no data, in its order
+    for name in names:
+        prov = json.loads((tmp_path / "out" / name / "result.json").read_text())["provenance"]
+        assert prov["commit"] == head and prov["commit_given"] is True
+        shutil.copytree(tmp_path / "out" / name, work / "results" / "smoke" / name, dirs_exist_ok=True)
+    before = tree(work / "results" / "smoke")
+
+    back = gpu_script(work, "smoke")
+    assert back.returncode == 0, back.stderr
+    assert [line for line in back.stdout.splitlines() if " kept " in line] == [
+        f"== {name}: kept results/smoke/{name}/result.json (commit {head}, the same settings)" for name in names]
+    (version,) = [p for p in (work / "results").iterdir() if p.name.endswith("-only-" + "-".join(names))]
+    manifest = json.loads((version / "manifest.json").read_text())
+    assert manifest["complete"] is False and manifest["experiments"] == names and manifest["commit"] == head
+    for name in names:
+        assert (version / name / "result.json").read_bytes() == (tmp_path / "out" / name / "result.json").read_bytes()
+    assert tree(work / "results" / "smoke") == before, "the live results are untouched"
+    assert not (version / "ladder").exists() and not (version / "claims.csv").exists()
+
+    git(work, "add", "results")
+    git(work, "commit", "-qm", "publish the benchmarks")
+    built = attnlab(work, "versions", "--claims", "claims", "--site", "site")
+    assert built.returncode == 0, built.stderr
+    cost = (work / "site" / version.name / "cost.html").read_text()
+    assert f"Version <code>{version.name}</code>" in cost and "holds only multihead, cost, decode" in cost
+    ladder = (work / "site" / version.name / "ladder.html").read_text()
+    assert "not run" in ladder.lower()

@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# The prepared GPU run of the benchmarks that need no training: E6/S7/S8 (cost), S4 (multihead) and S5/S6
-# (decode), each written with its provenance (NVML clocks and throttle reasons on a GPU) to
-# $OUT/<experiment>/result.json.
+# The prepared GPU run: every benchmark that needs neither data nor training (E6/S7/S8 `cost`, S4
+# `multihead`, S5/S6 `decode`), each with its provenance (NVML clocks and throttle reasons on a GPU), then, in
+# a clean git checkout, a version of the report that holds them (`publish --only`).
 #
-#   tools/gpu-benchmarks.sh chapter     # on the GPU machine: the chapter's sizes, until memory runs out
+#   tools/gpu-benchmarks.sh chapter     # on a GPU: the chapter's sizes, n doubling until memory runs out
 #   tools/gpu-benchmarks.sh quick       # anywhere: the quick profile's sizes (the CPU caps), end to end
 #
-# The GPU machine has torch, pyyaml, tqdm and nvidia-ml-py but not jsonschema: carry it as wheels in .whl/
-# (fetched here once, for its Python 3.12):
+# Results go to results/<profile>/ ($OUT on the lent GPU machine). A result already there from this commit
+# with the same settings is kept: run the same command in the checkout after the files came back from a GPU
+# machine, and it publishes them instead of measuring again. A tree copied to a GPU machine travels without
+# .git: set ATTNLAB_COMMIT to the clean commit it was copied at, and every run file records it as given.
+#
+# A GPU machine with torch but without jsonschema takes it as wheels in .whl/ (here, once, for Python 3.12):
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
 #     jsonschema jsonschema-specifications referencing rpds-py
-# then `run` it with carry [".whl"].
 set -euo pipefail
 profile=${1:?usage: tools/gpu-benchmarks.sh PROFILE (chapter on a GPU, quick anywhere)}
-out=${OUT:-results/benchmarks-$profile}
 cd "$(dirname "$0")/.."
+results=${OUT:-results/$profile}
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
   export PYTHONPATH=/tmp/site:src
@@ -23,17 +26,13 @@ else
   export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH}
 fi
 export PYTHONUNBUFFERED=1
-settings=$(python3 - "$profile" <<'PY'
-import sys
-from attnlab.check import check
-from attnlab.config import chosen, job_settings
-cfg = check(chosen({"profile": sys.argv[1]}, []))  # every setting checked before anything runs
-print(job_settings(cfg, "seed", "device", "cost", "devices", "multihead", "decode"))
-PY
-)
-python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'device', torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu')"
-for experiment in cost multihead decode; do
-  echo "== $experiment"
-  python3 -m attnlab analyse "$experiment" --config "$settings" --out "$out/$experiment/result.json"
-done
-echo "results in $out"
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'on',
+      torch.cuda.get_device_name() if torch.cuda.is_available() else 'the cpu')"
+python3 -m attnlab benchmarks --config "$profile" --results "$results"
+if git rev-parse --git-dir >/dev/null 2>&1 && [ -z "$(git status --porcelain)" ]; then
+  only=$(python3 -c "from attnlab.registry import standalone; print(','.join(e.name for e in standalone()))")
+  python3 -m attnlab publish --config "$profile" --results "$results" --only "$only"
+else
+  echo "results in $results; not published: a version comes from a clean git checkout. Bring them to" \
+       "results/$profile/ in the checkout at commit ${ATTNLAB_COMMIT:-<its commit>} and run this command there."
+fi

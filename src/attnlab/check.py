@@ -13,17 +13,19 @@ from attnlab.config import check_splits, runs, validate
 from attnlab.errors import AttnlabError
 
 
-def check(cfg: dict, results: str | Path = "results") -> dict:
+def check(cfg: dict, results: str | Path = "results", corpus: bool = True) -> dict:
     """The validated profile; raise AttnlabError naming the first setting that would fail a job.
 
     `results`: the folder of every profile's results, where a corpus downloaded by an earlier run is cached.
+    `corpus`: False where no job reads it (the benchmarks run alone).
     """
     cfg = validate(cfg)
     check_device(cfg["device"])
     check_decode(cfg["decode"])
     check_init(cfg)
     check_cost(cfg["cost"], on_cpu=cfg["device"] == "cpu" or (cfg["device"] == "auto" and not cuda_usable()[0]))
-    check_corpus(cfg, Path(results) / cfg["profile"] / "data")
+    if corpus:
+        check_corpus(cfg, Path(results) / cfg["profile"] / "data")
     check_claims(cfg)
     return cfg
 

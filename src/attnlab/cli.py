@@ -89,11 +89,35 @@ def cmd_site(a):
     print(f"site built into {a.site}")
 
 
+def cmd_benchmarks(a):
+    """Every benchmark that needs neither data nor training, without Snakemake (a GPU machine has torch but not
+    it). A result already there from this commit with these settings is kept: results brought back from a GPU
+    machine are published, not measured again here."""
+    import importlib
+
+    from attnlab.check import check
+    from attnlab.config import chosen, digest, job_settings, load_settings
+    from attnlab.provenance import git_commit, read_json
+    from attnlab.registry import standalone
+
+    cfg = check(chosen({"profile": a.config}, []), corpus=False)  # every setting, before anything runs
+    commit = git_commit()
+    for e in standalone():
+        job, out = load_settings(job_settings(cfg, *e.reads)), Path(a.results) / e.result  # what the DAG passes
+        prov = (read_json(out).get("provenance") or {}) if out.is_file() else {}
+        if (prov.get("commit"), prov.get("config_hash")) == (commit, digest(job)) and commit.isalnum():
+            print(f"== {e.name}: kept {out} (commit {commit}, the same settings)", flush=True)
+            continue
+        print(f"== {e.name} ({e.title}) -> {out}", flush=True)
+        importlib.import_module(e.producer).main(job, out)
+
+
 def cmd_publish(a):
     from attnlab.config import chosen, validate
     from attnlab.versions import publish
 
-    dest = publish(Path(a.results), validate(chosen({"profile": a.config}, [])))
+    only = [name.strip() for name in a.only.split(",")] if a.only else None
+    dest = publish(Path(a.results), validate(chosen({"profile": a.config}, [])), only=only)
     print(f"published {a.results} as version {dest.name} ({dest}); commit it, then `attnlab versions` builds its site")
 
 
@@ -130,8 +154,10 @@ def parser() -> argparse.ArgumentParser:
         "--quiet", action="store_true", help="no progress bar")
     verb("claims", cmd_claims, "compute verdicts into claims.csv", "results", "claims", "out")
     verb("site", cmd_site, "render pages and build the site (mkdocs.yml at the root)", "results", "claims", "site")
-    verb("publish", cmd_publish, "freeze a complete run as a version under results/<version>/ (clean commit only)",
+    verb("benchmarks", cmd_benchmarks, "run the benchmarks that need no data or training, without Snakemake",
          "results")
+    verb("publish", cmd_publish, "freeze a complete run as a version under results/<version>/ (clean commit only)",
+         "results").add_argument("--only", help="experiments to publish alone, comma-separated (e.g. cost,decode)")
     verb("versions", cmd_versions, "build the site of every published version, with a version selector",
          "claims", "site")
     return p

@@ -15,15 +15,25 @@ import torch
 from attnlab.config import digest
 
 
-def git_commit() -> str:
+GIVEN_COMMIT = "ATTNLAB_COMMIT"  # where a tree travels without .git (a GPU machine): the commit it was copied at
+
+
+def git_head() -> str | None:
+    """HEAD's short commit, '+dirty' when tracked files changed; None outside a git checkout."""
     try:
-        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=5)
-        commit = out.stdout.strip() or "unknown"
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=5)
+        if head.returncode or not head.stdout.strip():
+            return None
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True, timeout=5).stdout.strip()
-        return commit + ("+dirty" if dirty else "")
+        return head.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        return None
+
+
+def git_commit() -> str:
+    """The commit these files came from: HEAD in a checkout; outside one, $ATTNLAB_COMMIT or 'unknown'."""
+    return git_head() or os.environ.get(GIVEN_COMMIT) or "unknown"
 
 
 def device_name(device: torch.device | str) -> str:
@@ -55,8 +65,10 @@ def gpu_clocks(device: torch.device | str) -> dict | None:
 
 
 def record(cfg: dict, *, device="cpu", wall_seconds: float | None = None, seed: int | None = None) -> dict:
+    head = git_head()
     return {
-        "commit": git_commit(),
+        "commit": head or os.environ.get(GIVEN_COMMIT) or "unknown",
+        "commit_given": True if head is None and os.environ.get(GIVEN_COMMIT) else None,  # from $ATTNLAB_COMMIT
         "config_hash": digest(cfg),
         "profile": cfg.get("profile"),
         "device": device_name(device),

@@ -112,6 +112,12 @@ def get(name: str) -> Experiment:
     raise AttnlabError(f"unknown experiment '{name}' (the registry has {', '.join(e.name for e in load())})")
 
 
+def standalone() -> list[Experiment]:
+    """The benchmarks that need neither the token files nor a trained run: what runs without the DAG, on a
+    machine that has torch but not Snakemake (tools/gpu-benchmarks.sh), and what a benchmarks-only version holds."""
+    return [e for e in load() if e.kind == "benchmark" and not e.data]
+
+
 def training() -> tuple[str, ...]:
     """Names of the experiments whose runs are declared in the profile (config sections of training runs)."""
     return tuple(e.name for e in load() if e.trains)

@@ -1,6 +1,7 @@
 """Published versions: one complete run of a profile at one clean commit, frozen under results/<version>/.
 
-A version holds the run summaries (never checkpoints or token files), the profile it ran (config.yaml) and a
+A version is complete (every experiment of the profile) or holds only some experiments, named in its manifest
+(`publish --only`: the benchmarks a GPU machine ran without the DAG). It holds the run summaries (never checkpoints or token files), the profile it ran (config.yaml) and a
 manifest: the commit, profile, hardware, GPU clocks, software versions, dates, the wall time of the whole DAG
 and the throughput ratio. `publish` refuses, with one line and before copying anything, a dirty tree, an
 incomplete run, run files from several commits (or from a dirty tree), runs whose code changed since, runs
@@ -58,46 +59,54 @@ def head(root: Path) -> str:
         return "unknown"
 
 
-def expected(cfg: dict) -> list[str]:
-    """Every run file (relative to results/<profile>/) that a complete run of profile `cfg` writes."""
+def scope(only: list[str] | None) -> list[str]:
+    """The experiments a version holds: `only` (checked against the registry), or all of them."""
+    return [experiments.get(name).name for name in only] if only else [e.name for e in experiments.load()]
+
+
+def expected(cfg: dict, only: list[str] | None = None) -> list[str]:
+    """Every run file (relative to results/<profile>/) that a run of profile `cfg` writes: all of them for a
+    complete run (claims.csv with them), or those of the experiments `only` names."""
     out = []
-    for e in experiments.load():
+    for e in map(experiments.get, scope(only)):
         if e.trains:
             out += [e.run_file(run, file) for run in cfg.get(e.name) or {} for file in ("metrics.json", "curve.csv")]
         else:
             out.append(e.result)
-    return out + ["claims.csv"]
+    return out + ([] if only else ["claims.csv"])
 
 
-def summaries(results: Path, cfg: dict) -> list[str]:
+def summaries(results: Path, cfg: dict, only: list[str] | None = None) -> list[str]:
     """The files a version keeps: every result file, each training run's metrics, curve and probes, claims.csv."""
-    keep = [rel for rel in expected(cfg) if (results / rel).is_file()]
-    for e in experiments.training():
-        for run in cfg.get(e) or {}:
-            rel = experiments.get(e).run_file(run, "probes.csv")
+    keep = [rel for rel in expected(cfg, only) if (results / rel).is_file()]
+    for e in map(experiments.get, scope(only)):
+        for run in (cfg.get(e.name) or {}) if e.trains else ():
+            rel = e.run_file(run, "probes.csv")
             if (results / rel).is_file():
                 keep.append(rel)
     return keep
 
 
-def provenances(results: Path, cfg: dict) -> dict[str, dict]:
-    """Run file -> its provenance, for every JSON run file of the profile."""
-    return {rel: read_json(results / rel).get("provenance") or {} for rel in expected(cfg) if rel.endswith(".json")}
+def provenances(results: Path, cfg: dict, only: list[str] | None = None) -> dict[str, dict]:
+    """Run file -> its provenance, for every JSON run file of the profile (of the experiments `only` names)."""
+    return {rel: read_json(results / rel).get("provenance") or {}
+            for rel in expected(cfg, only) if rel.endswith(".json")}
 
 
-def check_publishable(results: Path, cfg: dict, root: Path) -> tuple[str, str]:
+def check_publishable(results: Path, cfg: dict, root: Path, only: list[str] | None = None) -> tuple[str, str]:
     """(the runs' commit, HEAD); raises with one line naming the first reason `results` cannot be published."""
     dirty = git(root, "status", "--porcelain").splitlines()
     if dirty:
         raise AttnlabError(f"cannot publish from a dirty tree ({len(dirty)} changed: "
                            f"{', '.join(line[3:] for line in dirty[:3])}{', …' if len(dirty) > 3 else ''}); "
                            "a version comes from one clean commit: commit or stash first")
-    missing = [rel for rel in expected(cfg) if not (results / rel).is_file()]
+    missing = [rel for rel in expected(cfg, only) if not (results / rel).is_file()]
     if missing:
-        raise AttnlabError(f"{results} is not a complete {cfg['profile']} run: {len(missing)} run files missing "
+        what = f"a complete {cfg['profile']} run" if not only else f"a {cfg['profile']} run of {', '.join(only)}"
+        raise AttnlabError(f"{results} is not {what}: {len(missing)} run files missing "
                            f"({', '.join(missing[:3])}{', …' if len(missing) > 3 else ''}); run "
                            f"`snakemake --cores 4 --resources gpu=1 --config profile={cfg['profile']}` first")
-    prov = provenances(results, cfg)
+    prov = provenances(results, cfg, only)
     by_commit: dict[str, list[str]] = {}
     for rel, p in prov.items():
         by_commit.setdefault(str(p.get("commit")), []).append(rel)
@@ -118,9 +127,9 @@ def check_publishable(results: Path, cfg: dict, root: Path) -> tuple[str, str]:
         raise AttnlabError(f"the runs in {results} come from commit {commit}, and since then {len(changed)} files "
                            f"that shape them changed ({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}); "
                            "rerun the profile at this commit")
-    for e in experiments.training():
-        for run in cfg.get(e) or {}:
-            m = read_json(results / experiments.get(e).run_file(run))
+    for e in (e for e in map(experiments.get, scope(only)) if e.trains):
+        for run in cfg.get(e.name) or {}:
+            m = read_json(results / e.run_file(run))
             want_spec, want_steps = spec_from_config(cfg, run).to_dict(), train_settings(cfg, run)["steps"]
             if m.get("spec") != want_spec or (m.get("status") == "ok" and m.get("steps") != want_steps):
                 raise AttnlabError(f"run {run} in {results} was trained with other settings than profile "
@@ -134,8 +143,8 @@ def hardware(prov: dict[str, dict]) -> str:
     return re.sub(r"[^a-z0-9]+", "-", gpus[0].lower()).strip("-") if gpus else "cpu"
 
 
-def manifest(results: Path, cfg: dict, commit: str, head: str, name: str) -> dict:
-    prov = provenances(results, cfg)
+def manifest(results: Path, cfg: dict, commit: str, head: str, name: str, only: list[str] | None = None) -> dict:
+    prov = provenances(results, cfg, only)
     starts, ends = [], []
     for p in prov.values():
         if p.get("date") and p.get("wall_seconds") is not None:
@@ -152,6 +161,8 @@ def manifest(results: Path, cfg: dict, commit: str, head: str, name: str) -> dic
     return {
         "version": name,
         "profile": cfg["profile"],
+        "experiments": scope(only),       # what it holds: every experiment, or those published --only
+        "complete": not only,
         "commit": commit,                 # where every run file came from
         "published_from": head,           # HEAD when published (differs only in what cannot change a run)
         "published": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -175,28 +186,31 @@ def manifest(results: Path, cfg: dict, commit: str, head: str, name: str) -> dic
     }
 
 
-def version_name(cfg: dict, prov: dict[str, dict], commit: str) -> str:
+def version_name(cfg: dict, prov: dict[str, dict], commit: str, only: list[str] | None = None) -> str:
+    """<last run's date>-<profile>-<hardware>-<commit>, and '-only-<experiments>' for a partial version."""
     dates = sorted(p["date"][:10] for p in prov.values() if p.get("date"))
-    return f"{dates[-1]}-{cfg['profile']}-{hardware(prov)}-{commit[:7]}"
+    return f"{dates[-1]}-{cfg['profile']}-{hardware(prov)}-{commit[:7]}" + (f"-only-{'-'.join(only)}" if only else "")
 
 
-def publish(results: Path, cfg: dict, root: Path | None = None) -> Path:
-    """Freeze the complete run in `results` (root/results/<profile>/) into root/results/<version>/, beside it;
-    return that folder. `root` is the checkout the runs came from (default: the folder holding results/)."""
+def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] | None = None) -> Path:
+    """Freeze the complete run in `results` (root/results/<profile>/), or its experiments `only` names, into
+    root/results/<version>/, beside it; return that folder. `root` is the checkout the runs came from (default:
+    the folder holding results/)."""
     results = Path(results)
     root = Path(root) if root else results.resolve().parent.parent
-    commit, head = check_publishable(results, cfg, root)
-    name = version_name(cfg, provenances(results, cfg), commit)
+    only = scope(only) if only else None
+    commit, head = check_publishable(results, cfg, root, only)
+    name = version_name(cfg, provenances(results, cfg, only), commit, only)
     dest = root / "results" / name
     if dest.exists():
         raise AttnlabError(f"version {name} already exists in {dest.parent}; published versions are never rewritten")
     building = dest.with_name(f".{name}.building")
     shutil.rmtree(building, ignore_errors=True)
-    for rel in summaries(results, cfg):
+    for rel in summaries(results, cfg, only):
         (building / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(results / rel, building / rel)
     (building / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    write_json(building / MANIFEST, manifest(results, cfg, commit, head, name))
+    write_json(building / MANIFEST, manifest(results, cfg, commit, head, name, only))
     os.replace(building, dest)  # whole or not at all
     return dest
 

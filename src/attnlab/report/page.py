@@ -19,6 +19,13 @@ from attnlab.report.results import Results
 from attnlab.report.verdicts import Verdict
 
 
+def holds(manifest: dict) -> str:
+    """' · only <experiments>' for a version that holds some experiments (its other pages show 'not run')."""
+    if manifest.get("complete", True):
+        return ""
+    return " · holds only " + ", ".join(html.escape(name) for name in manifest.get("experiments") or [])
+
+
 class Site:
     """Everything the pages draw from: run files, verdicts, config."""
 
@@ -45,7 +52,7 @@ class Site:
         m = self.manifest
         if m:
             text = (f"Version <code>{html.escape(m['version'])}</code> · runs at commit <code>{m['commit']}</code>"
-                    f" on {html.escape(m['hardware'])} · published {m['published'][:10]}")
+                    f" on {html.escape(m['hardware'])} · published {m['published'][:10]}" + holds(m))
         else:
             text = f"Unpublished results in <code>{html.escape(str(self.res.root.name))}/</code>"
         text += f" · site built from commit <code>{html.escape(self.built_from)}</code>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from attnlab.report.format import badge
-from attnlab.report.page import parts_cell
+from attnlab.report.page import holds, parts_cell
 from attnlab.report.results import gather
 from attnlab.report.verdicts import evaluate_all
 
@@ -33,7 +33,7 @@ def comparison(site, manifest: dict) -> str:
             f"verdict in both" + (f"; changed: {', '.join(changed)}." if changed else "."))
     m = manifest
     about = (f"Version <code>{html.escape(m['version'])}</code>: profile {html.escape(m['profile'])}, runs at commit "
-             f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}.")
+             f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}{holds(m)}.")
     return (f'<div class="compare-version"><p>{about}</p><p>{head}</p>'
             '<table class="compare"><thead><tr><th>claim</th><th>here</th><th>there</th><th>verdict</th>'
             f"<th>value here</th><th>value there</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
