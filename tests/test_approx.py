@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from attnlab.errors import AttnlabError
-from attnlab.nn.approx import favor_attention, favor_features, orthogonal_features, window_attention, window_mask
+from attnlab.nn.approx import causal_linear_attention, favor_attention, favor_features, orthogonal_features, window_attention, window_mask
 from attnlab.nn.attention import attention
 
 
@@ -61,6 +61,18 @@ def test_favor_is_causal_and_closer_with_more_features():
     changed[..., -1, :] += 1  # the last value can only change the last output
     a, b = favor_attention(q, k, v, features=16), favor_attention(q, k, changed, features=16)
     assert torch.equal(a[..., :-1, :], b[..., :-1, :])
+
+
+@pytest.mark.parametrize("block", [1, 7, 16, 64])
+def test_causal_linear_attention_in_blocks_equals_the_masked_product(block):
+    """Block by block with a running sum is the same arithmetic as the full lower-triangular (φq φkᵀ) product."""
+    g = torch.Generator().manual_seed(3)
+    qf, kf = (torch.rand(2, 3, 37, 8, generator=g, dtype=torch.float64) for _ in range(2))
+    v = torch.randn(2, 3, 37, 5, generator=g, dtype=torch.float64)
+    a = (qf @ kf.transpose(-2, -1)).tril()
+    num, den = causal_linear_attention(qf, kf, v, block)
+    torch.testing.assert_close(num, a @ v)
+    torch.testing.assert_close(den, a.sum(-1, keepdim=True))
 
 
 def test_bad_sizes_are_refused():

@@ -47,7 +47,7 @@ def core(method: str, s: dict):
     if method == "window":
         return lambda q, k, v: window_attention(q, k, v, window=s["window"], n_global=s["n_global"], block=block)
     if method == "favor":
-        return lambda q, k, v: favor_attention(q, k, v, features=s["features"], seed=0)
+        return lambda q, k, v: favor_attention(q, k, v, features=s["features"], seed=0, block=block)
     raise AttnlabError(f"cost.methods: unknown method '{method}' (known: {', '.join(COST_METHODS)})")
 
 

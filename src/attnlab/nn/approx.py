@@ -62,7 +62,8 @@ def favor_features(x: torch.Tensor, omega: torch.Tensor, stabiliser: torch.Tenso
     return torch.exp(proj - (x * x).sum(-1, keepdim=True) / 2 - stabiliser) / math.sqrt(omega.size(0))
 
 
-def favor_attention(q, k, v, *, features: int, seed: int = 0, causal: bool = True, eps: float = 1e-6):
+def favor_attention(q, k, v, *, features: int, seed: int = 0, causal: bool = True, eps: float = 1e-6,
+                    block: int = 128):
     """q, k, v: (B, H, n, d) -> (B, H, n, d): FAVOR+ approximation of softmax(q kᵀ / √d) v."""
     if features < 1:
         raise AttnlabError(f"FAVOR+ needs at least 1 random feature, got {features}")
@@ -74,10 +75,28 @@ def favor_attention(q, k, v, *, features: int, seed: int = 0, causal: bool = Tru
     qf = favor_features(q, omega, q_proj.amax(-1, keepdim=True))                       # (B, H, n, m)
     kf = favor_features(k, omega, k_proj.amax(dim=(-2, -1), keepdim=True))             # (B, H, n, m)
     if causal:
-        kv = torch.cumsum(kf[..., :, None] * v[..., None, :], dim=-3)                  # (B, H, n, m, d_v)
-        num = (qf[..., None, :] @ kv).squeeze(-2)                                       # (B, H, n, d_v)
-        den = (qf * torch.cumsum(kf, dim=-2)).sum(-1, keepdim=True)                    # (B, H, n, 1)
+        num, den = causal_linear_attention(qf, kf, v, block)
     else:
         num = qf @ (kf.transpose(-2, -1) @ v)
         den = qf @ kf.sum(-2)[..., None]
     return num / (den + eps)
+
+
+def causal_linear_attention(qf, kf, v, block: int):
+    """Σ_{j≤i} (φq_i·φk_j) v_j and Σ_{j≤i} φq_i·φk_j for qf, kf: (B, H, n, m), v: (B, H, n, d_v), a block of
+    queries at a time: the keys of earlier blocks as a running (m, d_v) sum, those of its own block through a
+    masked (block, block) product. Memory O(n·m + block² + m·d_v), never the (n, m, d_v) prefix sums."""
+    n = qf.size(-2)
+    state = qf.new_zeros(*qf.shape[:-2], qf.size(-1), v.size(-1))   # (B, H, m, d_v): Σ φk_j v_jᵀ so far
+    norm = qf.new_zeros(*qf.shape[:-2], qf.size(-1), 1)             # (B, H, m, 1): Σ φk_j so far
+    num, den = torch.empty_like(v), v.new_empty(*v.shape[:-1], 1)
+    below = torch.ones(block, block, dtype=torch.bool, device=qf.device).tril()
+    for i0 in range(0, n, block):
+        i1 = min(i0 + block, n)
+        qb, kb, vb = qf[..., i0:i1, :], kf[..., i0:i1, :], v[..., i0:i1, :]
+        a = (qb @ kb.transpose(-2, -1)).masked_fill(~below[: i1 - i0, : i1 - i0], 0)  # (B, H, b, b)
+        num[..., i0:i1, :] = qb @ state + a @ vb
+        den[..., i0:i1, :] = qb @ norm + a.sum(-1, keepdim=True)
+        state = state + kb.transpose(-2, -1) @ vb
+        norm = norm + kb.sum(-2)[..., None]
+    return num, den
