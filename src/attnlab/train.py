@@ -44,13 +44,33 @@ def pick_device(name: str = "auto") -> torch.device:
 
 
 def windows(tokens: torch.Tensor, context: int, limit: int | None = None):
-    """Inputs and targets of consecutive non-overlapping windows: (N, context) each."""
+    """Inputs and targets of consecutive non-overlapping windows: (N, context) each. Tokens in rows
+    (N, context + 1) are sequences of their own (generated tasks): each row is one window."""
+    if tokens.dim() == 2:
+        check_rows(tokens, context)
+        return tokens[:limit, :-1], tokens[:limit, 1:]
     n = (len(tokens) - 1) // context
     if limit is not None:
         n = min(n, limit)
     x = tokens[: n * context].view(n, context)
     y = tokens[1 : n * context + 1].view(n, context)
     return x, y
+
+
+def check_rows(tokens: torch.Tensor, context: int) -> None:
+    if tokens.size(1) != context + 1:
+        raise AttnlabError(f"sequences of {tokens.size(1)} tokens do not fit a context of {context} "
+                           f"(each row is one window: context + 1 tokens)")
+
+
+def sample_batch(tokens: torch.Tensor, context: int, batch_size: int, gen: torch.Generator):
+    """A training batch (B, context) of inputs and targets: random windows of a stream, or random rows."""
+    if tokens.dim() == 2:
+        rows = torch.randint(len(tokens), (batch_size,), generator=gen)
+        return tokens[rows, :-1], tokens[rows, 1:]
+    starts = torch.randint(len(tokens) - context - 1, (batch_size,), generator=gen)
+    return (torch.stack([tokens[s : s + context] for s in starts]),
+            torch.stack([tokens[s + 1 : s + context + 1] for s in starts]))
 
 
 EVAL_BLOCKS = 20  # contiguous stretches of a split, scored apart: the evaluation's own sampling error
@@ -160,7 +180,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     if cfg.get("threads"):
         torch.set_num_threads(cfg["threads"])
     run_id = digest({"spec": spec.to_dict(), "train": tc, "seed": seed, "code": code_hash(),
-                     "data": [len(train_tokens), len(val_tokens), int(train_tokens[:64].sum())],
+                     "data": [list(train_tokens.shape), list(val_tokens.shape), int(train_tokens[:64].sum())],
                      "init": None if init is None else [init[0], digest({k: float(v.double().sum())
                                                                          for k, v in init[1].items()})]})
 
@@ -200,7 +220,9 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
                           "probes": probe_rows, "train_seconds": train_seconds})
 
     T, B = spec.context, tc["batch_size"]
-    if len(train_tokens) <= T + 1:
+    if train_tokens.dim() == 2:
+        check_rows(train_tokens, T)
+    elif len(train_tokens) <= T + 1:
         raise AttnlabError(f"training split has {len(train_tokens)} tokens, fewer than one window of {T + 1}")
     model.train()
     if step == 0:  # the probes' view of the untrained model
@@ -212,9 +234,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
                mininterval=1.0 if sys.stderr.isatty() else 10.0, dynamic_ncols=True)
     while step < tc["steps"]:
         t0 = time.perf_counter()
-        starts = torch.randint(len(train_tokens) - T - 1, (B,), generator=gen)
-        xb = torch.stack([train_tokens[s : s + T] for s in starts]).to(device)
-        yb = torch.stack([train_tokens[s + 1 : s + T + 1] for s in starts]).to(device)
+        xb, yb = (t.to(device) for t in sample_batch(train_tokens, T, B, gen))
         lr = lr_at(step, tc["lr"], tc["warmup_steps"])
         for group in opt.param_groups:
             group["lr"] = lr

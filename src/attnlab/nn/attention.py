@@ -63,7 +63,7 @@ def alibi_bias(n_heads: int, t_q: int, t_k: int, device=None) -> torch.Tensor:
 
 def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=None, bias=None,
               rope: bool = False, alibi: bool = False, dropout_p: float = 0.0, training: bool = False,
-              keep=None, need_weights: bool = True):
+              keep=None, need_weights: bool = True, weights=None):
     """Scaled dot-product attention.
 
     q: (B, H, Tq, dk), k: (B, H, Tk, dk), v: (B, H, Tk, dv) -> (out (B, H, Tq, dv), weights (B, H, Tq, Tk)).
@@ -78,6 +78,8 @@ def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=
     keep: a dict to receive the scores (after scaling and bias, before masking) and the weights, for probes.
     need_weights=False with keep=None takes the fast path, F.scaled_dot_product_attention, the same
     computation without materialising the weights; weights is then None.
+    weights: (B, H, Tq, Tk) to mix the values with instead of the softmax's own (S9 puts permuted and
+    adversarial attention in a trained model); its rows should sum to 1 over the keys that may be seen.
     """
     t_q, t_k = q.size(-2), k.size(-2)
     if mask is not None and (mask.dim() < 2 or mask.shape[-2:] != (t_q, t_k)):
@@ -87,7 +89,7 @@ def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=
         k = rope_rotate(k, torch.arange(t_k, device=k.device))
     added = added_scores(q, t_k, alibi, bias)
     dropout_p = dropout_p if training else 0.0
-    fast = not need_weights and keep is None
+    fast = not need_weights and keep is None and weights is None
     if fast and causal and mask is None and added is None and t_q == t_k:
         # the plain causal case, the model's: SDPA masks by itself, no (Tq, Tk) mask is built
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True,
@@ -97,7 +99,7 @@ def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=
         allowed = mask if allowed is None else allowed & mask
     if fast:
         return masked_sdpa(q, k, v, scale, allowed, added, dropout_p), None
-    return explicit(q, k, v, scale, allowed, added, dropout_p, keep)
+    return explicit(q, k, v, scale, allowed, added, dropout_p, keep, weights)
 
 
 def added_scores(q, t_k: int, alibi: bool, bias):
@@ -131,8 +133,9 @@ def masked_sdpa(q, k, v, scale, allowed, added, dropout_p: float):
     return out if sees is None else out.masked_fill(~sees, 0.0)
 
 
-def explicit(q, k, v, scale, allowed, added, dropout_p: float, keep):
-    """Score, mask, normalise, mix, step by step -> (out, weights); `keep` receives scores and weights."""
+def explicit(q, k, v, scale, allowed, added, dropout_p: float, keep, replaced=None):
+    """Score, mask, normalise, mix, step by step -> (out, weights); `keep` receives scores and weights (the
+    softmax's own); `replaced` are weights to mix with instead."""
     scores = q @ k.transpose(-2, -1)  # (B, H, Tq, Tk)
     if scale is True:
         scores = scores / math.sqrt(q.size(-1))
@@ -149,5 +152,7 @@ def explicit(q, k, v, scale, allowed, added, dropout_p: float, keep):
         weights = weights.nan_to_num(0.0)  # softmax of an all -inf row is NaN; such a row sees nothing
     if keep is not None:
         keep["weights"] = weights.detach()
+    if replaced is not None:
+        weights = replaced
     dropped = F.dropout(weights, dropout_p, training=True) if dropout_p > 0 else weights
     return dropped @ v, weights

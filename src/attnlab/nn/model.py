@@ -66,6 +66,7 @@ class SelfAttention(nn.Module):
         self.out = nn.Linear(d_model, d_model, bias=bias) if out_proj else nn.Identity()
         self.kept = None  # scores and weights of the last call, only while keep_weights is set (probes)
         self.keep_weights = False
+        self.replace = None  # (B, H, T, T) weights to mix with instead of the softmax's (S9), while set
 
     def split(self, x, heads: int | None = None):  # (B, T, H*w) -> (B, H, T, w)
         B, T, d = x.shape
@@ -100,7 +101,8 @@ class SelfAttention(nn.Module):
             group = self.n_heads // self.n_kv_heads
             k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         out, _ = attention(q, k, v, causal=causal, scale=self.scale, mask=mask, rope=self.rope, alibi=self.alibi,
-                           dropout_p=self.dropout, training=self.training, keep=self.kept, need_weights=False)
+                           dropout_p=self.dropout, training=self.training, keep=self.kept, need_weights=False,
+                           weights=self.replace)
         B, H, T, dh = out.shape
         return self.out(out.transpose(1, 2).reshape(B, T, H * dh))
 
