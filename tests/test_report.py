@@ -403,3 +403,24 @@ def test_a_value_the_run_could_not_measure_is_not_run(tmp_path):
                             "check": {"between": [0, None]}, "tolerance_note": "t"})
     v = evaluate(claim, gather(root))
     assert v.verdict == "not run" and "value is null in the run files" in v.note
+
+
+@pytest.mark.parametrize("se, verdict", [(0.2, "not reproduced"), (0.01, "reproduced")])
+def test_a_result_file_can_state_the_standard_error_of_its_value(tmp_path, se, verdict):
+    """`se:` reads a value's sampling error from the run files (a held-out accuracy's binomial error, say):
+    a direction then needs a margin of two of them."""
+    from attnlab.report.results import gather
+    from attnlab.report.verdicts import evaluate
+
+    root = write_fake_results(tmp_path / "r")
+    m = read_json(root / "averaging/result.json")
+    m.update(accuracy=0.9, accuracy_se=se)
+    write_json(root / "averaging/result.json", m)
+    claim = cl.parse_claim({"id": "T3", "claim": "better than chance", "chapter_value": 0.9,
+                            "value": "averaging['accuracy']", "se": "averaging['accuracy_se']",
+                            "check": {"above": 0.5}, "tolerance_note": "t"})
+    got = evaluate(claim, gather(root))
+    assert got.verdict == verdict and got.se[""] == se
+    with pytest.raises(AttnlabError, match="'se' must name parts of 'value'"):
+        cl.parse_claim({"id": "T4", "claim": "c", "chapter_value": {"a": 1}, "value": {"a": "1"},
+                        "check": {"a": {"equals": 1}}, "se": {"b": "1"}, "tolerance_note": "t"})

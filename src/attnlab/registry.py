@@ -29,6 +29,7 @@ class Experiment:
     reads: tuple[str, ...] = ()
     data: bool = False
     claims: bool = True
+    needs: tuple[str, ...] = ()  # finished work of other experiments it reads: 'name' (all of it) or 'name.run'
 
     @property
     def page(self) -> str:
@@ -55,6 +56,20 @@ class Experiment:
         return f"{self.name}/{run}/{file}"
 
 
+def needed_files(e: Experiment, cfg: dict) -> list[str]:
+    """The run files (relative to results/<profile>/) of the work `e` needs: a training run's metrics (its
+    checkpoint is written with them), every run of a training experiment, or another experiment's result."""
+    files = []
+    for need in e.needs:
+        name, _, run = need.partition(".")
+        other = get(name)
+        if other.trains:
+            files += [other.run_file(r) for r in ([run] if run else list(cfg.get(name) or {}))]
+        else:
+            files.append(other.result)
+    return files
+
+
 def module_file(module: str) -> Path:
     """Where a module of the package lives, found without importing it (or torch with it)."""
     return PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
@@ -75,9 +90,13 @@ def load(path: Path = REGISTRY, root: Path | None = None) -> tuple[Experiment, .
         raise AttnlabError(f"experiment registry {path} at '{where}': {err.message}") from None
     out, seen = [], set()
     for entry in doc["experiments"]:
-        e = Experiment(**{**entry, "reads": tuple(entry.get("reads", ()))})
+        e = Experiment(**{**entry, "reads": tuple(entry.get("reads", ())), "needs": tuple(entry.get("needs", ()))})
         if e.name in seen:
             raise AttnlabError(f"experiment registry {path}: two experiments are named '{e.name}'")
+        for need in e.needs:  # only earlier entries: the order of the registry is an order the DAG can run in
+            if need.partition(".")[0] not in seen:
+                raise AttnlabError(f"experiment registry {path}: '{e.name}' needs '{need}', which is not an "
+                                   "experiment declared before it")
         seen.add(e.name)
         needed = [("producer", module_file(e.producer)), ("page", module_file(e.page)),
                   ("page template", root / "docs" / f"{e.name}.md")]

@@ -4,6 +4,7 @@ rule analyse:
     input:
         code=lambda w: code("analyse", MEASURED[w.name].producer),
         data=lambda w: [rules.prepare_data.output.train, rules.prepare_data.output.val] if MEASURED[w.name].data else [],
+        needs=lambda w: [f"{R}/{f}" for f in attnlab.registry.needed_files(MEASURED[w.name], config)],
     output:
         json=f"{R}/{{name}}/result.json",
     params:

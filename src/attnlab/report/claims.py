@@ -57,6 +57,7 @@ class Claim:
     rows: set[str] = field(default_factory=set)       # training runs it reads
     trained_rows: set[str] = field(default_factory=set)  # rows whose ppl it reads
     code: dict = field(default_factory=dict, repr=False)
+    se_code: dict = field(default_factory=dict, repr=False)  # part -> expression of its standard error ('se:')
 
 
 @dataclass
@@ -112,7 +113,7 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
     for key in ("claim", "chapter_value", "value", "check", "tolerance_note"):
         if key not in entry:
             raise bad(f"missing '{key}'")
-    unknown = set(entry) - {"id", "claim", "chapter_value", "value", "check", "tolerance_note"}
+    unknown = set(entry) - {"id", "claim", "chapter_value", "value", "check", "tolerance_note", "se"}
     if unknown:
         raise bad(f"unknown keys {sorted(unknown)}")
     value, check = entry["value"], entry["check"]
@@ -137,6 +138,16 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
         claim.values[part] = expr
         claim.code[part] = _compile(expr, claim, label)
         claim.checks[part] = _parse_check(checks[part], cid, part)
+    se = entry.get("se")
+    if se is not None:  # the sampling error a result file states for a value (e.g. a held-out accuracy's)
+        se = {"": se} if list(values) == [""] and not isinstance(se, dict) else se
+        if not isinstance(se, dict) or not set(map(str, se)) <= set(values):
+            raise bad(f"'se' must name parts of 'value' ({sorted(values)}), one expression each")
+        for part, expr in se.items():
+            label = f"se{'.' + str(part) if part else ''}"
+            if not isinstance(expr, str) or not expr.strip():
+                raise bad(f"{label} must be an expression string")
+            claim.se_code[str(part)] = _compile(expr, claim, label)
     return claim
 
 

@@ -65,6 +65,7 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
         return Verdict(claim, "not run", note="a direction needs the evaluation's sampling error, and "
                        + ", ".join(res.path(r) for r in unblocked) + " records no evaluation blocks (rerun it)")
     se = standard_errors(claim, res, values) if not unblocked else {}
+    se.update({part: _value(claim, part, code, scope, "se") for part, code in claim.se_code.items()})
     notes, ok = [], True
     for part, value in values.items():
         passed, why = apply_check(claim.checks[part], value, claim.id, part, se.get(part))
@@ -96,12 +97,12 @@ def _ppl_without(blocks: list, drop: int) -> float:
     return math.exp(sum(mean * n for mean, n in kept) / sum(n for _, n in kept))
 
 
-def _value(claim: Claim, part: str, code, scope: dict):
+def _value(claim: Claim, part: str, code, scope: dict, what: str = "value"):
     try:
         return eval(code, scope, {})  # noqa: S307 - whitelisted syntax and names, see _compile
     except (KeyError, IndexError, TypeError, ZeroDivisionError, ValueError) as err:
-        label = f"value{'.' + part if part else ''}"
-        raise AttnlabError(f"claim {claim.id}: {label} = {claim.values[part]!r} failed on the run files "
+        label = f"{what}{'.' + part if part else ''}"
+        raise AttnlabError(f"claim {claim.id}: {label} (for {claim.values[part]!r}) failed on the run files "
                            f"({type(err).__name__}: {err}); does a producer write that field?") from None
 
 

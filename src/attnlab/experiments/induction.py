@@ -1,0 +1,258 @@
+"""S10: induction heads (Olsson et al. 2022, "In-context learning and induction heads"), as pure functions.
+
+An induction head completes [A][B] ... [A] -> [B]: at the second A it attends to the token after the first A
+(prefix matching) and copies it (copying). In a model it needs a previous-token head in an earlier layer, so
+an attention-only model forms one with two layers and not with one. Olsson et al. see it form in a sudden
+phase change, at the same time as the in-context-learning score (late loss minus early loss) drops.
+
+What is here:
+    repeated_spans        the control task: random tokens in which one random span recurs at varying distances
+    prefix_matching       per head: attention from a repeated token to the token after its previous occurrence
+    previous_token        per head: attention from each position to the one before it
+    copying               per head: whether the head's OV circuit raises the logit of the token it reads
+    icl_score             late loss minus early loss over per-position losses
+    measure               all of the above (but copying) on any LM and a batch of token rows
+    InductionProbe        measure() as a probe of attnlab.train.train
+    phase_change, same_phase   the step at which a probed score jumps, and whether two jumps coincide
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from attnlab.errors import AttnlabError
+from attnlab.nn.model import SelfAttention
+
+EARLY, LATE = 0.1, 0.9  # where icl_score reads the loss, as fractions of the context (Olsson: 50 and 500 of 512)
+
+
+def repeated_spans(n_sequences: int, length: int, span: int, vocab_size: int,
+                   generator: torch.Generator | None = None) -> torch.Tensor:
+    """The control task -> LongTensor (n_sequences, length), tokens uniform in [0, vocab_size).
+
+    Each sequence opens with a random span of `span` tokens; copies of it follow, each after a gap of
+    0 ... span fresh random tokens, until the sequence is full (the last copy may be cut off). The first gap is
+    short enough for one whole copy to fit, so every sequence repeats its span at least once.
+    Within a copy every token after the first is predictable, and only by induction: all tokens are
+    random, so no bigram helps, and the distance back to the previous copy varies (span ... 2 span), so no
+    fixed-offset (positional) head helps either. Random filler may collide with span tokens by chance.
+    """
+    if not isinstance(span, int) or span < 1:
+        raise AttnlabError(f"repeated_spans: span must be a positive integer, got {span!r}")
+    if not isinstance(length, int) or length < 2 * span:
+        raise AttnlabError(f"repeated_spans: length {length!r} is shorter than two spans of {span} "
+                           f"(nothing would repeat)")
+    if not isinstance(vocab_size, int) or vocab_size < 2:
+        raise AttnlabError(f"repeated_spans: vocab_size must be at least 2, got {vocab_size!r}")
+    if not isinstance(n_sequences, int) or n_sequences < 1:
+        raise AttnlabError(f"repeated_spans: n_sequences must be a positive integer, got {n_sequences!r}")
+    out = torch.randint(vocab_size, (n_sequences, length), generator=generator)  # filler everywhere
+    gaps = torch.randint(span + 1, (n_sequences, length // span + 1), generator=generator)
+    gaps[:, 0] = gaps[:, 0] % (length - 2 * span + 1)
+    for n in range(n_sequences):
+        seq, pos = out[n], span
+        for gap in gaps[n].tolist():
+            pos += gap
+            if pos >= length:
+                break
+            n_copy = min(span, length - pos)
+            seq[pos : pos + n_copy] = seq[:n_copy]
+            pos += n_copy
+    return out
+
+
+def previous_occurrence(tokens: torch.Tensor) -> torch.Tensor:
+    """(B, T) -> (B, T): the most recent j < i with tokens[j] == tokens[i], or -1 where there is none."""
+    T = tokens.size(1)
+    same = tokens[:, :, None] == tokens[:, None, :]  # (B, T, T): same[b, i, j]
+    earlier = torch.ones(T, T, dtype=torch.bool, device=tokens.device).tril(-1)  # j < i
+    j = torch.arange(T, device=tokens.device).expand(T, T)
+    return torch.where(same & earlier, j, -1).max(-1).values
+
+
+def prefix_matching(weights: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """Prefix-matching score per head -> (H,).
+
+    weights: (B, H, T, T) attention rows, tokens: (B, T) the tokens the rows belong to. At each position i
+    whose token occurred before (most recent earlier occurrence j), the weight from i to j + 1, the token that
+    followed it; the mean over all such positions of the batch. A perfect induction head scores 1; uniform
+    causal attention scores chance_level(tokens), about the mean of 1/(i+1). NaN when no token repeats.
+    """
+    prev = previous_occurrence(tokens)  # (B, T)
+    seen = prev >= 0
+    target = (prev + 1).clamp(min=0)  # j + 1 <= i
+    at = weights.gather(-1, target[:, None, :, None].expand(-1, weights.size(1), -1, 1)).squeeze(-1)  # (B, H, T)
+    return (at * seen[:, None]).sum((0, 2)) / seen.sum()
+
+
+def previous_token(weights: torch.Tensor) -> torch.Tensor:
+    """Previous-token score per head -> (H,): mean weight from i to i - 1 over i >= 1 and the batch."""
+    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean((0, 2))  # diagonal: (B, H, T - 1)
+
+
+def causal_uniform(B: int, H: int, T: int) -> torch.Tensor:
+    """Uniform causal attention rows (B, H, T, T): what an untrained, flat head does."""
+    return torch.ones(T, T).tril().div(torch.arange(1, T + 1)[:, None]).expand(B, H, T, T)
+
+
+def chance_level(tokens: torch.Tensor) -> float:
+    """The prefix-matching score of uniform causal attention on these tokens (B, T)."""
+    return prefix_matching(causal_uniform(tokens.size(0), 1, tokens.size(1)), tokens).item()
+
+
+def attention_layers(model) -> list[SelfAttention]:
+    return [m for m in model.modules() if isinstance(m, SelfAttention)]
+
+
+@torch.no_grad()
+def copying(model) -> torch.Tensor:
+    """Copying score of every head -> (n_layers, H), each in [0, 1]; chance is 1 / vocab_size.
+
+    The head's direct OV circuit as a (V, V) matrix: token embedding, through the norm in front of the
+    attention (a lone embedding, no position), the head's value and its slice of the output projection, the
+    final norm's gain, then the unembedding; biases are left out. The score is the fraction of tokens t whose
+    own logit is the largest in column t: how often the head, attending to t alone, would predict t.
+    """
+    W_E = model.tok.weight  # (V, d)
+    gain = model.norm.weight if isinstance(model.norm, nn.LayerNorm) else torch.ones_like(W_E[0])
+    W_U = model.head.weight * gain  # (V, d)
+    rows = []
+    for block in model.blocks:
+        attn = block.mixer
+        if not isinstance(attn, SelfAttention):
+            continue
+        x = W_E if block.post else block.norm1(W_E)  # (V, d): what the head reads for each token
+        H, group = attn.n_heads, attn.n_heads // attn.n_kv_heads
+        dv = attn.v.out_features // attn.n_kv_heads
+        W_O = attn.out.weight if isinstance(attn.out, nn.Linear) else torch.eye(H * dv)  # (d, H*dv)
+        scores = []
+        for h in range(H):
+            W_V = attn.v.weight[(h // group) * dv : (h // group + 1) * dv]  # (dv, d)
+            ov = x @ W_V.T @ W_O[:, h * dv : (h + 1) * dv].T  # (V, d): the head's output for each token
+            logits = ov @ W_U.T  # (V_in, V_out)
+            hits = logits.argmax(-1) == torch.arange(len(logits), device=logits.device)
+            scores.append(hits.float().mean())
+        rows.append(torch.stack(scores))
+    return torch.stack(rows)
+
+
+def window(T: int, at: float) -> slice:
+    """Positions around at * T: the nearest one with T // 40 neighbours each side (one position up to T = 39)."""
+    k, centre = T // 40, min(T - 1, round(at * T))
+    return slice(max(0, centre - k), min(T, centre + k + 1))
+
+
+def icl_score(losses: torch.Tensor, early: float = EARLY, late: float = LATE) -> float:
+    """In-context-learning score: mean loss near position late*T minus near early*T (nats).
+
+    losses: (T,) or (B, T) per-position losses, position i being the loss of predicting token i + 1 from
+    tokens 0 ... i; a batch is averaged first. Each end averages the nearest position and T // 40 neighbours
+    either side. Negative when later tokens are predicted better: the more negative, the more in-context
+    learning.
+    """
+    losses = losses.float()
+    if losses.dim() == 2:
+        losses = losses.mean(0)
+    T = losses.numel()
+    return (losses[window(T, late)].mean() - losses[window(T, early)].mean()).item()
+
+
+@torch.no_grad()
+def measure(model, tokens: torch.Tensor) -> dict:
+    """Induction scores of any LM on a batch of token rows (B, T + 1): inputs are all but the last token,
+    targets all but the first. Works on a model as trained (natural text repeats tokens too).
+
+    Returns plain numbers (JSON-ready): prefix and previous, per layer a list of per-head scores; induction,
+    the largest prefix score; chance, the prefix score of uniform causal attention on these tokens; icl; loss,
+    the mean cross-entropy; losses, the mean loss at each position. The model is left as it was found.
+    """
+    device = next(model.parameters()).device
+    x, y = tokens[:, :-1].to(device), tokens[:, 1:].to(device)  # (B, T) each
+    layers = attention_layers(model)
+    was_training = model.training
+    model.eval()
+    for m in layers:
+        m.keep_weights = True
+    try:
+        logits, _ = model(x)  # (B, T, V)
+        kept = [m.kept["weights"].float() for m in layers]  # (B, H, T, T) each
+    finally:
+        for m in layers:
+            m.keep_weights, m.kept = False, None
+        model.train(was_training)
+    losses = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten(), reduction="none").view_as(y)  # (B, T)
+    prefix = [prefix_matching(w, x).tolist() for w in kept]
+    return {
+        "prefix": prefix,
+        "previous": [previous_token(w).tolist() for w in kept],
+        "induction": max((s for row in prefix for s in row if not math.isnan(s)), default=float("nan")),
+        "chance": chance_level(x.cpu()),
+        "icl": icl_score(losses),
+        "loss": losses.mean().item(),
+        "losses": losses.mean(0).tolist(),
+    }
+
+
+def flat(scores: dict) -> dict:
+    """measure()'s result as one probes.csv row: prefix_L{l}H{h}, prev_L{l}H{h}, induction, icl, loss, chance
+    (layers and heads counted from 0)."""
+    row = {}
+    for key, name in (("prefix", "prefix"), ("previous", "prev")):
+        for l, heads in enumerate(scores[key]):
+            row.update({f"{name}_L{l}H{h}": s for h, s in enumerate(heads)})
+    row.update({k: scores[k] for k in ("induction", "icl", "loss", "chance")})
+    return row
+
+
+class InductionProbe:
+    """A probe of attnlab.train.train: at step 0 and every `every` steps, measure() on a fixed batch of
+    token rows (N, context + 1) and return flat() of it. `loss` is the loss on that batch (the training
+    loop's own batch loss is in curve.csv)."""
+
+    def __init__(self, tokens: torch.Tensor, every: int):
+        if tokens.dim() != 2 or tokens.size(1) < 2:
+            raise AttnlabError(f"InductionProbe needs token rows (N, context + 1), got shape {tuple(tokens.shape)}")
+        if every < 1:
+            raise AttnlabError(f"InductionProbe: every must be at least 1, got {every}")
+        self.tokens, self.every = tokens, every
+
+    def __call__(self, step: int, model, loss: float) -> dict | None:
+        if step % self.every:
+            return None
+        return flat(measure(model, self.tokens))
+
+
+def phase_change(steps, values, min_change: float = 0.1) -> dict:
+    """The step at which a probed score changes, by one rule: the first probe step at which the series has
+    covered half its net change (first value to last value), up or down.
+
+    Returns {step, before, after, start, end, change}: before/after are the values at the probe points
+    either side of the crossing, start/end the first and last values, change = end - start. When |change| is
+    below min_change there is no phase change: step, before and after are None.
+    """
+    steps, values = list(steps), [float(v) for v in values]
+    if len(steps) != len(values) or len(values) < 2:
+        raise AttnlabError(f"phase_change needs two or more (step, value) pairs, got {len(steps)} steps and "
+                           f"{len(values)} values")
+    start, end = values[0], values[-1]
+    out = {"step": None, "before": None, "after": None, "start": start, "end": end, "change": end - start}
+    if abs(end - start) < min_change:
+        return out
+    sign, half = math.copysign(1.0, end - start), (start + end) / 2
+    k = next(i for i, v in enumerate(values) if sign * (v - half) >= 0)
+    out.update(step=steps[k], before=values[k - 1], after=values[k])
+    return out
+
+
+def same_phase(a: dict, b: dict, steps, within: int = 2) -> bool:
+    """Whether two phase changes (phase_change results over the same probe steps) happen within `within`
+    probe intervals of each other; False when either has none."""
+    if a["step"] is None or b["step"] is None:
+        return False
+    steps = list(steps)
+    gaps = sorted(s1 - s0 for s0, s1 in zip(steps, steps[1:]))
+    interval = gaps[len(gaps) // 2]  # the usual probe interval (a last, shorter one does not count)
+    return abs(a["step"] - b["step"]) <= within * interval
