@@ -9,7 +9,7 @@ rule prepare_data:
         tokenizer=f"{R}/data/tokenizer.json",
         stats=f"{R}/data/stats.json",
     params:
-        settings=settings("data"),
+        settings=lambda w: settings("data"),
         out=parent_of("output", "stats"),
     log:
         f"{LOGS}/prepare_data.log",

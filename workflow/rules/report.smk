@@ -38,7 +38,7 @@ rule site:
     output:
         index=update(f"{R}/site/index.html"),  # the site is built aside and swapped in whole, so a failed
     params:                                    # build leaves the previous one in place
-        settings=settings(*config),
+        settings=lambda w: settings(*config),  # a function: settings may hold braces ({x} in E8's template)
         claims=parent_of("input", "claims"),
         results=parent_of("input", "verdicts"),
         site=parent_of("output", "index"),

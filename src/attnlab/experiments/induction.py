@@ -7,7 +7,7 @@ phase change, at the same time as the in-context-learning score (late loss minus
 
 What is here:
     repeated_spans        the control task: random tokens in which one random span recurs at varying distances
-    prefix_matching       per head: attention from a repeated token to the token after its previous occurrence
+    prefix_matching       per head: attention from a repeated token to the tokens after its earlier occurrences
     previous_token        per head: attention from each position to the one before it
     copying               per head: whether the head's OV circuit raises the logit of the token it reads
     icl_score             late loss minus early loss over per-position losses
@@ -64,28 +64,30 @@ def repeated_spans(n_sequences: int, length: int, span: int, vocab_size: int,
     return out
 
 
-def previous_occurrence(tokens: torch.Tensor) -> torch.Tensor:
-    """(B, T) -> (B, T): the most recent j < i with tokens[j] == tokens[i], or -1 where there is none."""
+def after_earlier(tokens: torch.Tensor) -> torch.Tensor:
+    """(B, T) -> bool (B, T, T): [b, i, k] is True where key k directly follows an earlier occurrence of
+    query i's token (k = j + 1 for some j < i with tokens[j] == tokens[i]; k <= i, so causal rows may see it)."""
     T = tokens.size(1)
     same = tokens[:, :, None] == tokens[:, None, :]  # (B, T, T): same[b, i, j]
-    earlier = torch.ones(T, T, dtype=torch.bool, device=tokens.device).tril(-1)  # j < i
-    j = torch.arange(T, device=tokens.device).expand(T, T)
-    return torch.where(same & earlier, j, -1).max(-1).values
+    earlier = same & torch.ones(T, T, dtype=torch.bool, device=tokens.device).tril(-1)  # j < i
+    return F.pad(earlier[:, :, :-1], (1, 0))  # shift j -> j + 1
 
 
 def prefix_matching(weights: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
     """Prefix-matching score per head -> (H,).
 
     weights: (B, H, T, T) attention rows, tokens: (B, T) the tokens the rows belong to. At each position i
-    whose token occurred before (most recent earlier occurrence j), the weight from i to j + 1, the token that
-    followed it; the mean over all such positions of the batch. A perfect induction head scores 1; uniform
-    causal attention scores chance_level(tokens), about the mean of 1/(i+1). NaN when no token repeats.
+    whose token occurred before, the total weight from i to the tokens that followed its earlier occurrences
+    (j + 1 for every j < i with the same token; with one earlier occurrence, simply the weight on j + 1); the
+    mean over all such positions of the batch. A perfect induction head scores 1; uniform causal attention
+    scores chance_level(tokens), which is small when tokens seldom repeat. NaN when no token repeats.
+    Every earlier occurrence counts, not only the most recent: a trained induction head spreads its weight
+    over all of them (on repeated_spans it favours the first copy), and each one predicts the next token.
     """
-    prev = previous_occurrence(tokens)  # (B, T)
-    seen = prev >= 0
-    target = (prev + 1).clamp(min=0)  # j + 1 <= i
-    at = weights.gather(-1, target[:, None, :, None].expand(-1, weights.size(1), -1, 1)).squeeze(-1)  # (B, H, T)
-    return (at * seen[:, None]).sum((0, 2)) / seen.sum()
+    targets = after_earlier(tokens)  # (B, T, T)
+    repeated = targets.any(-1)  # (B, T)
+    at = (weights * targets[:, None]).sum(-1)  # (B, H, T)
+    return (at * repeated[:, None]).sum((0, 2)) / repeated.sum()
 
 
 def previous_token(weights: torch.Tensor) -> torch.Tensor:
@@ -109,12 +111,14 @@ def attention_layers(model) -> list[SelfAttention]:
 
 @torch.no_grad()
 def copying(model) -> torch.Tensor:
-    """Copying score of every head -> (n_layers, H), each in [0, 1]; chance is 1 / vocab_size.
+    """Copying score of every head -> (n_layers, H), each in [0, 1]; chance is 1 / vocab_size. (0, 0) for a
+    model without learned attention.
 
     The head's direct OV circuit as a (V, V) matrix: token embedding, through the norm in front of the
     attention (a lone embedding, no position), the head's value and its slice of the output projection, the
     final norm's gain, then the unembedding; biases are left out. The score is the fraction of tokens t whose
-    own logit is the largest in column t: how often the head, attending to t alone, would predict t.
+    own logit is the largest of those the head writes when it reads t: how often the head, attending to t
+    alone, would predict t.
     """
     W_E = model.tok.weight  # (V, d)
     gain = model.norm.weight if isinstance(model.norm, nn.LayerNorm) else torch.ones_like(W_E[0])
@@ -127,7 +131,7 @@ def copying(model) -> torch.Tensor:
         x = W_E if block.post else block.norm1(W_E)  # (V, d): what the head reads for each token
         H, group = attn.n_heads, attn.n_heads // attn.n_kv_heads
         dv = attn.v.out_features // attn.n_kv_heads
-        W_O = attn.out.weight if isinstance(attn.out, nn.Linear) else torch.eye(H * dv)  # (d, H*dv)
+        W_O = attn.out.weight if isinstance(attn.out, nn.Linear) else torch.eye(H * dv, device=W_E.device)
         scores = []
         for h in range(H):
             W_V = attn.v.weight[(h // group) * dv : (h // group + 1) * dv]  # (dv, d)
@@ -136,7 +140,7 @@ def copying(model) -> torch.Tensor:
             hits = logits.argmax(-1) == torch.arange(len(logits), device=logits.device)
             scores.append(hits.float().mean())
         rows.append(torch.stack(scores))
-    return torch.stack(rows)
+    return torch.stack(rows) if rows else torch.empty(0, 0)
 
 
 def window(T: int, at: float) -> slice:
@@ -256,3 +260,99 @@ def same_phase(a: dict, b: dict, steps, within: int = 2) -> bool:
     gaps = sorted(s1 - s0 for s0, s1 in zip(steps, steps[1:]))
     interval = gaps[len(gaps) // 2]  # the usual probe interval (a last, shorter one does not count)
     return abs(a["step"] - b["step"]) <= within * interval
+
+
+# ------------------------------------------------------------------ the experiment (registry: induction)
+
+def probed(path) -> list[dict]:
+    """A run's probes.csv as rows of numbers."""
+    import csv
+
+    with open(path) as f:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def trained_lm(metrics_path):
+    """The finished model of a training run (its metrics.json names the spec; ckpt.pt beside it)."""
+    import json
+    from pathlib import Path
+
+    from attnlab.nn.model import build
+    from attnlab.nn.spec import ModelSpec
+
+    metrics_path = Path(metrics_path)
+    spec = ModelSpec(**json.loads(metrics_path.read_text())["spec"])
+    model = build(spec)
+    model.load_state_dict(torch.load(metrics_path.parent / "ckpt.pt", map_location="cpu", weights_only=True)["model"])
+    return model.eval(), spec
+
+
+def control(cfg: dict, out_dir) -> dict:
+    """Attention-only models of each depth trained on repeated spans, probed as they learn."""
+    from attnlab.nn.spec import ModelSpec
+    from attnlab.train import train
+
+    s = cfg["induction"]
+    gen = torch.Generator().manual_seed(cfg["seed"])
+    T = s["length"]
+    data, val, probe_rows = (repeated_spans(n, T + 1, s["span"], s["vocab_size"], gen)
+                             for n in (s["sequences"], s["probe_sequences"], s["probe_sequences"]))
+    run_cfg = {"seed": cfg["seed"], "device": cfg["device"], "threads": cfg.get("threads"), "profile": cfg["profile"],
+               "train": {**cfg["train"], **s["train"], "eval_contexts": None}}
+    out = {}
+    for layers in s["layers"]:
+        spec = ModelSpec(**{**s["model"], "vocab_size": s["vocab_size"], "context": T, "n_blocks": layers})
+        name = f"attn-only-{layers}"
+        metrics = train(spec, run_cfg, data, val, out_dir / name, name=name, experiment="induction",
+                        probes=[InductionProbe(probe_rows, s["probe_every"])], progress=False)
+        rows = probed(out_dir / name / "probes.csv")
+        steps = [int(r["step"]) for r in rows]
+        rise = phase_change(steps, [r["induction"] for r in rows])
+        drop = phase_change(steps, [r["icl"] for r in rows])
+        model, _ = trained_lm(out_dir / name / "metrics.json")
+        final = measure(model, probe_rows)
+        out[name] = {"layers": layers, "steps": steps, "series": rows, "final": final,
+                     "copying": copying(model).tolist(), "induction_jump": rise, "icl_drop": drop,
+                     "same_phase": same_phase(rise, drop, steps), "n_params": metrics["n_params"]}
+        print(f"  {name}: best prefix-matching score {final['induction']:.3f} (chance {final['chance']:.3f}), "
+              f"ICL score {final['icl']:.3f}, jump at step {rise['step']}", flush=True)
+    return out
+
+
+def on_text(cfg: dict, results, data_dir, runs: list[str]) -> dict:
+    """The same scores on the chapter's trained Shakespeare models, on windows of the validation split."""
+    from attnlab.data.prepare import load_tokens
+
+    s = cfg["induction"]
+    tokens = load_tokens(data_dir, "val")
+    out = {}
+    for run in runs:
+        experiment, _, name = run.partition(".")
+        model, spec = trained_lm(results / experiment / name / "metrics.json")
+        T = spec.context
+        n = min(s["text_windows"], (len(tokens) - 1) // (T + 1))
+        rows = tokens[: n * (T + 1)].view(n, T + 1)
+        scores = measure(model, rows)
+        scores["copying"] = copying(model).tolist()
+        out[name] = {"blocks": spec.n_blocks, "windows": n, "context": T, **scores}
+        print(f"  {name} on Shakespeare: best prefix-matching score {scores['induction']:.3f} "
+              f"(chance {scores['chance']:.3f}), ICL score {scores['icl']:.3f}", flush=True)
+    return out
+
+
+def main(cfg: dict, out_path, data_dir) -> dict:
+    from pathlib import Path
+
+    from attnlab import provenance, registry
+    from attnlab.train import pick_device
+
+    out_path = Path(out_path)
+    if cfg.get("threads"):
+        torch.set_num_threads(cfg["threads"])
+    runs = [n for n in registry.get("induction").needs if "." in n]  # the Shakespeare runs it reads
+
+    def run():
+        return {"control": control(cfg, out_path.parent), "text": on_text(cfg, out_path.parent.parent, data_dir, runs),
+                "settings": cfg["induction"], "icl_positions": [EARLY, LATE]}
+
+    return provenance.measured(cfg, out_path, run, device=pick_device(cfg.get("device", "auto")))

@@ -1,0 +1,97 @@
+"""S9: attention as explanation, tested (Jain and Wallace) and defended (Wiegreffe and Pinter)."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.format import chart, md_table
+
+NAME = "explanation"
+
+
+def summary(r: dict) -> pd.DataFrame:
+    c, p, a, u = r["correlation"], r["permutation"], r["adversarial"], r["uniform"]
+    rows = [
+        ("Kendall τ, attention vs gradient importance (mean)", c["mean_tau_attention_gradient"]),
+        ("Kendall τ, attention vs leave-one-out importance (mean)", c["mean_tau_attention_loo"]),
+        ("Kendall τ, gradient vs leave-one-out (the reference)", c["mean_tau_gradient_loo"]),
+        ("output change under a random permutation of the row (median TV)", p["median_median_tv"]),
+        ("share of permutations that change the answer", p["mean_argmax_changed"]),
+        (f"sentences with an adversary within TV ≤ {a['eps']}", f"{a['n_feasible']} of {r['n_examples']}"),
+        ("adversarial JSD from the learned row (median over those)", a["median_max_jsd"]),
+        ("JSD between two seeds' learned rows (median)", (r.get("seeds") or {}).get("median_jsd")),
+        ("JSD of the learned row from the uniform one (mean)", u["mean_jsd_learned_uniform"]),
+        ("held-out accuracy, learned attention", (r.get("accuracy") or {}).get("learned")),
+        ("held-out accuracy, the row made uniform", (r.get("accuracy") or {}).get("row")),
+    ]
+    return pd.DataFrame(rows, columns=["measure", "value"])
+
+
+def value(v) -> str:
+    return v if isinstance(v, str) else "–" if v is None else f"{v:.3f}"
+
+
+def jsd_chart(r: dict) -> dict:
+    a = r["adversarial"]
+    rows = [{"sentence": i, "kind": "adversary (TV ≤ eps)", "jsd": j} for i, j in enumerate(a["max_jsd"]) if j is not None]
+    rows += [{"sentence": i, "kind": "another seed", "jsd": j} for i, j in enumerate((r.get("seeds") or {}).get("jsd") or [])
+             if j is not None]
+    rows += [{"sentence": i, "kind": "uniform row", "jsd": j} for i, j in enumerate(r["uniform"]["jsd_learned_uniform"])
+             if j is not None]
+    return alt.Chart(pd.DataFrame(rows), title="How far from the learned row, per sentence").mark_tick(
+        thickness=2, size=18).encode(
+        x=alt.X("jsd:Q", title="Jensen-Shannon divergence from the learned row (nats; max ln 2)",
+                scale=alt.Scale(domain=[0, 0.7])),
+        y=alt.Y("kind:N", title=None), color=alt.Color("kind:N", legend=None),
+        tooltip=["sentence", "kind", alt.Tooltip("jsd:Q", format=".4f")]).properties(width=520, height=120).to_dict()
+
+
+def reading(r: dict) -> str:
+    """Which way the evidence points, generated from the numbers (the same thresholds as the claims)."""
+    a, c = r["adversarial"], r["correlation"]
+    share = a["n_feasible"] / r["n_examples"]
+    seeds = (r.get("seeds") or {}).get("median_jsd")
+    acc = r.get("accuracy") or {}
+    jw = share >= 0.5 and (a["median_max_jsd"] or 0) >= 0.1
+    lost = (acc.get("learned") or 0) - (acc.get("row") or 0)
+    out = [f"For {share:.0%} of the sentences an adversary found a row that moves the answer's distribution by at "
+           f"most {a['eps']} in total variation"
+           + (f", at a median divergence of {a['median_max_jsd']:.3f} nats" if a["median_max_jsd"] is not None else "")
+           + (f", against {seeds:.4f} between two seeds" if seeds is not None else "") + "."]
+    out.append(f"Attention's rank agreement with gradient importance is τ = {c['mean_tau_attention_gradient']:.2f}, "
+               f"with leave-one-out τ = {c['mean_tau_attention_loo']:.2f}, while the two importance measures agree "
+               f"with each other at τ = {c['mean_tau_gradient_loo']:.2f}.")
+    if acc.get("learned") is not None:
+        out.append(f"Making the row uniform takes held-out accuracy from {acc['learned']:.1%} to {acc['row']:.1%}.")
+    if jw and lost >= 0.1:
+        out.append("So both sides hold here: the model needs its attention, and yet the particular weights are "
+                   "not the only ones that give its answer.")
+    elif jw:
+        out.append("The evidence points Jain and Wallace's way: other attention gives the same answer, and "
+                   "uniform attention costs little.")
+    else:
+        out.append("The evidence points Wiegreffe and Pinter's way: few sentences admit a distant attention row "
+                   "with the same output.")
+    return " ".join(out) + "\n"
+
+
+def blocks(site) -> dict[str, str]:
+    r = site.res.result(NAME)
+    out = site.skeleton(NAME)
+    if r is None:
+        return out | {"settings": "_not run_", "jsd_chart": "", "reading": "", "summary_table": site.missing(NAME)}
+    s = r["settings"]
+    out["settings"] = (
+        f"The model is {r['model']} ({r['n_heads']} heads), trained by E8; the examples are {r['n_examples']} of its "
+        f"held-out sentences, and the output is the distribution over the next word at the position before the "
+        f"referent. The attention studied is that position's row in the block, in every head. Measured: Kendall τ "
+        f"between the (head-averaged) row and two importance measures (the gradient of the answer's log-probability "
+        f"with respect to each word's embedding, and the output's change when a word is replaced by "
+        f"\"{s['neutral']}\"); the output's change under {s['permutations']} random permutations of the row; "
+        f"{s['adversaries']} adversarial rows per sentence, found by {s['steps']} steps of gradient ascent on their "
+        f"divergence from the learned row while the output may move by at most {s['eps']} in total variation; the "
+        f"row made uniform; and the same row in a second model trained with another seed.")
+    out["summary_table"] = md_table(summary(r), {"measure": "measure", "value": "value"}, {"value": value})
+    out["jsd_chart"] = chart("chart-explanation-jsd", jsd_chart(r))
+    out["reading"] = reading(r)
+    return out

@@ -1,0 +1,96 @@
+"""S10: induction heads: the phase change in attention-only models, then the chapter's Shakespeare models."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.format import chart, md_table, num
+
+NAME = "induction"
+SERIES = {"induction": "best prefix-matching score", "icl": "in-context-learning score (nats)"}
+
+
+def series(control: dict) -> pd.DataFrame:
+    rows = []
+    for name, c in control.items():
+        for r in c["series"]:
+            for key, label in SERIES.items():
+                rows.append({"model": f"{c['layers']} layer{'s' if c['layers'] > 1 else ''}", "step": r["step"],
+                             "score": label, "value": r[key]})
+    return pd.DataFrame(rows)
+
+
+def phase_chart(control: dict) -> dict:
+    data = series(control)
+    jumps = pd.DataFrame([{"model": f"{c['layers']} layer{'s' if c['layers'] > 1 else ''}",
+                           "step": c["induction_jump"]["step"]} for c in control.values()
+                          if c["induction_jump"]["step"] is not None])
+    lines = alt.Chart(data).mark_line(point=True).encode(
+        x=alt.X("step:Q", title="training step"), y=alt.Y("value:Q", title=None),
+        color=alt.Color("model:N", title=None),
+        tooltip=["model", "step", alt.Tooltip("value:Q", format=".3f")])
+    layers = [lines]
+    if not jumps.empty:
+        layers.append(alt.Chart(jumps).mark_rule(strokeDash=[4, 4]).encode(x="step:Q", color="model:N"))
+    return alt.layer(*layers, data=data).properties(width=460, height=170).facet(
+        row=alt.Row("score:N", title=None, sort=list(SERIES.values()))).resolve_scale(y="independent").properties(
+        title="As the models train (dashed: the step the induction score jumps)").to_dict()
+
+
+def head_rows(name: str, scores: dict) -> list[dict]:
+    return [{"model": name, "layer": layer + 1, "head": head + 1, "prefix": p,
+             "previous": scores["previous"][layer][head],
+             "copying": scores["copying"][layer][head] if scores.get("copying") else None}
+            for layer, heads in enumerate(scores["prefix"]) for head, p in enumerate(heads)]
+
+
+HEADS = {"model": "model", "layer": "layer", "head": "head", "prefix": "prefix matching", "previous": "previous token",
+         "copying": "copying"}
+FORMATS = {"prefix": num(3), "previous": num(3), "copying": num(2)}
+
+
+def reading(control: dict) -> str:
+    """What the series show, generated from them."""
+    out = []
+    for c in control.values():
+        f, jump, drop = c["final"], c["induction_jump"], c["icl_drop"]
+        what = (f"its best head's prefix-matching score jumps at step {jump['step']} (from {jump['before']:.2f} to "
+                f"{jump['after']:.2f})" if jump["step"] is not None else "its best prefix-matching score shows no jump")
+        icl = (f"the in-context-learning score drops at step {drop['step']}" if drop["step"] is not None
+               else "the in-context-learning score shows no drop")
+        together = " — the same phase" if c["same_phase"] else ""
+        out.append(f"With {c['layers']} layer{'s' if c['layers'] > 1 else ''}, {what}; {icl}{together}. At the end "
+                   f"the best head scores {f['induction']:.3f} against a chance level of {f['chance']:.3f} "
+                   f"(×{f['induction'] / f['chance']:.1f}), and the in-context-learning score is {f['icl']:.3f}.")
+    return " ".join(out) + "\n"
+
+
+def text_reading(text: dict) -> str:
+    parts = [f"{name} ({t['blocks']} block{'s' if t['blocks'] > 1 else ''}): best prefix-matching score "
+             f"{t['induction']:.3f}, ×{t['induction'] / t['chance']:.1f} chance; in-context-learning score "
+             f"{t['icl']:.3f}" for name, t in text.items()]
+    return "On Shakespeare: " + "; ".join(parts) + ".\n"
+
+
+def blocks(site) -> dict[str, str]:
+    r = site.res.result(NAME)
+    out = site.skeleton(NAME)
+    if r is None:
+        return out | {k: "" for k in ("settings", "phase_chart", "reading", "text_table", "text_reading")} | {
+            "control_table": site.missing(NAME)}
+    s = r["settings"]
+    out["settings"] = (f"{s['sequences']:,} sequences of {s['length'] + 1} tokens drawn uniformly from "
+                       f"{s['vocab_size']}, each opening with a random span of {s['span']} tokens that then recurs, "
+                       f"after gaps of random length, until the sequence is full; models of width "
+                       f"{s['model'].get('d_model')} with {s['model'].get('n_heads')} heads, read every "
+                       f"{s['probe_every']} steps on {s['probe_sequences']} held-back sequences")
+    out["phase_chart"] = chart("chart-induction-phase", phase_chart(r["control"]))
+    out["reading"] = reading(r["control"])
+    heads = [row for name, c in r["control"].items() for row in head_rows(name, {**c["final"], "copying": c["copying"]})]
+    out["control_table"] = ("Every head at the end of training (copying: the share of tokens whose own logit the "
+                            "head's OV circuit makes the largest; chance 1 / vocabulary):\n\n"
+                            + md_table(pd.DataFrame(heads), HEADS, FORMATS))
+    text = pd.DataFrame([row for name, t in r["text"].items() for row in head_rows(name, t)])
+    out["text_table"] = md_table(text, HEADS, FORMATS)
+    out["text_reading"] = text_reading(r["text"])
+    return out

@@ -1,0 +1,127 @@
+"""E8: the Winograd-style probe: held-out accuracy by model, and what the heads look at."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.format import chart, md_table
+
+NAME = "winograd"
+MODELS = {"average": "uniform average", "one_block": "one block", "two_blocks": "two blocks"}
+VERSIONS = {"cheat": "animal / place (cheating)", "closed": "closed (16 nouns, either slot)"}
+
+
+def accuracy_rows(r: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"version": VERSIONS[v], "model": MODELS[m], **d}
+                         for v, e in r["versions"].items() for m, d in e["models"].items()])
+
+
+def accuracy_chart(rows: pd.DataFrame) -> dict:
+    data = rows.assign(low=(rows.accuracy - 2 * rows.accuracy_se).clip(lower=0),
+                       high=(rows.accuracy + 2 * rows.accuracy_se).clip(upper=1))
+    base = alt.Chart().encode(y=alt.Y("model:N", title=None, sort=list(MODELS.values())))
+    bars = base.mark_bar().encode(x=alt.X("accuracy:Q", title="held-out accuracy", scale=alt.Scale(domain=[0, 1])),
+                                  color=alt.Color("model:N", legend=None),
+                                  tooltip=["version", "model", alt.Tooltip("accuracy:Q", format=".3f"),
+                                           alt.Tooltip("other_noun:Q", format=".3f", title="other noun")])
+    errors = base.mark_rule().encode(x="low:Q", x2="high:Q")
+    chance = alt.Chart().mark_rule(strokeDash=[4, 4]).encode(x=alt.datum(0.5))
+    return alt.layer(bars, errors, chance, data=data).properties(width=420, height=70).facet(
+        row=alt.Row("version:N", title=None, sort=list(VERSIONS.values()),
+                    header=alt.Header(labelAngle=0, labelOrient="top", labelAnchor="start", labelFontWeight="bold"))
+    ).resolve_scale(y="independent").properties(
+        title="Held-out accuracy (± 2 standard errors; dashed: chance)").to_dict()
+
+
+def map_rows(m: dict) -> pd.DataFrame:
+    """One row per (sentence, block, key position) of the map sentences' rows at the scored position."""
+    out = []
+    for role, s in m["sentences"].items():
+        for b, row in enumerate(s["blocks"]):
+            for j, weight in enumerate(row):
+                out.append({"sentence": f"… too {s['adjective']} …", "block": f"block {b + 1}", "j": j,
+                            "word": s["words"][j], "weight": weight})
+    return pd.DataFrame(out)
+
+
+def heatmap(data: pd.DataFrame, row: str, title: str, words: list[str]) -> alt.LayerChart:
+    """Weights as cells: `row` down, key positions across (labelled with `words`), each weight printed."""
+    labels = "[" + ", ".join(f"'{w}'" for w in words) + "]"
+    base = alt.Chart(data, title=title).encode(
+        x=alt.X("j:O", title=None, axis=alt.Axis(labelExpr=f"{labels}[datum.value]", labelAngle=-40)),
+        y=alt.Y(f"{row}:N", title=None, sort=None))
+    cells = base.mark_rect().encode(color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]),
+                                                    legend=None),
+                                    tooltip=[row, "word", "j", alt.Tooltip("weight:Q", format=".3f")])
+    text = base.mark_text(fontSize=10).encode(
+        text=alt.Text("weight:Q", format=".2f"),
+        color=alt.condition(alt.datum.weight > 0.5, alt.value("white"), alt.value("black")))
+    return alt.layer(cells, text)
+
+
+def sentence_chart(m: dict) -> dict:
+    data = map_rows(m)
+    parts = [heatmap(data[data.sentence == f"… too {s['adjective']} …"], "block", " ".join(s["words"]),
+                     s["words"][: m["pos"] + 1]).properties(width=600, height=60)
+             for s in m["sentences"].values()]
+    return alt.vconcat(*parts).to_dict()
+
+
+def adjective_chart(m: dict) -> dict:
+    words = list(m["sentences"]["crosser"]["words"][: m["pos"] + 1])
+    at = words.index(m["sentences"]["crosser"]["adjective"])
+    words[at] = "ADJ"
+    rows = [{"adjective": a, "j": j, "word": a if j == at else words[j], "weight": w}
+            for a, row in m["last_block_by_adjective"].items() for j, w in enumerate(row)]
+    return heatmap(pd.DataFrame(rows), "adjective", "The last block's row for every adjective (ADJ: the adjective)",
+                   words).properties(width=600, height=200).to_dict()
+
+
+def reading(r: dict) -> str:
+    """What the maps show, generated from them: block 1's sameness, block 2's weights where they differ."""
+    m = r["maps"]
+    diff = m["block_difference"]
+    crosser, crossed = m["sentences"]["crosser"], m["sentences"]["crossed"]
+    last_a, last_b = crosser["blocks"][-1], crossed["blocks"][-1]
+    top_a, top_b = max(range(len(last_a)), key=last_a.__getitem__), max(range(len(last_b)), key=last_b.__getitem__)
+    same = "the same in both sentences" if diff[0] <= 0.05 else "different between the sentences"
+    w = m["adjective_weight"]
+    return (f"Block 1's row is {same} (largest difference {diff[0]:.3f}; its heaviest key is "
+            f"\"{crosser['words'][max(range(len(crosser['blocks'][0])), key=crosser['blocks'][0].__getitem__)]}\"). "
+            f"The last block's rows differ by up to {diff[-1]:.2f}: for \"{crosser['adjective']}\" its heaviest key is "
+            f"\"{crosser['words'][top_a]}\" ({last_a[top_a]:.2f}), for \"{crossed['adjective']}\" it is "
+            f"\"{crossed['words'][top_b]}\" ({last_b[top_b]:.2f}). Over all adjectives, the last block puts "
+            f"{w['crosser']:.2f} on the adjective when it is a crosser and {w['crossed']:.2f} when it is a crossed "
+            f"one. A uniform row would put {r['uniform_weight']:.3f} on each of the {m['pos'] + 1} visible words.\n")
+
+
+def blocks(site) -> dict[str, str]:
+    r = site.res.result(NAME)
+    out = site.skeleton(NAME)
+    if r is None:
+        return out | {k: "" for k in ("settings", "task_table", "accuracy_chart", "maps_chart", "adjectives_chart",
+                                      "reading")} | {"accuracy_table": site.missing(NAME)}
+    s = r["settings"]
+    out["settings"] = (f"the template `{s['template']}`; crosser adjectives {', '.join(s['crosser'])}; crossed "
+                       f"adjectives {', '.join(s['crossed'])}; {len(s['nouns'])} nouns in the closed version, "
+                       f"{len(s['animals'])} animals and {len(s['places'])} places in the cheating one; a vocabulary "
+                       f"of {r['vocab_size']} words; {int(s['held_out'] * 100)} % of the pairs held out")
+    task = pd.DataFrame([{"version": VERSIONS[v], **{k: e[k] for k in ("pairs_trained", "pairs_held_out",
+                                                                      "sentences_trained", "sentences_held_out")}}
+                         for v, e in r["versions"].items()])
+    out["task_table"] = md_table(task, {"version": "version", "pairs_trained": "pairs trained",
+                                        "pairs_held_out": "pairs held out", "sentences_trained": "sentences trained",
+                                        "sentences_held_out": "sentences held out"})
+    rows = accuracy_rows(r)
+    pct = lambda v: f"{100 * v:.1f} %"  # noqa: E731
+    out["accuracy_table"] = md_table(rows.assign(se=2 * rows.accuracy_se),
+                                     {"version": "version", "model": "model", "accuracy": "held-out accuracy",
+                                      "se": "± 2 SE", "other_noun": "the other noun", "elsewhere": "another word",
+                                      "train_accuracy": "training accuracy", "n_params": "parameters"},
+                                     {k: pct for k in ("accuracy", "se", "other_noun", "elsewhere", "train_accuracy")}
+                                     | {"n_params": lambda v: f"{int(v):,}"})
+    out["accuracy_chart"] = chart("chart-winograd-accuracy", accuracy_chart(rows))
+    out["maps_chart"] = chart("chart-winograd-maps", sentence_chart(r["maps"]))
+    out["adjectives_chart"] = chart("chart-winograd-adjectives", adjective_chart(r["maps"]))
+    out["reading"] = reading(r)
+    return out

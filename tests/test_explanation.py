@@ -1,0 +1,209 @@
+"""S9: attention as explanation (Jain & Wallace; Wiegreffe & Pinter), on a small model trained here.
+
+The model: one block, two heads, d_model 32, trained with the project's one loop on a copy task. Each row is
+`a n n .. n SEP a n ..`: the token after SEP repeats the row's first token, so at the scored position pos (the
+SEP, at 3, 4 or 5) the model must look back at position 0. The other tokens are noise it cannot predict.
+"""
+import itertools
+import json
+import math
+
+import pytest
+import torch
+
+from attnlab.experiments import explanation as E
+from attnlab.nn.model import build
+from attnlab.nn.spec import ModelSpec
+from attnlab.train import train
+
+V, SEP, T = 20, 16, 8  # content tokens 0..15, the separator 16, context 8
+
+
+def copy_rows(n: int, seed: int):
+    """Rows (n, T + 1) of the copy task and the SEP position of each (n,)."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randint(0, 16, (n, T + 1), generator=gen)
+    pos = torch.randint(3, 6, (n,), generator=gen)
+    x[torch.arange(n), pos] = SEP
+    x[torch.arange(n), pos + 1] = x[:, 0]
+    return x, pos
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    spec = ModelSpec(vocab_size=V, d_model=32, context=T, n_blocks=1, n_heads=2)
+    cfg = {"seed": 0, "device": "cpu",
+           "train": {"lr": 1e-2, "weight_decay": 0.0, "batch_size": 32, "steps": 300, "warmup_steps": 0,
+                     "grad_clip": 1.0, "eval_every": 300, "eval_windows": 2, "ckpt_every": 10_000,
+                     "train_eval_tokens": 64}}
+    out = tmp_path_factory.mktemp("s9")
+    train(spec, cfg, copy_rows(4000, 0)[0], copy_rows(64, 1)[0], out, name="s9-copy", progress=False)
+    m = build(spec)
+    m.load_state_dict(torch.load(out / "ckpt.pt", weights_only=True)["model"])
+    return m.eval()
+
+
+@pytest.fixture(scope="module")
+def batch():
+    x, pos = copy_rows(12, 2)
+    return x[:, :-1], pos, x[:, 0]  # inputs (B, T), scored positions, the token to copy
+
+
+# --- distances and ranks -------------------------------------------------------------------------------
+
+def brute_tau_b(a, b):
+    """Kendall's tau-b from its textbook counts: concordant and discordant pairs, ties counted by group."""
+    n = len(a)
+    c = d = 0
+    for i, j in itertools.combinations(range(n), 2):
+        s = (a[i] - a[j]) * (b[i] - b[j])
+        c, d = c + (s > 0), d + (s < 0)
+    n0 = n * (n - 1) / 2
+    ties = lambda v: sum(t * (t - 1) / 2 for t in (list(v).count(x) for x in set(v)))
+    denom = math.sqrt((n0 - ties(a)) * (n0 - ties(b)))
+    return (c - d) / denom if denom else float("nan")
+
+
+def test_kendall_tau_b_extremes_ties_and_brute_force():
+    a = torch.tensor([0.3, 0.1, 0.7, 0.5, 0.2])
+    assert E.kendall_tau(a, a) == pytest.approx(1.0)
+    assert E.kendall_tau(a, -a) == pytest.approx(-1.0)
+    assert math.isnan(E.kendall_tau(a, torch.ones(5)))  # a constant ranking has no tau
+    gen = torch.Generator().manual_seed(0)
+    for n in (2, 3, 5, 8, 12):
+        for _ in range(20):
+            x, y = torch.randint(0, 4, (n,), generator=gen), torch.randint(0, 4, (n,), generator=gen)  # many ties
+            want = brute_tau_b(x.tolist(), y.tolist())
+            got = E.kendall_tau(x, y)
+            assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, abs=1e-12)
+
+
+def test_jsd_is_zero_for_equal_ln2_for_disjoint_and_symmetric():
+    p = torch.tensor([0.5, 0.5, 0.0, 0.0])
+    q = torch.tensor([0.0, 0.0, 0.2, 0.8])
+    assert E.jsd(p, p).item() == pytest.approx(0.0, abs=1e-9)
+    assert E.jsd(p, q).item() == pytest.approx(math.log(2), rel=1e-6)
+    r = torch.softmax(torch.randn(6, 10, generator=torch.Generator().manual_seed(1)), -1)
+    s = r.roll(1, 0)
+    assert torch.allclose(E.jsd(r, s), E.jsd(s, r))
+    assert (E.jsd(r, s) > 0).all() and (E.jsd(r, s) <= math.log(2)).all()
+    assert E.tv(p, q).item() == pytest.approx(1.0) and E.tv(p, p).item() == 0.0
+
+
+# --- the trained model, its attention kept and replaced ---------------------------------------------------
+
+def test_the_model_learned_to_copy_by_attention(model, batch):
+    x, pos, target = batch
+    assert (E.output_at(model, x, pos).argmax(-1) == target).all()
+    row = E.attention_row(model, x, pos)  # (B, H, T)
+    assert row.shape == (12, 2, T)
+    assert torch.allclose(row.sum(-1), torch.ones(12, 2))
+    assert (row * after(pos)[:, None]).abs().sum() == 0  # causal: nothing after pos
+
+
+def after(pos):
+    """(B, T) True at the positions after each example's pos."""
+    return torch.arange(T)[None] > pos[:, None]
+
+
+def test_replacing_attention_by_its_own_weights_changes_nothing(model, batch):
+    x, pos, _ = batch
+    row = E.attention_row(model, x, pos)
+    assert torch.equal(E.output_at(model, x, pos, rows=row), E.output_at(model, x, pos))
+
+
+def test_permuting_a_one_hot_row_moves_the_output(model, batch):
+    """Each head's learned row made one-hot at its largest weight still copies; the same one-hot rows with
+    keys 0 and 1 swapped (a permutation) send the copying head to a noise token, and the output follows it."""
+    x, pos, target = batch
+    hard = torch.nn.functional.one_hot(E.attention_row(model, x, pos).argmax(-1), T).float()  # (B, H, T)
+    swapped = hard[..., [1, 0, *range(2, T)]]
+    on_hard, on_swapped = E.output_at(model, x, pos, rows=hard), E.output_at(model, x, pos, rows=swapped)
+    assert (on_hard.argmax(-1) == target).float().mean() > 0.9
+    assert (on_swapped.argmax(-1) == target).float().mean() < 0.3
+    assert E.tv(on_hard, on_swapped).median() > 0.5
+
+
+def test_random_permutations_of_a_peaked_row_change_the_output(model, batch):
+    x, pos, _ = batch
+    perm = E.permutation_test(model, x, pos, n_perm=6, seed=0)
+    assert perm["tv"].shape == (12, 6) and perm["median_tv"].shape == (12,)
+    assert perm["median_tv"].median() > 0.3 and perm["argmax_changed"].float().mean() > 0.5
+
+
+# --- importance -----------------------------------------------------------------------------------------
+
+def test_gradient_importance_is_zero_where_the_output_cannot_see(model, batch):
+    x, pos, _ = batch
+    later = after(pos)
+    for detach in (True, False):
+        g = E.gradient_importance(model, x, pos, detach_attention=detach)
+        assert g.shape == (12, T)
+        assert (g[later] == 0).all() and (g[~later] > 0).all()
+    for neutral in (0, None):  # replaced by token 0, or removed
+        assert (E.loo_importance(model, x, pos, neutral=neutral)[later] == 0).all()
+
+
+def test_leave_one_out_finds_the_copied_token_and_the_separator(model, batch):
+    """Replacing position 0's token (the answer) or the SEP changes the output; a noise token does not."""
+    x, pos, _ = batch
+    loo = E.loo_importance(model, x, pos, neutral=0)  # no row of this batch starts with token 0
+    assert loo[:, 0].min() > 0.5 and loo[torch.arange(12), pos].min() > 0.5
+    assert loo[:, 1].max() < 0.05
+
+
+# --- adversarial attention --------------------------------------------------------------------------------
+
+def test_adversarial_rows_keep_the_output_within_the_bound_they_report(model, batch):
+    x, pos, _ = batch
+    eps = 0.01
+    adv = E.adversarial(model, x, pos, k=2, eps=eps, steps=60, seed=0)
+    assert adv["weights"].shape == (12, 2, 2, T) and adv["jsd"].shape == (12, 2)
+    assert adv["feasible"].any(1).float().mean() > 0.8
+    assert (adv["max_jsd"].nan_to_num(0) > 0.005).float().mean() > 0.5  # far from the learned row, same output
+    base = E.output_at(model, x, pos)
+    learned = E.attention_row(model, x, pos)
+    for i in range(2):
+        rows = adv["weights"][:, i]  # (B, H, T)
+        assert torch.allclose(rows.sum(-1), torch.ones(12, 2), atol=1e-5)
+        assert (rows * after(pos)[:, None]).abs().sum() == 0
+        ok = adv["feasible"][:, i]
+        measured = E.tv(E.output_at(model, x, pos, rows=rows), base)  # the model run again with these rows
+        assert (measured[ok] <= eps + 1e-5).all()
+        assert torch.allclose(measured[ok], adv["tv"][ok, i], atol=1e-5)
+        assert torch.allclose(E.jsd(rows.mean(1), learned.mean(1))[ok], adv["jsd"][ok, i], atol=1e-5)
+    assert (adv["max_jsd"][adv["feasible"].any(1)] <= math.log(2)).all()
+
+
+def test_adversarial_search_reports_failure_when_nothing_can_move(model, batch):
+    x, pos, _ = batch
+    adv = E.adversarial(model, x[:4], pos[:4], k=2, eps=0.0, steps=15)
+    assert not adv["feasible"].any() and adv["max_jsd"].isnan().all() and adv["tv_at_max"].isnan().all()
+    assert (adv["tv"] > 0).all()  # the closest the search came, honestly above the bound
+
+
+# --- Wiegreffe & Pinter, and the summary ---------------------------------------------------------------
+
+def test_uniform_attention_loses_the_copy_task(model, batch):
+    """W&P's baseline: here attention is needed, so frozen uniform weights do much worse than learned ones."""
+    x, pos, target = batch
+    uni = E.uniform_baseline(model, x, pos, target)
+    assert uni["correct_learned"].all() and uni["correct_row"].float().mean() < 0.5
+    assert uni["tv_row"].median() > 0.3 and (uni["jsd_learned_uniform"] > 0.05).all()
+
+
+def test_explain_is_one_json_record(model, batch):
+    x, pos, target = batch
+    res = E.explain(model, x, pos, target, neutral=0, n_perm=4, k=2, steps=20, n_show=2, other=model)
+    json.dumps(res, allow_nan=False)
+    assert res["n_examples"] == 12 and res["layer"] == 0 and res["n_heads"] == 2 and res["pos"] == pos.tolist()
+    for section, key in (("correlation", "tau_attention_gradient"), ("correlation", "tau_gradient_loo"),
+                         ("permutation", "median_tv"), ("adversarial", "max_jsd"), ("uniform", "tv_row")):
+        assert len(res[section][key]) == 12
+    assert -1 <= res["correlation"]["mean_tau_attention_gradient"] <= 1
+    assert len(res["correlation"]["mean_tau_attention_loo_per_head"]) == 2
+    assert res["accuracy"]["learned"] == 1.0 and res["accuracy"]["row"] < 0.5
+    assert res["seeds"]["mean_jsd"] == 0.0  # a model against itself: the yardstick's zero
+    shown = res["examples"][0]
+    assert len(shown["learned"]) == 2 and len(shown["learned"][0]) == pos[0] + 1
+    assert len(shown["adversarial"]) == 2 and len(shown["adversarial"][0][0]) == pos[0] + 1

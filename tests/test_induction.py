@@ -1,0 +1,182 @@
+import csv
+import math
+import sys
+
+import pytest
+import torch
+
+from attnlab.errors import AttnlabError
+from attnlab.experiments.induction import (InductionProbe, chance_level, copying, icl_score, measure, phase_change,
+                                           prefix_matching, previous_token, repeated_spans, same_phase)
+from attnlab.nn.model import SelfAttention, build
+from attnlab.nn.spec import ModelSpec
+from attnlab.train import train
+from helpers import tiny_config
+
+
+def spans(n=8, length=48, span=8, vocab=64, seed=0):
+    return repeated_spans(n, length, span, vocab, torch.Generator().manual_seed(seed))
+
+
+def hand_weights(tokens, rule):
+    """(B, 1, T, T) rows built one at a time: all weight on the key rule(row, i) picks."""
+    B, T = tokens.shape
+    w = torch.zeros(B, 1, T, T)
+    for b in range(B):
+        for i in range(T):
+            w[b, 0, i, rule(tokens[b].tolist(), i)] = 1.0
+    return w
+
+
+def after_last_occurrence(row, i):
+    earlier = [j for j in range(i) if row[j] == row[i]]
+    return earlier[-1] + 1 if earlier else i
+
+
+def uniform(B, T):
+    return torch.ones(T, T).tril().div(torch.arange(1, T + 1)[:, None]).expand(B, 1, T, T)
+
+
+def test_hand_built_induction_head_scores_one_and_uniform_attention_scores_chance():
+    tokens = spans()
+    induction = hand_weights(tokens, after_last_occurrence)
+    assert prefix_matching(induction, tokens).item() == pytest.approx(1.0)
+    flat = prefix_matching(uniform(*tokens.shape), tokens).item()
+    assert flat == pytest.approx(chance_level(tokens)) and flat < 0.15
+    # uniform rows give each earlier occurrence's successor 1 / (i + 1): worked out by hand
+    assert prefix_matching(uniform(1, 6), torch.tensor([[1, 2, 3, 1, 2, 3]])).item() == pytest.approx(
+        (1 / 4 + 1 / 5 + 1 / 6) / 3)
+    assert torch.isnan(prefix_matching(uniform(1, 4), torch.tensor([[1, 2, 3, 4]])))  # nothing repeats
+
+
+def test_previous_token_head_scores_one_on_previous_token_and_little_on_prefix_matching():
+    tokens = spans()
+    prev = hand_weights(tokens, lambda row, i: max(i - 1, 0))
+    both = torch.cat([prev, uniform(*tokens.shape)], dim=1)  # (B, 2, T, T): a head of each kind
+    scores = previous_token(both)
+    assert scores[0].item() == pytest.approx(1.0) and scores[1].item() < 0.15
+    assert prefix_matching(prev, tokens).item() < 0.3
+
+
+def test_repeated_spans_repeat_their_span_and_follow_the_seed():
+    length, span = 40, 6
+    tokens = spans(n=50, length=length, span=span, vocab=16, seed=3)
+    assert tokens.shape == (50, length) and tokens.dtype == torch.long
+    assert 0 <= tokens.min() and tokens.max() < 16
+    for row in tokens:
+        head = row[:span]
+        copies = [p for p in range(span, length - span + 1) if torch.equal(row[p : p + span], head)]
+        assert copies, f"the span {head.tolist()} never recurs in {row.tolist()}"
+    assert torch.equal(tokens, spans(n=50, length=length, span=span, vocab=16, seed=3))
+    assert not torch.equal(tokens, spans(n=50, length=length, span=span, vocab=16, seed=4))
+    offsets = {int(p) for row in tokens
+               for p in range(span, length - span + 1) if torch.equal(row[p : p + span], row[:span])}
+    assert len(offsets) > 3  # the copies sit at varying distances: no fixed-offset head can predict them
+
+
+@pytest.mark.parametrize("length, span, vocab, named", [
+    (32, 0, 16, "0"),     # span < 1
+    (8, 9, 16, "9"),      # span longer than the sequence
+    (15, 8, 16, "15"),    # too short for the span to repeat
+    (32, 4, 1, "1"),      # one token cannot make random sequences
+])
+def test_repeated_spans_rejects_bad_input_in_one_line(length, span, vocab, named):
+    with pytest.raises(AttnlabError) as err:
+        repeated_spans(4, length, span, vocab, torch.Generator().manual_seed(0))
+    assert len(str(err.value).splitlines()) == 1 and named in str(err.value)
+
+
+def test_icl_score_is_negative_when_late_tokens_are_predicted_better():
+    falling = torch.linspace(4.0, 1.0, 64)
+    assert icl_score(falling) == pytest.approx(-3.0 * 0.8, abs=0.1)  # from 10 % to 90 % of the way down
+    assert icl_score(falling.flip(0)) > 0
+    assert icl_score(torch.full((64,), 2.5)) == pytest.approx(0.0)
+    batch = torch.stack([falling, falling + 1.0, falling - 1.0])  # (B, T): the mean over the batch
+    assert icl_score(batch) == pytest.approx(icl_score(falling))
+
+
+def test_phase_change_finds_the_jump_and_none_on_a_flat_series():
+    steps = list(range(0, 500, 50))
+    jump = [0.05] * 4 + [0.8] * 6  # jumps between steps 150 and 200
+    found = phase_change(steps, jump)
+    assert found["step"] == 200 and found["before"] == pytest.approx(0.05) and found["after"] == pytest.approx(0.8)
+    icl = [0.0] * 5 + [-1.5] * 5  # falls one probe interval later
+    assert phase_change(steps, icl)["step"] == 250
+    assert same_phase(found, phase_change(steps, icl), steps)
+    assert not same_phase(found, phase_change(steps, [0.0] * 8 + [-1.5] * 2), steps)  # 4 intervals apart
+    flat = phase_change(steps, [0.05 + 0.01 * (-1) ** i for i in range(10)])
+    assert flat["step"] is None and flat["before"] is None and abs(flat["change"]) < 0.1
+    assert not same_phase(found, flat, steps)
+
+
+def tiny_lm(n_blocks=2, seed=0):
+    torch.manual_seed(seed)
+    return build(ModelSpec(vocab_size=16, d_model=16, context=12, n_blocks=n_blocks, mixer="multihead", n_heads=2,
+                           mlp=False, norm="pre", position="learned"))
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_probe_leaves_the_model_as_found_and_returns_the_documented_keys(training):
+    model = tiny_lm().train(training)
+    probe = InductionProbe(spans(n=4, length=13, span=4, vocab=16), every=5)
+    row = probe(0, model, float("nan"))
+    heads = [f"{kind}_L{l}H{h}" for kind in ("prefix", "prev") for l in range(2) for h in range(2)]
+    assert set(row) == set(heads) | {"induction", "icl", "loss", "chance"}
+    assert row["induction"] == max(row[f"prefix_L{l}H{h}"] for l in range(2) for h in range(2))
+    assert math.isfinite(row["loss"]) and math.isfinite(row["icl"])
+    assert model.training == training
+    assert all(not m.keep_weights and m.kept is None for m in model.modules() if isinstance(m, SelfAttention))
+    assert probe(3, model, 1.0) is None and probe(10, model, 1.0) is not None
+
+
+def test_measure_returns_per_layer_per_head_scores():
+    scores = measure(tiny_lm(), spans(n=4, length=13, span=4, vocab=16))
+    assert [len(layer) for layer in scores["prefix"]] == [2, 2] == [len(layer) for layer in scores["previous"]]
+    assert len(scores["losses"]) == 12 and scores["loss"] == pytest.approx(sum(scores["losses"]) / 12, rel=1e-5)
+
+
+def test_copying_score_is_one_for_a_copying_head_and_zero_for_its_negative():
+    V, d = 4, 8
+    model = build(ModelSpec(vocab_size=V, d_model=d, context=8, n_blocks=1, mixer="multihead", n_heads=2,
+                            mlp=False, norm="none", position="learned"))
+    embed = torch.cat([torch.eye(V), torch.eye(V)], dim=1)  # token t on dims t and V + t: both heads read it
+    attn = model.blocks[0].mixer
+    with torch.no_grad():
+        model.tok.weight.copy_(embed)
+        model.head.weight.copy_(embed)
+        attn.v.weight.copy_(torch.eye(d))
+        attn.out.weight.copy_(torch.diag(torch.tensor([1.0] * V + [-1.0] * V)))  # head 1 writes minus its token
+    assert copying(model).tolist() == [[1.0, 0.0]]
+
+
+def test_two_layers_form_an_induction_head_and_one_layer_does_not(tmp_path):
+    """Olsson et al.'s central contrast: an induction head needs a previous-token head in an earlier layer."""
+    V, T, span, steps, every = 64, 48, 8, 300, 25
+    gen = torch.Generator().manual_seed(0)
+    data, val, probe_rows = (repeated_spans(n, T + 1, span, V, gen) for n in (1000, 32, 32))
+    cfg = tiny_config(steps=steps, batch_size=32, lr=3e-3, eval_every=steps, eval_windows=4, ckpt_every=10 ** 6,
+                      train_eval_tokens=8 * T, warmup_steps=0)
+    found = {}
+    for layers in (1, 2):
+        spec = ModelSpec(vocab_size=V, d_model=64, context=T, n_blocks=layers, mixer="multihead", n_heads=4,
+                         mlp=False, norm="pre", position="learned")
+        out = tmp_path / str(layers)
+        train(spec, cfg, data, val, out, name=f"A{layers}", experiment="induction",
+              probes=[InductionProbe(probe_rows, every)], progress=False)
+        with open(out / "probes.csv") as f:
+            found[layers] = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    chance = found[2][-1]["chance"]
+    one, two = found[1][-1]["induction"], found[2][-1]["induction"]
+    print(f"chance {chance:.3f}, best prefix score: 1 layer {one:.3f}, 2 layers {two:.3f}", file=sys.stderr)
+    assert two > 0.5 and two > 5 * chance
+    assert one < 0.25 and one < two / 3
+    assert found[2][-1]["icl"] < -0.8 < found[1][-1]["icl"]
+    steps_seen = [r["step"] for r in found[2]]
+    rise = phase_change(steps_seen, [r["induction"] for r in found[2]])
+    drop = phase_change(steps_seen, [r["icl"] for r in found[2]])
+    assert 0 < rise["step"] < steps and same_phase(rise, drop, steps_seen)
+    assert phase_change(steps_seen, [r["induction"] for r in found[1]])["step"] is None
+    model = build(spec)  # the 2-layer model as trained: its best induction head also copies
+    model.load_state_dict(torch.load(tmp_path / "2" / "ckpt.pt", weights_only=True)["model"])
+    best = max(range(4), key=lambda h: found[2][-1][f"prefix_L1H{h}"])
+    assert copying(model)[1, best] > 0.5  # chance: 1 / 64
