@@ -12,6 +12,7 @@ from attnlab.versions import MANIFEST, NAME, expected, versions
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = [m["version"] for m in versions(REPO)]
+COMPLETE = [m["version"] for m in versions(REPO) if m.get("complete", True)]
 
 
 def test_at_least_one_version_is_published():
@@ -31,14 +32,15 @@ def test_a_version_is_complete_and_from_one_commit(version):
     for rel in run_files:
         prov = read_json(folder / rel)["provenance"]
         assert prov["commit"] == manifest["commit"] and prov["profile"] == cfg["profile"], rel
-    for rel in expected(cfg):
+    only = None if manifest.get("complete", True) else manifest["experiments"]  # a version of some experiments
+    for rel in expected(cfg, only):
         if "/" in rel and rel.split("/")[0] in training():  # every training run the profile declared
             assert (folder / rel).is_file(), rel
-    assert (folder / "claims.csv").is_file()
+    assert (folder / "claims.csv").is_file() or only
     assert not list(folder.rglob("*.pt")) and not list(folder.rglob("*.bin")), "no checkpoints or token files"
 
 
-@pytest.mark.parametrize("version", PUBLISHED[:1])
+@pytest.mark.parametrize("version", COMPLETE[:1])
 def test_the_newest_site_rebuilds_from_its_run_files(version, tmp_path):
     build_site(REPO / "results" / version, REPO / "claims", None, tmp_path / "site")
     page = (tmp_path / "site" / "ladder.html").read_text()

@@ -490,3 +490,36 @@ def test_the_gpu_script_measures_on_a_copy_without_git_and_publishes_back_in_the
     assert f"Version <code>{version.name}</code>" in cost and "holds only multihead, cost, decode" in cost
     ladder = (work / "site" / version.name / "ladder.html").read_text()
     assert "not run" in ladder.lower()
+
+
+def test_the_built_viewer_draws_the_trained_weights_and_a_click_changes_them(smoke):
+    """S11 on the smoke site, opened from disk: the weights shown are the result file's, and clicking another
+    word redraws them from that word's row."""
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip(f"{chromium} not found: the browser tests drive Debian's Chromium")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright module is not installed")
+    from attnlab.report.viewer import check_data
+
+    r = smoke / "results" / "smoke"
+    data = json.loads((r / "viewer" / "result.json").read_text())
+    check_data({"examples": data["examples"]})
+    first = data["examples"][0]
+    model = next(iter(first["models"]))
+    last = first["models"][model][-1]  # the default view: last layer, mean of heads
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium))
+        page = browser.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((r / "site" / "viewer.html").as_uri())
+        tokens = page.locator("#attnlab-viewer-tokens .av-token")
+        assert tokens.count() == len(first["tokens"])
+        before = json.loads(page.get_attribute("#attnlab-viewer", "data-state"))
+        tokens.nth(1).click()
+        after = json.loads(page.get_attribute("#attnlab-viewer", "data-state"))
+        shown = float(tokens.nth(0).locator(".av-weight").inner_text())
+        browser.close()
+    assert before["query"] == len(first["tokens"]) - 1 and after["query"] == 1 and after["pinned"]
+    want = sum(head[1][0] for head in last) / len(last)  # query 1's weight on word 0, mean of heads
+    assert shown == pytest.approx(want, abs=0.006) and not errors

@@ -328,8 +328,8 @@ JS = """\
   }
   function fillOptions() {
     fillSelect(ui.model, Object.keys(example().models).map(function (m) { return [m, m]; }));
-    fillSelect(ui.layer, layers().map(function (_, l) { return [l, "layer " + l]; }));
-    var heads = layers()[0].map(function (_, h) { return [h, "head " + h]; });
+    fillSelect(ui.layer, layers().map(function (_, l) { return [l, "layer " + (l + 1)]; }));
+    var heads = layers()[0].map(function (_, h) { return [h, "head " + (h + 1)]; });
     fillSelect(ui.head, [["mean", "mean of heads"]].concat(heads));
   }
   function fillWeights() {
@@ -415,8 +415,8 @@ JS = """\
       'stroke-width="2" vector-effect="non-scaling-stroke"/></svg>';
   }
   function tile(layer, head) {
-    var name = head === "mean" ? "mean" : "head " + head, alt = head !== "mean" && isAltHead(layer, head);
-    var where = "layer " + layer + ", " + name;
+    var name = head === "mean" ? "mean" : "head " + (head + 1), alt = head !== "mean" && isAltHead(layer, head);
+    var where = "layer " + (layer + 1) + ", " + name;
     return '<button type="button" class="av-tile' + (alt ? " av-alt" : "") + '" data-layer="' + layer +
       '" data-head="' + head + '" aria-label="show ' + where + '" title="' + where + '"><span>' + name +
       (alt ? " \\u00b7 " + esc(activeAlt().name) : "") + "</span>" +
@@ -425,7 +425,7 @@ JS = """\
   function drawGrid() {
     var html = "";
     layers().forEach(function (heads, l) {
-      html += '<div class="av-grid-row"><span class="av-grid-label">layer ' + l + "</span>";
+      html += '<div class="av-grid-row"><span class="av-grid-label">layer ' + (l + 1) + "</span>";
       heads.forEach(function (_, h) { html += tile(l, h); });
       html += tile(l, "mean") + "</div>";
     });
