@@ -207,3 +207,19 @@ def test_explain_is_one_json_record(model, batch):
     shown = res["examples"][0]
     assert len(shown["learned"]) == 2 and len(shown["learned"][0]) == pos[0] + 1
     assert len(shown["adversarial"]) == 2 and len(shown["adversarial"][0][0]) == pos[0] + 1
+
+
+@pytest.mark.parametrize("adversary, seeds, lost, side", [
+    (0.10, 0.19, 0.67, "Wiegreffe and Pinter's way"),
+    (0.30, 0.05, 0.67, "Jain and Wallace's way"),
+    (0.30, 0.05, 0.00, "Jain and Wallace's way"),
+    (0.01, 0.19, 0.00, "mixed"),
+])
+def test_the_page_says_which_way_the_evidence_points_from_the_numbers(adversary, seeds, lost, side):
+    from attnlab.report.pages.explanation import reading
+
+    r = {"n_examples": 10, "adversarial": {"n_feasible": 10, "eps": 0.01, "median_max_jsd": adversary},
+         "seeds": {"median_jsd": seeds}, "accuracy": {"learned": 0.9, "row": 0.9 - lost},
+         "correlation": {"mean_tau_attention_gradient": 0.5, "mean_tau_attention_loo": 0.5,
+                         "mean_tau_gradient_loo": 0.6}}
+    assert side in reading(r)

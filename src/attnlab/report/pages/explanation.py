@@ -63,15 +63,15 @@ def reading(r: dict) -> str:
                f"with each other at τ = {c['mean_tau_gradient_loo']:.2f}.")
     if acc.get("learned") is not None:
         out.append(f"Making the row uniform takes held-out accuracy from {acc['learned']:.1%} to {acc['row']:.1%}.")
-    if jw and lost >= 0.1:
-        out.append("So both sides hold here: the model needs its attention, and yet the particular weights are "
-                   "not the only ones that give its answer.")
-    elif jw:
-        out.append("The evidence points Jain and Wallace's way: other attention gives the same answer, and "
-                   "uniform attention costs little.")
+    beyond_seed = seeds is not None and a["median_max_jsd"] is not None and a["median_max_jsd"] > seeds
+    if lost >= 0.1 and not beyond_seed:
+        out.append("So the evidence points Wiegreffe and Pinter's way here: the model needs its attention, and "
+                   "the adversaries move it no farther than training again with another seed does.")
+    elif jw and beyond_seed:
+        out.append("So the evidence points Jain and Wallace's way here: attention farther from the learned row "
+                   "than another seed's still gives the same answer.")
     else:
-        out.append("The evidence points Wiegreffe and Pinter's way: few sentences admit a distant attention row "
-                   "with the same output.")
+        out.append("The evidence is mixed here: read the three measurements above side by side.")
     return " ".join(out) + "\n"
 
 
