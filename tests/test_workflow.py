@@ -217,7 +217,8 @@ VERBS = {"prepare_data": ("prepare",), "train": ("train",), "claims": ("claims",
          "analyse": ("analyse", *(e.producer for e in load_registry() if e.kind in ("analysis", "benchmark"))),
          "site": ("site", "attnlab.report.hooks",
                   *(f"attnlab.report.pages.{p}" for p in pages()))}
-DOWNSTREAM = {"prepare_data": {"train", "analyse"}, "train": {"claims", "site"}, "analyse": {"claims", "site"},
+DOWNSTREAM = {"prepare_data": {"train", "analyse"}, "train": {"analyse", "claims", "site"},  # analyses that need runs
+              "analyse": {"claims", "site"},
               "claims": {"site"}, "site": set()}
 
 
