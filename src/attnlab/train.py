@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import inspect
 import math
 import os
 import sys
@@ -30,9 +31,10 @@ EVAL_METHOD = ("consecutive non-overlapping windows of `context` tokens covering
 Probe = Callable[[int, torch.nn.Module, float], "dict | None"]
 
 
-def code_hash() -> str:
+def code_hash(spec=None) -> str:
+    """The model code's hash; a spec that builds its own model (spec.build()) adds the file that defines it."""
     h = hashlib.sha256()
-    for path in MODEL_CODE:
+    for path in MODEL_CODE + ([Path(inspect.getfile(type(spec)))] if hasattr(spec, "build") else []):
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
@@ -179,7 +181,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     device = pick_device(cfg.get("device", "auto"))
     if cfg.get("threads"):
         torch.set_num_threads(cfg["threads"])
-    run_id = digest({"spec": spec.to_dict(), "train": tc, "seed": seed, "code": code_hash(),
+    run_id = digest({"spec": spec.to_dict(), "train": tc, "seed": seed, "code": code_hash(spec),
                      "data": [list(train_tokens.shape), list(val_tokens.shape), int(train_tokens[:64].sum())],
                      "init": None if init is None else [init[0], digest({k: float(v.double().sum())
                                                                          for k, v in init[1].items()})]})
@@ -187,7 +189,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     def start(state: dict | None):
         """Model, optimiser, batch sampler and progress: fresh, or as checkpoint `state` left them."""
         torch.manual_seed(seed)
-        model = build(spec).to(device)
+        model = (spec.build() if hasattr(spec, "build") else build(spec)).to(device)  # a spec may build its own
         opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], weight_decay=tc["weight_decay"])
         gen = torch.Generator().manual_seed(seed)
         if state is None:

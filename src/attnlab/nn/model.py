@@ -223,8 +223,10 @@ def generate(model: LM, idx: torch.Tensor, n_new: int, use_cache: bool = True) -
     return tokens, torch.stack(steps, dim=1)
 
 
-def param_breakdown(model: LM) -> dict[str, int]:
-    """Parameters by role; sums to the model's total."""
+def param_breakdown(model: nn.Module) -> dict[str, int]:
+    """Parameters by role; sums to the model's total. A model that is not an LM has one role: total."""
+    if not isinstance(model, LM):
+        return {"total": sum(p.numel() for p in model.parameters())}
     parts = {"embedding": 0, "position": 0, "mixer": 0, "mlp": 0, "norm": 0, "head": 0}
     for name, p in model.named_parameters():
         if name.startswith("tok."):

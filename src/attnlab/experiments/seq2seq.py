@@ -1,0 +1,444 @@
+"""S1 ("where attention came from"): a fixed-vector recurrent encoder-decoder against attention, and the
+chapter's argument against recurrence (the gradient path), as pure functions.
+
+Sutskever et al. (2014) and Cho et al. (2014) squeeze the whole source into the encoder's last state; Bahdanau
+et al. (2015) let each decoder step read a weighted average of every encoder state, with weights from an additive
+score; Luong et al. (2015) tried dot, general and concat scores. Here all five share one wiring (Luong's,
+without input feeding) and the same sizes, and differ only in the decoder's context vector:
+
+    encoder          e_1 ... e_S: a GRU or LSTM over the source; by default both ways (Bahdanau's), brought to d
+    decoder state    h_t = RNN(embed(y_{t-1}), h_{t-1})      h_0 from the encoder's final state(s) only
+    context          c_t = the encoder's last state (none)  |  sum_j softmax_j(score(h_t, e_j)) e_j (the rest)
+    output           logits_t = W_out tanh(W_c [c_t; h_t])
+
+In this wiring the additive score v.tanh(W1 h + W2 e) and concat v.tanh(W [h; e]) are one function class written
+two ways (W = [W1 W2]); the papers differ in where the score sits (Bahdanau queries with the previous state and
+feeds c_t into the RNN), which is not what S1 measures.
+
+Teacher forcing lets an attention decoder find its place by content: it looks up the target token it was just
+given in the source and reads the neighbour off that state (a trained model's weights can sit one position off
+the (anti-)diagonal for that reason). Greedy decoding loses its place after its first mistake, so accuracy()
+reports the teacher-forced token accuracy (what the decoder can read) beside greedy token and sequence accuracy.
+A forward-only encoder holds a token's left neighbour but not its right one, which hurts reverse under greedy
+decoding; the two-way encoder is the default for that reason.
+
+What is here:
+    task_rows        copy / reverse as rows [source (S), SEP, target (S)], SEP = the id `vocab`
+    Dot, General, Additive, Concat   the score functions: (B, T, d) queries, (B, S, d) keys -> (B, T, S)
+    Seq2SeqSpec      a model as data (build() -> Seq2Seq); attnlab.train.train trains it on rows
+    Seq2Seq          forward(idx, targets) as the project's LMs: loss over the target positions only
+    greedy, accuracy, attention_map   greedy decoding, token / sequence accuracy, one example's weights
+    gradient_path, gradient_sweep     how much gradient reaches input 1 from output T: RNN, LSTM, attention
+    run              every task x length x variant x seed through the one training loop, plus the above
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from attnlab.errors import AttnlabError
+from attnlab.nn.model import SelfAttention
+
+TASKS = ("copy", "reverse")
+CELLS = ("gru", "lstm")
+VARIANTS = ("none", "bahdanau", "dot", "general", "concat")  # none: the fixed-vector bottleneck
+PATH_KINDS = ("rnn", "lstm", "attention")
+ACCURACIES = ("token_accuracy", "sequence_accuracy", "teacher_forced_accuracy")
+
+
+# ----------------------------------------------------------------------------- tasks
+
+def task_rows(task: str, n: int, source_length: int, vocab: int,
+              generator: torch.Generator | None = None) -> torch.Tensor:
+    """n examples of `task` -> LongTensor (n, 2S + 1): [source (S), SEP, target (S)].
+
+    Source tokens are uniform over the `vocab` symbols 0 ... vocab-1; SEP is the id `vocab`, so a model reads and
+    writes vocab + 1 ids. copy: target = source; reverse: target = source read backwards.
+    """
+    if task not in TASKS:
+        raise AttnlabError(f"seq2seq: unknown task {task!r} (choose from {', '.join(TASKS)})")
+    if isinstance(source_length, bool) or not isinstance(source_length, int) or source_length < 1:
+        raise AttnlabError(f"seq2seq: source length must be a positive integer, got {source_length!r}")
+    if isinstance(vocab, bool) or not isinstance(vocab, int) or vocab < 2:
+        raise AttnlabError(f"seq2seq: vocab must be at least 2 symbols, got {vocab!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise AttnlabError(f"seq2seq: number of examples must be a positive integer, got {n!r}")
+    src = torch.randint(vocab, (n, source_length), generator=generator)  # (n, S)
+    tgt = src if task == "copy" else src.flip(1)
+    sep = torch.full((n, 1), vocab, dtype=src.dtype)
+    return torch.cat([src, sep, tgt], dim=1)
+
+
+# ----------------------------------------------------------------------------- scores
+
+class Dot(nn.Module):
+    """Luong's dot: h . e"""
+
+    def forward(self, q, k):  # (B, T, d), (B, S, d) -> (B, T, S)
+        return q @ k.transpose(1, 2)
+
+
+class General(nn.Module):
+    """Luong's general: h . (W e)"""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.W = nn.Linear(d, d, bias=False)
+
+    def forward(self, q, k):
+        return q @ self.W(k).transpose(1, 2)
+
+
+class Additive(nn.Module):
+    """Bahdanau's additive: v . tanh(W1 h + W2 e)"""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.W1 = nn.Linear(d, d, bias=False)
+        self.W2 = nn.Linear(d, d, bias=False)
+        self.v = nn.Linear(d, 1, bias=False)
+
+    def forward(self, q, k):
+        hidden = torch.tanh(self.W1(q)[:, :, None] + self.W2(k)[:, None])  # (B, T, S, d)
+        return self.v(hidden).squeeze(-1)
+
+
+class Concat(nn.Module):
+    """Luong's concat: v . tanh(W [h; e])"""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.W = nn.Linear(2 * d, d, bias=False)
+        self.v = nn.Linear(d, 1, bias=False)
+
+    def forward(self, q, k):
+        # W [h; e] = W_h h + W_e e: the same number, without building every (h, e) pair (B, T, S, 2d)
+        W_h, W_e = self.W.weight.split(q.size(-1), dim=1)  # (d, d) each
+        hidden = torch.tanh((q @ W_h.T)[:, :, None] + (k @ W_e.T)[:, None])  # (B, T, S, d)
+        return self.v(hidden).squeeze(-1)
+
+
+SCORES = {"bahdanau": Additive, "dot": lambda d: Dot(), "general": General, "concat": Concat}
+
+
+# ----------------------------------------------------------------------------- model
+
+@dataclass(frozen=True)
+class Seq2SeqSpec:
+    vocab_size: int = 16     # symbols; SEP is id vocab_size, so the model reads and writes vocab_size + 1 ids
+    source_length: int = 8
+    cell: str = "gru"
+    score: str = "bahdanau"  # 'none' (the last encoder state only) or one of SCORES
+    d_model: int = 32
+    bidirectional: bool = True  # Bahdanau's encoder, both ways; False: Sutskever's, Cho's and Luong's, forward only
+
+    def __post_init__(self):
+        def bad(msg):
+            raise AttnlabError(f"seq2seq spec: {msg}")
+
+        if self.cell not in CELLS:
+            bad(f"unknown cell {self.cell!r} (choose from {', '.join(CELLS)})")
+        if self.score not in VARIANTS:
+            bad(f"unknown score {self.score!r} (choose from {', '.join(VARIANTS)})")
+        for name in ("source_length", "d_model"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                bad(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(self.vocab_size, bool) or not isinstance(self.vocab_size, int) or self.vocab_size < 2:
+            bad(f"vocab_size must be at least 2 symbols, got {self.vocab_size!r}")
+        if not isinstance(self.bidirectional, bool):
+            bad(f"bidirectional must be true or false, got {self.bidirectional!r}")
+
+    @property
+    def context(self) -> int:  # what train() reads: a row minus its last token
+        return 2 * self.source_length
+
+    @property
+    def n_tokens(self) -> int:
+        return self.vocab_size + 1
+
+    @property
+    def sep(self) -> int:
+        return self.vocab_size
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def build(self) -> "Seq2Seq":
+        return Seq2Seq(self)
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, spec: Seq2SeqSpec):
+        super().__init__()
+        self.spec = spec
+        d, V = spec.d_model, spec.n_tokens
+        rnn = nn.GRU if spec.cell == "gru" else nn.LSTM
+        self.emb = nn.Embedding(V, d)  # shared by encoder and decoder
+        self.encoder = rnn(d, d, batch_first=True, bidirectional=spec.bidirectional)
+        self.bridge = nn.Linear(2 * d, d) if spec.bidirectional else None  # [forward; backward] -> d
+        self.decoder = rnn(d, d, batch_first=True)
+        self.score = None if spec.score == "none" else SCORES[spec.score](d)
+        self.combine = nn.Linear(2 * d, d)  # Luong's attentional state tanh(W_c [c; h])
+        self.head = nn.Linear(d, V)
+
+    def encode(self, src):
+        """src (B, S) -> memory (B, S, d): every encoder state; last (B, d): the encoder's last state, the fixed
+        vector; state: the decoder's initial RNN state, made from the encoder's final state only."""
+        out, final = self.encoder(self.emb(src))  # (B, S, d or 2d)
+        h = final[0] if isinstance(final, tuple) else final  # (directions, B, d)
+        if self.bridge is None:
+            return out, h[-1], final
+        # both directions' final states (the forward one after the last token, the backward one after the first)
+        memory = torch.tanh(self.bridge(out))  # (B, S, d)
+        last = torch.tanh(self.bridge(torch.cat([h[0], h[1]], dim=-1)))  # (B, d)
+        state = last[None] if self.spec.cell == "gru" else (last[None], torch.zeros_like(last[None]))
+        return memory, last, state
+
+    def decode(self, memory, last, dec_in, state):
+        """memory (B, S, d), last (B, d), dec_in (B, T), state: the decoder's RNN state
+        -> logits (B, T, V), weights (B, T, S) (None for 'none'), the new state.
+
+        'none' reads only `last`: memory does not enter its computation at all.
+        """
+        h, state = self.decoder(self.emb(dec_in), state)  # (B, T, d)
+        if self.score is None:
+            weights = None
+            ctx = last[:, None].expand_as(h)  # (B, T, d): the same fixed vector at every step
+        else:
+            weights = F.softmax(self.score(h, memory), dim=-1)  # (B, T, S)
+            ctx = weights @ memory  # (B, T, d)
+        logits = self.head(torch.tanh(self.combine(torch.cat([ctx, h], dim=-1))))  # (B, T, V)
+        return logits, weights, state
+
+    def forward(self, idx, targets=None):
+        """idx: a row minus its last token (B, 2S): [source, SEP, target[:-1]] (teacher forcing);
+        targets: a row minus its first. -> logits (B, 2S, V), zero before SEP, and the mean cross-entropy over
+        the S target positions only (the source cannot be predicted, so it is not scored)."""
+        S = self.spec.source_length
+        if idx.size(1) != 2 * S:
+            raise AttnlabError(f"seq2seq: rows of {idx.size(1) + 1} tokens do not fit source length {S} "
+                               f"(a row is 2S + 1 = {2 * S + 1} tokens)")
+        memory, last, state = self.encode(idx[:, :S])
+        out, _, _ = self.decode(memory, last, idx[:, S:], state)  # (B, S, V)
+        logits = torch.cat([out.new_zeros(out.shape), out], dim=1)  # (B, 2S, V)
+        if targets is None:
+            return logits, None
+        return logits, F.cross_entropy(out.flatten(0, 1), targets[:, S:].flatten())
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+@torch.no_grad()
+def greedy(model: Seq2Seq, src: torch.Tensor):
+    """Greedy decoding of S tokens from src (B, S) -> tokens (B, S), weights (B, S, S) (None for 'none')."""
+    was_training = model.training
+    model.eval()
+    memory, last, state = model.encode(src)
+    tok = torch.full((src.size(0), 1), model.spec.sep, dtype=torch.long, device=src.device)
+    out, weights = [], []
+    for _ in range(src.size(1)):
+        logits, w, state = model.decode(memory, last, tok, state)
+        tok = logits[:, -1].argmax(-1, keepdim=True)  # (B, 1)
+        out.append(tok)
+        weights.append(w)
+    model.train(was_training)
+    return torch.cat(out, 1), None if weights[0] is None else torch.cat(weights, 1)
+
+
+@torch.no_grad()
+def accuracy(model: Seq2Seq, rows: torch.Tensor, batch_size: int = 512) -> dict:
+    """Held-out rows (N, 2S+1) -> token_accuracy (share of target tokens right) and sequence_accuracy (share of
+    rows with every target token right) of greedy decoding, and teacher_forced_accuracy: the share of target
+    tokens right when every earlier target token is given (what the decoder can read, before its own errors)."""
+    S = model.spec.source_length
+    right, forced = [], []
+    for i in range(0, len(rows), batch_size):
+        batch = rows[i : i + batch_size]
+        pred, _ = greedy(model, batch[:, :S])
+        right.append(pred == batch[:, S + 1 :])  # (b, S)
+        logits, _ = model(batch[:, :-1])
+        forced.append(logits[:, S:].argmax(-1) == batch[:, S + 1 :])
+    right, forced = torch.cat(right), torch.cat(forced)
+    return {"token_accuracy": right.float().mean().item(), "sequence_accuracy": right.all(1).float().mean().item(),
+            "teacher_forced_accuracy": forced.float().mean().item()}
+
+
+@torch.no_grad()
+def attention_map(model: Seq2Seq, row: torch.Tensor) -> dict:
+    """One example (2S+1,) -> its source, target, greedy prediction and weights [target step][source position]."""
+    S = model.spec.source_length
+    pred, w = greedy(model, row[None, :S])
+    return {"source": row[:S].tolist(), "target": row[S + 1 :].tolist(), "predicted": pred[0].tolist(),
+            "weights": None if w is None else [[round(x, 5) for x in r] for r in w[0].tolist()]}
+
+
+def trained(run_dir, spec: Seq2SeqSpec) -> Seq2Seq:
+    """The finished model of a training run in run_dir (its ckpt.pt)."""
+    model = spec.build()
+    model.load_state_dict(torch.load(Path(run_dir) / "ckpt.pt", map_location="cpu", weights_only=True)["model"])
+    return model.eval()
+
+
+# ----------------------------------------------------------------------------- the gradient path
+
+def path_layer(kind: str, d: int) -> nn.Module:
+    if kind == "rnn":
+        return nn.RNN(d, d, nonlinearity="tanh", batch_first=True)
+    if kind == "lstm":
+        return nn.LSTM(d, d, batch_first=True)
+    if kind == "attention":
+        return SelfAttention(d, 1, out_proj=False)  # one head, causal, scores divided by sqrt(d)
+    raise AttnlabError(f"gradient_path: unknown kind {kind!r} (choose from {', '.join(PATH_KINDS)})")
+
+
+def jacobian_norms(kind: str, T: int, d: int = 32, seed: int = 0) -> torch.Tensor:
+    """||d y_T / d x_t||_F for every input position t = 1 ... T -> (T,) float64.
+
+    An untrained layer with PyTorch's default initialisation (every RNN/LSTM weight and bias U(-1/sqrt(d),
+    1/sqrt(d)); attention's q, k, v nn.Linear defaults), inputs x_t ~ N(0, I_d), in float64 so that a vanishing
+    gradient is measured, not rounded to zero. One backward pass gives the whole Jacobian: the input is repeated
+    d times in the batch and copy i pulls on output component i.
+    """
+    if isinstance(T, bool) or not isinstance(T, int) or T < 1:
+        raise AttnlabError(f"gradient_path: T must be a positive integer, got {T!r}")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        layer = path_layer(kind, d).double()
+        x = torch.randn(1, T, d, dtype=torch.float64)
+    x = x.expand(d, T, d).clone().requires_grad_()  # (d, T, d)
+    y = layer(x)
+    y = y[0] if isinstance(y, tuple) else y  # (d, T, d)
+    y[:, -1].backward(torch.eye(d, dtype=torch.float64))
+    return x.grad.pow(2).sum(dim=(0, 2)).sqrt()  # (T,): row i of each Jacobian came from copy i
+
+
+def gradient_path(kind: str, T: int, d: int = 32, seed: int = 0) -> float:
+    """The norm of the gradient that reaches the input at position 1 from the output at position T."""
+    return jacobian_norms(kind, T, d, seed)[0].item()
+
+
+def gradient_sweep(kinds=PATH_KINDS, lengths=(2, 4, 8, 16, 32, 64, 128, 256), d: int = 32,
+                   seeds: int = 3) -> list[dict]:
+    """Rows for a log-axis chart: kind, T, seed, grad (position 1 <- T) and relative (that over the mean norm
+    of all T positions: 1 when the far input counts as much as the average one)."""
+    rows = []
+    for kind in kinds:
+        for T in lengths:
+            for seed in range(seeds):
+                norms = jacobian_norms(kind, T, d, seed)
+                rows.append({"kind": kind, "T": T, "seed": seed, "grad": norms[0].item(),
+                             "relative": (norms[0] / norms.mean()).item()})
+    return rows
+
+
+# ----------------------------------------------------------------------------- the experiment
+
+DEFAULTS = {"tasks": list(TASKS), "lengths": [8, 16, 32], "variants": list(VARIANTS), "seeds": 3, "vocab": 16,
+            "cell": "gru", "d_model": 32, "bidirectional": True, "train_rows": 20000, "eval_rows": 512,
+            "map": {"task": "reverse", "variant": "bahdanau"},  # the trained model whose weights are plotted
+            "gradient": {"kinds": list(PATH_KINDS), "lengths": [2, 4, 8, 16, 32, 64, 128, 256], "d": 32, "seeds": 3}}
+TRAIN_DEFAULTS = {"steps": 500, "batch_size": 64, "lr": 1e-2, "weight_decay": 0.0, "warmup_steps": 0,
+                  "grad_clip": 1.0, "eval_every": 100, "eval_windows": 64, "ckpt_every": 100,
+                  "train_eval_tokens": 8192}  # eval_windows: held-out rows scored during training
+
+
+def check(section: dict) -> dict:
+    """The section over DEFAULTS, checked: one line naming the first bad value."""
+    unknown = sorted(set(section) - set(DEFAULTS))
+    if unknown:
+        raise AttnlabError(f"seq2seq: unknown setting {unknown[0]!r} (known: {', '.join(DEFAULTS)})")
+    s = {**DEFAULTS, **section}
+    for key in ("map", "gradient"):  # nested: a section may set some of their keys
+        s[key] = {**DEFAULTS[key], **section.get(key, {})}
+    for key in ("tasks", "lengths", "variants"):
+        if not isinstance(s[key], list) or not s[key]:
+            raise AttnlabError(f"seq2seq: {key} must be a non-empty list, got {s[key]!r}")
+    for task in s["tasks"]:
+        task_rows(task, 1, 1, 2)
+    for S in s["lengths"]:
+        task_rows("copy", 1, S, s["vocab"])
+    for variant in s["variants"]:
+        Seq2SeqSpec(score=variant)
+    Seq2SeqSpec(vocab_size=s["vocab"], cell=s["cell"], d_model=s["d_model"], bidirectional=s["bidirectional"])
+    for key in ("seeds", "train_rows", "eval_rows"):
+        if isinstance(s[key], bool) or not isinstance(s[key], int) or s[key] < 1:
+            raise AttnlabError(f"seq2seq: {key} must be a positive integer, got {s[key]!r}")
+    g = s["gradient"]
+    for kind in g["kinds"]:
+        path_layer(kind, 2)
+    for name, value in [("d", g["d"]), ("seeds", g["seeds"])] + [("lengths", T) for T in g["lengths"]]:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise AttnlabError(f"seq2seq: gradient.{name} must hold positive integers, got {value!r}")
+    return s
+
+
+def summary(runs: list[dict]) -> list[dict]:
+    """Mean, min and max over seeds of each task x length x variant."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in runs:
+        groups.setdefault((r["task"], r["source_length"], r["variant"]), []).append(r)
+    out = []
+    for (task, S, variant), rs in groups.items():
+        row = {"task": task, "source_length": S, "variant": variant, "seeds": len(rs)}
+        for key in ACCURACIES:
+            values = [r[key] for r in rs if r[key] is not None]  # a diverged run has none
+            if not values:
+                row[key] = row[key + "_min"] = row[key + "_max"] = None
+                continue
+            row[key] = sum(values) / len(values)
+            row[key + "_min"], row[key + "_max"] = min(values), max(values)
+        out.append(row)
+    return out
+
+
+def run(section: dict, seed: int, out_dir, train_cfg: dict | None = None, *, device: str = "auto",
+        threads: int | None = 1, profile: str | None = None, progress: bool = False) -> dict:
+    """Train every task x length x variant x seed through attnlab.train.train, into
+    out_dir/<task>-S<len>-<variant>-seed<k>/ (a killed run resumes from its checkpoint), and measure it.
+
+    Seeds are seed, seed + 1, ...; each (task, length, seed) has its own training and held-out rows, shared by
+    every variant. -> {"settings", "train", "chance", "runs", "summary", "gradient_path", "attention_map",
+    "seconds"}.
+    """
+    from attnlab.train import train
+
+    s = check(section)
+    tc = {**TRAIN_DEFAULTS, **(train_cfg or {})}
+    out_dir = Path(out_dir)
+    if threads:
+        torch.set_num_threads(threads)
+    t0 = time.perf_counter()
+    runs, amap = [], None
+    for task in s["tasks"]:
+        for S in s["lengths"]:
+            for k in range(s["seeds"]):
+                run_seed = seed + k
+                gen = torch.Generator().manual_seed(run_seed * 100003 + S * 101 + TASKS.index(task))
+                rows = task_rows(task, s["train_rows"], S, s["vocab"], gen)
+                held_out = task_rows(task, s["eval_rows"], S, s["vocab"], gen)  # the generator has moved on
+                for variant in s["variants"]:
+                    spec = Seq2SeqSpec(s["vocab"], S, s["cell"], variant, s["d_model"], s["bidirectional"])
+                    name = f"{task}-S{S}-{variant}-seed{run_seed}"
+                    cfg = {"seed": run_seed, "device": device, "threads": threads, "profile": profile, "train": tc}
+                    metrics = train(spec, cfg, rows, held_out, out_dir / name, name=name, experiment="seq2seq",
+                                    progress=progress)
+                    model = trained(out_dir / name, spec) if metrics["status"] == "ok" else None
+                    acc = accuracy(model, held_out) if model is not None else dict.fromkeys(ACCURACIES)
+                    runs.append({"task": task, "source_length": S, "variant": variant, "seed": run_seed,
+                                 "name": name, **acc, "val_loss": metrics["val_loss"], "status": metrics["status"],
+                                 "n_params": metrics["n_params"],
+                                 "wall_seconds": metrics["provenance"]["wall_seconds"]})
+                    print(f"  {name}: " + ", ".join(f"{key} {acc[key]}" for key in ACCURACIES), flush=True)
+                    if model is not None and S == max(s["lengths"]) and \
+                            (task, variant, k) == (s["map"]["task"], s["map"]["variant"], 0):
+                        amap = {"name": name, "source_length": S, **attention_map(model, held_out[0])}
+    g = s["gradient"]
+    sweep = gradient_sweep(g["kinds"], g["lengths"], g["d"], g["seeds"])
+    return {"settings": s, "train": tc, "chance": 1 / s["vocab"], "runs": runs, "summary": summary(runs),
+            "gradient_path": sweep, "attention_map": amap, "seconds": round(time.perf_counter() - t0, 1)}

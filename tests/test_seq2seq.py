@@ -1,0 +1,188 @@
+import json
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attnlab.errors import AttnlabError
+from attnlab.experiments import seq2seq as s2s
+from attnlab.experiments.seq2seq import Seq2SeqSpec, accuracy, gradient_path, jacobian_norms, task_rows
+from attnlab.train import train
+
+ATTENTION = [v for v in s2s.VARIANTS if v != "none"]
+TINY_TRAIN = {**s2s.TRAIN_DEFAULTS, "steps": 300, "batch_size": 32, "eval_every": 100, "ckpt_every": 100,
+              "eval_windows": 32, "train_eval_tokens": 512}
+
+
+@pytest.fixture(autouse=True)
+def keep_threads():
+    """Tiny recurrent models run fastest on one thread; the tests that train set it, and it is put back."""
+    n = torch.get_num_threads()
+    yield
+    torch.set_num_threads(n)
+
+
+def hand_score(name: str, module, q: list, k: list) -> float:
+    """One score written out in plain Python from the module's weights."""
+    d = len(q)
+    if name == "dot":
+        return sum(q[i] * k[i] for i in range(d))
+    if name == "general":
+        W = module.W.weight.tolist()
+        return sum(q[i] * sum(W[i][j] * k[j] for j in range(d)) for i in range(d))
+    v = module.v.weight[0].tolist()
+    if name == "bahdanau":
+        W1, W2 = module.W1.weight.tolist(), module.W2.weight.tolist()
+        return sum(v[m] * math.tanh(sum(W1[m][j] * q[j] + W2[m][j] * k[j] for j in range(d))) for m in range(d))
+    W, qk = module.W.weight.tolist(), q + k  # concat
+    return sum(v[m] * math.tanh(sum(W[m][j] * qk[j] for j in range(2 * d))) for m in range(d))
+
+
+@pytest.mark.parametrize("name", ATTENTION)
+def test_score_equals_hand_computation(name):
+    torch.manual_seed(0)
+    module = s2s.SCORES[name](3)
+    q, k = torch.randn(2, 2, 3), torch.randn(2, 4, 3)  # (B, T, d), (B, S, d)
+    scores = module(q, k)
+    assert scores.shape == (2, 2, 4)
+    for b in range(2):
+        for t in range(2):
+            for s in range(4):
+                expected = hand_score(name, module, q[b, t].tolist(), k[b, s].tolist())
+                assert scores[b, t, s].item() == pytest.approx(expected, abs=1e-5), (b, t, s)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+@pytest.mark.parametrize("cell", s2s.CELLS)
+def test_none_sees_only_the_last_encoder_state(cell, bidirectional):
+    """With the encoder's last state held fixed, changing every other encoder output changes nothing for 'none'
+    and changes the output of every attention variant."""
+    rows = task_rows("reverse", 4, 5, 8, torch.Generator().manual_seed(0))
+    for variant in s2s.VARIANTS:
+        torch.manual_seed(0)
+        model = Seq2SeqSpec(8, 5, cell, variant, 16, bidirectional).build().eval()
+        memory, last, state = model.encode(rows[:, :5])
+        other = memory + torch.randn_like(memory)  # every encoder state, with `last` and the state it starts kept
+        dec_in = rows[:, 5:-1]
+        a, _, _ = model.decode(memory, last, dec_in, state)
+        b, _, _ = model.decode(other, last, dec_in, state)
+        if variant == "none":
+            assert torch.equal(a, b)
+        else:
+            assert not torch.allclose(a, b, atol=1e-4), variant
+
+
+def test_loss_is_over_target_positions_only():
+    torch.manual_seed(0)
+    S = 4
+    model = Seq2SeqSpec(8, S, "gru", "dot", 16).build()
+    rows = task_rows("copy", 3, S, 8, torch.Generator().manual_seed(1))
+    x, y = rows[:, :-1], rows[:, 1:]
+    logits, loss = model(x, y)
+    assert logits.shape == (3, 2 * S, 9)
+    assert loss.item() == pytest.approx(F.cross_entropy(logits[:, S:].flatten(0, 1), y[:, S:].flatten()).item())
+    scrambled = y.clone()
+    scrambled[:, :S] = torch.randint(9, (3, S))  # the source and SEP are not predicted
+    assert model(x, scrambled)[1].item() == loss.item()
+    wrong = y.clone()
+    wrong[:, S] = (wrong[:, S] + 1) % 8
+    assert model(x, wrong)[1].item() != loss.item()
+
+
+@pytest.mark.parametrize("task", s2s.TASKS)
+def test_rows_are_source_sep_target(task):
+    S, vocab = 7, 12
+    rows = task_rows(task, 50, S, vocab, torch.Generator().manual_seed(0))
+    assert rows.shape == (50, 2 * S + 1) and rows.dtype == torch.long
+    src, sep = rows[:, :S], rows[:, S]
+    assert (sep == vocab).all() and src.min() >= 0 and src.max() < vocab
+    for row in rows.tolist():
+        source, target = row[:S], row[S + 1 :]
+        assert target == (source if task == "copy" else source[::-1])
+    assert not torch.equal(src, src.flip(1))  # the reversal is not read off a palindrome
+
+
+@pytest.mark.parametrize("call,value", [
+    (lambda: task_rows("sort", 2, 4, 8), "'sort'"),
+    (lambda: task_rows("copy", 2, 0, 8), "0"),
+    (lambda: task_rows("reverse", 2, 4, 1), "1"),
+    (lambda: Seq2SeqSpec(cell="rnn"), "'rnn'"),
+    (lambda: Seq2SeqSpec(score="luong"), "'luong'"),
+    (lambda: gradient_path("cnn", 4), "'cnn'"),
+    (lambda: Seq2SeqSpec(8, 4).build()(torch.zeros(1, 6, dtype=torch.long)), "7"),
+    (lambda: s2s.check({"lengths": [8, -1]}), "-1"),
+])
+def test_bad_input_is_one_line(call, value):
+    with pytest.raises(AttnlabError) as err:
+        call()
+    message = str(err.value)
+    assert "\n" not in message and value in message
+    if "sort" in value:
+        assert "copy" in message and "reverse" in message  # names the known tasks
+
+
+class Kill(Exception):
+    pass
+
+
+def kill_at(step_to_die: int):
+    def probe(step, model, loss):
+        if step == step_to_die:
+            raise Kill
+    return probe
+
+
+def test_train_learns_reverse_and_resumes(tmp_path):
+    """The one training loop trains a tiny Bahdanau model on reverse far above chance, and a run killed after a
+    checkpoint resumes from it to the same result as an uninterrupted one."""
+    gen = torch.Generator().manual_seed(0)
+    rows, held_out = task_rows("reverse", 2000, 6, 8, gen), task_rows("reverse", 200, 6, 8, gen)
+    spec = Seq2SeqSpec(8, 6, "gru", "bahdanau", 32)
+    cfg = {"seed": 0, "device": "cpu", "threads": 1, "train": TINY_TRAIN}
+    whole = train(spec, cfg, rows, held_out, tmp_path / "whole", name="whole", progress=False)
+    acc = accuracy(s2s.trained(tmp_path / "whole", spec), held_out)
+    assert acc["token_accuracy"] > 0.5 and acc["teacher_forced_accuracy"] > 0.5  # chance: 1/8
+    assert whole["param_breakdown"] == {"total": whole["n_params"]} and whole["spec"] == spec.to_dict()
+
+    with pytest.raises(Kill):
+        train(spec, cfg, rows, held_out, tmp_path / "cut", name="cut", progress=False, probes=[kill_at(150)])
+    assert not (tmp_path / "cut" / "metrics.json").exists()
+    cut = train(spec, cfg, rows, held_out, tmp_path / "cut", name="cut", progress=False)
+    assert cut["resumed_from_step"] == 100
+    assert cut["val_loss"] == whole["val_loss"] and cut["train_loss"] == whole["train_loss"]
+    assert (tmp_path / "cut" / "curve.csv").read_text() == (tmp_path / "whole" / "curve.csv").read_text()
+
+
+@pytest.mark.parametrize("kind", ["rnn", "lstm"])
+def test_recurrent_gradient_path_vanishes(kind):
+    torch.set_num_threads(1)  # a 64-step recurrence of tiny matrices: threads only add waiting
+    for seed in range(3):
+        assert gradient_path(kind, 64, seed=seed) < 1e-6 * gradient_path(kind, 2, seed=seed)
+
+
+def test_attention_gradient_path_does_not_vanish():
+    """Input 1 reaches output T through one softmax weight of about 1/T: the gradient falls no faster than 1/T,
+    and input 1 counts about as much as the average input."""
+    for seed in range(3):
+        assert 64 * gradient_path("attention", 64, seed=seed) > 0.2 * 2 * gradient_path("attention", 2, seed=seed)
+        norms = jacobian_norms("attention", 64, seed=seed)
+        assert norms[0] > 0.2 * norms.mean()
+
+
+def test_run_returns_every_run_and_resumes(tmp_path):
+    section = {"tasks": ["reverse"], "lengths": [3], "variants": ["none", "bahdanau"], "seeds": 1, "vocab": 4,
+               "d_model": 8, "train_rows": 64, "eval_rows": 16,
+               "gradient": {"kinds": ["rnn", "attention"], "lengths": [2, 4], "d": 4, "seeds": 1}}
+    train_cfg = {"steps": 4, "batch_size": 4, "eval_every": 2, "eval_windows": 4, "ckpt_every": 2}
+    out = s2s.run(section, 5, tmp_path, train_cfg, device="cpu", threads=1)
+    json.dumps(out)  # JSON-able
+    assert sorted(r["name"] for r in out["runs"]) == ["reverse-S3-bahdanau-seed5", "reverse-S3-none-seed5"]
+    assert all((tmp_path / r["name"] / "metrics.json").is_file() for r in out["runs"])
+    assert {(r["variant"], r["source_length"]) for r in out["summary"]} == {("none", 3), ("bahdanau", 3)}
+    assert len(out["gradient_path"]) == 4 and out["chance"] == 0.25
+    amap = out["attention_map"]
+    assert amap["name"] == "reverse-S3-bahdanau-seed5" and len(amap["weights"]) == 3
+    assert all(sum(row) == pytest.approx(1, abs=1e-4) for row in amap["weights"])
+    again = s2s.run(section, 5, tmp_path, train_cfg, device="cpu", threads=1)
+    assert [r["token_accuracy"] for r in again["runs"]] == [r["token_accuracy"] for r in out["runs"]]
