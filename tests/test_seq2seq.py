@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from attnlab.errors import AttnlabError
 from attnlab.experiments import seq2seq as s2s
 from attnlab.experiments.seq2seq import Seq2SeqSpec, accuracy, gradient_path, jacobian_norms, task_rows
-from attnlab.train import train
+from attnlab.train import finished, train
 
 ATTENTION = [v for v in s2s.VARIANTS if v != "none"]
 TINY_TRAIN = {**s2s.TRAIN_DEFAULTS, "steps": 300, "batch_size": 32, "eval_every": 100, "ckpt_every": 100,
@@ -141,7 +141,7 @@ def test_train_learns_reverse_and_resumes(tmp_path):
     spec = Seq2SeqSpec(8, 6, "gru", "bahdanau", 32)
     cfg = {"seed": 0, "device": "cpu", "threads": 1, "train": TINY_TRAIN}
     whole = train(spec, cfg, rows, held_out, tmp_path / "whole", name="whole", progress=False)
-    acc = accuracy(s2s.trained(tmp_path / "whole", spec), held_out)
+    acc = accuracy(finished(tmp_path / "whole", spec), held_out)
     assert acc["token_accuracy"] > 0.5 and acc["teacher_forced_accuracy"] > 0.5  # chance: 1/8
     assert whole["param_breakdown"] == {"total": whole["n_params"]} and whole["spec"] == spec.to_dict()
 

@@ -189,7 +189,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     def start(state: dict | None):
         """Model, optimiser, batch sampler and progress: fresh, or as checkpoint `state` left them."""
         torch.manual_seed(seed)
-        model = (spec.build() if hasattr(spec, "build") else build(spec)).to(device)  # a spec may build its own
+        model = make_model(spec).to(device)
         opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], weight_decay=tc["weight_decay"])
         gen = torch.Generator().manual_seed(seed)
         if state is None:
@@ -302,6 +302,22 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     _write_csv(out_dir / "probes.csv", probe_rows)
     provenance.write_json(out_dir / "metrics.json", metrics)
     return metrics
+
+
+def make_model(spec):
+    """A fresh model of `spec`: an LM for a ModelSpec, or what a spec that builds its own model builds."""
+    return spec.build() if hasattr(spec, "build") else build(spec)
+
+
+def finished(run_dir, spec=None):
+    """The finished model of the training run in `run_dir` (its ckpt.pt), in eval mode. `spec`: the model's
+    spec; default, the ModelSpec its metrics.json records."""
+    run_dir = Path(run_dir)
+    if spec is None:
+        spec = ModelSpec(**provenance.read_json(run_dir / "metrics.json")["spec"])
+    model = make_model(spec)
+    model.load_state_dict(torch.load(run_dir / "ckpt.pt", map_location="cpu", weights_only=True)["model"])
+    return model.eval()
 
 
 def initial_weights(cfg: dict, run: dict, spec, out: Path) -> tuple[str, dict]:

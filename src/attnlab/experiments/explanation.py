@@ -504,8 +504,7 @@ def main(cfg: dict, out_path) -> dict:
 
     from attnlab import provenance
     from attnlab.experiments import winograd as wg
-    from attnlab.experiments.induction import trained_lm
-    from attnlab.train import pick_device
+    from attnlab.train import finished, pick_device
 
     out_path = Path(out_path)
     if cfg.get("threads"):
@@ -519,7 +518,7 @@ def main(cfg: dict, out_path) -> dict:
                                "vocabulary")
         trained, held = wg.split_pairs(w, "closed", torch.Generator().manual_seed(cfg["seed"]))
         data, test = wg.encode(w, trained, vocab), wg.encode(w, held, vocab)
-        model, _ = trained_lm(out_path.parent.parent / "winograd" / f"closed-{s['model']}" / "metrics.json")
+        model = finished(out_path.parent.parent / "winograd" / f"closed-{s['model']}")
         other, _ = wg.train_model({**cfg, "seed": cfg["seed"] + 1}, w, "closed", s["model"], data, test, vocab,
                                   out_path.parent / f"seed{cfg['seed'] + 1}")
         n = min(s["examples"], len(test["rows"]))

@@ -272,25 +272,10 @@ def probed(path) -> list[dict]:
         return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
-def trained_lm(metrics_path):
-    """The finished model of a training run (its metrics.json names the spec; ckpt.pt beside it)."""
-    import json
-    from pathlib import Path
-
-    from attnlab.nn.model import build
-    from attnlab.nn.spec import ModelSpec
-
-    metrics_path = Path(metrics_path)
-    spec = ModelSpec(**json.loads(metrics_path.read_text())["spec"])
-    model = build(spec)
-    model.load_state_dict(torch.load(metrics_path.parent / "ckpt.pt", map_location="cpu", weights_only=True)["model"])
-    return model.eval(), spec
-
-
 def control(cfg: dict, out_dir) -> dict:
     """Attention-only models of each depth trained on repeated spans, probed as they learn."""
     from attnlab.nn.spec import ModelSpec
-    from attnlab.train import train
+    from attnlab.train import finished, train
 
     s = cfg["induction"]
     gen = torch.Generator().manual_seed(cfg["seed"])
@@ -309,7 +294,7 @@ def control(cfg: dict, out_dir) -> dict:
         steps = [int(r["step"]) for r in rows]
         rise = phase_change(steps, [r["induction"] for r in rows])
         drop = phase_change(steps, [r["icl"] for r in rows])
-        model, _ = trained_lm(out_dir / name / "metrics.json")
+        model = finished(out_dir / name)
         final = measure(model, probe_rows)
         out[name] = {"layers": layers, "steps": steps, "series": rows, "final": final,
                      "copying": copying(model).tolist(), "induction_jump": rise, "icl_drop": drop,
@@ -322,19 +307,20 @@ def control(cfg: dict, out_dir) -> dict:
 def on_text(cfg: dict, results, data_dir, runs: list[str]) -> dict:
     """The same scores on the chapter's trained Shakespeare models, on windows of the validation split."""
     from attnlab.data.prepare import load_tokens
+    from attnlab.train import finished
 
     s = cfg["induction"]
     tokens = load_tokens(data_dir, "val")
     out = {}
     for run in runs:
         experiment, _, name = run.partition(".")
-        model, spec = trained_lm(results / experiment / name / "metrics.json")
-        T = spec.context
+        model = finished(results / experiment / name)
+        T = model.spec.context
         n = min(s["text_windows"], (len(tokens) - 1) // (T + 1))
         rows = tokens[: n * (T + 1)].view(n, T + 1)
         scores = measure(model, rows)
         scores["copying"] = copying(model).tolist()
-        out[name] = {"blocks": spec.n_blocks, "windows": n, "context": T, **scores}
+        out[name] = {"blocks": model.spec.n_blocks, "windows": n, "context": T, **scores}
         print(f"  {name} on Shakespeare: best prefix-matching score {scores['induction']:.3f} "
               f"(chance {scores['chance']:.3f}), ICL score {scores['icl']:.3f}", flush=True)
     return out

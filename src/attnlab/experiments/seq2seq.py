@@ -278,13 +278,6 @@ def attention_map(model: Seq2Seq, row: torch.Tensor) -> dict:
             "weights": None if w is None else [[round(x, 5) for x in r] for r in w[0].tolist()]}
 
 
-def trained(run_dir, spec: Seq2SeqSpec) -> Seq2Seq:
-    """The finished model of a training run in run_dir (its ckpt.pt)."""
-    model = spec.build()
-    model.load_state_dict(torch.load(Path(run_dir) / "ckpt.pt", map_location="cpu", weights_only=True)["model"])
-    return model.eval()
-
-
 # ----------------------------------------------------------------------------- the gradient path
 
 def path_layer(kind: str, d: int) -> nn.Module:
@@ -406,7 +399,7 @@ def run(section: dict, seed: int, out_dir, train_cfg: dict | None = None, *, dev
     every variant. -> {"settings", "train", "chance", "runs", "summary", "gradient_path", "attention_map",
     "seconds"}.
     """
-    from attnlab.train import train
+    from attnlab.train import finished, train
 
     s = check(section)
     tc = {**TRAIN_DEFAULTS, **(train_cfg or {})}
@@ -428,7 +421,7 @@ def run(section: dict, seed: int, out_dir, train_cfg: dict | None = None, *, dev
                     cfg = {"seed": run_seed, "device": device, "threads": threads, "profile": profile, "train": tc}
                     metrics = train(spec, cfg, rows, held_out, out_dir / name, name=name, experiment="seq2seq",
                                     progress=progress)
-                    model = trained(out_dir / name, spec) if metrics["status"] == "ok" else None
+                    model = finished(out_dir / name, spec) if metrics["status"] == "ok" else None
                     acc = accuracy(model, held_out) if model is not None else dict.fromkeys(ACCURACIES)
                     runs.append({"task": task, "source_length": S, "variant": variant, "seed": run_seed,
                                  "name": name, **acc, "val_loss": metrics["val_loss"], "status": metrics["status"],

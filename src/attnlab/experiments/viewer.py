@@ -19,9 +19,8 @@ from attnlab import provenance
 from attnlab.data.bpe import Tokenizer
 from attnlab.data.prepare import load_tokens
 from attnlab.experiments import winograd as wg
-from attnlab.experiments.induction import trained_lm
 from attnlab.nn.model import SelfAttention
-from attnlab.train import pick_device
+from attnlab.train import finished, pick_device
 
 DECIMALS = 5  # weights are rounded for the page's size; rows of up to 100 keys still sum to 1 within 1e-3
 
@@ -49,7 +48,7 @@ def winograd_examples(cfg: dict, results: Path) -> list[dict]:
     w, s = cfg["winograd"], cfg["viewer"]
     vocab = wg.vocabulary(w)
     index = {word: i for i, word in enumerate(vocab)}
-    models = {f"E8 {name.replace('_', ' ')}": trained_lm(results / "winograd" / f"closed-{name}" / "metrics.json")[0]
+    models = {f"E8 {name.replace('_', ' ')}": finished(results / "winograd" / f"closed-{name}")
               for name in ("one_block", "two_blocks")}
     out = []
     for adj in s["adjectives"]:
@@ -89,7 +88,7 @@ def shakespeare_examples(cfg: dict, results: Path, data_dir: Path, runs: list[st
     models = {}
     for run in runs:
         experiment, _, name = run.partition(".")
-        models[f"{name} (Shakespeare)"] = trained_lm(results / experiment / name / "metrics.json")[0]
+        models[f"{name} (Shakespeare)"] = finished(results / experiment / name)
     length = min([s["tokens"], *(m.spec.context for m in models.values())])
     newline = tok.encode("\n")
     starts = [i + len(newline) for i in range(len(val) - len(newline)) if val[i:i + len(newline)] == newline]

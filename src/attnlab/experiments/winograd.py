@@ -33,7 +33,7 @@ from attnlab.errors import AttnlabError
 from attnlab.experiments.tasks import check_winograd
 from attnlab.nn.model import LM, SelfAttention
 from attnlab.nn.spec import ModelSpec
-from attnlab.train import pick_device, train
+from attnlab.train import finished, pick_device, train
 
 VERSIONS = {"cheat": ("average", "one_block"), "closed": ("average", "one_block", "two_blocks")}
 
@@ -154,10 +154,7 @@ def train_model(cfg: dict, w: dict, version: str, name: str, data: dict, held: d
                     name=f"{version}-{name}", experiment="winograd", progress=False)
     if metrics["status"] != "ok":
         raise AttnlabError(f"winograd {version}-{name} {metrics['status']} at step {metrics['diverged_at_step']}")
-    state = torch.load(out_dir / f"{version}-{name}" / "ckpt.pt", map_location="cpu", weights_only=True)
-    model = LM(spec)
-    model.load_state_dict(state["model"])
-    return model, metrics
+    return finished(out_dir / f"{version}-{name}", spec), metrics
 
 
 def run(cfg: dict, out_dir: Path) -> dict:
