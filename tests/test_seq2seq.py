@@ -11,7 +11,7 @@ from attnlab.experiments.seq2seq import Seq2SeqSpec, accuracy, gradient_path, ja
 from attnlab.train import finished, train
 
 ATTENTION = [v for v in s2s.VARIANTS if v != "none"]
-TINY_TRAIN = {**s2s.TRAIN_DEFAULTS, "steps": 300, "batch_size": 32, "eval_every": 100, "ckpt_every": 100,
+TINY_TRAIN = {**s2s.settings()["train"], "steps": 300, "batch_size": 32, "eval_every": 100, "ckpt_every": 100,
               "eval_windows": 32, "train_eval_tokens": 512}
 
 
@@ -111,7 +111,14 @@ def test_rows_are_source_sep_target(task):
     (lambda: Seq2SeqSpec(score="luong"), "'luong'"),
     (lambda: gradient_path("cnn", 4), "'cnn'"),
     (lambda: Seq2SeqSpec(8, 4).build()(torch.zeros(1, 6, dtype=torch.long)), "7"),
-    (lambda: s2s.check({"lengths": [8, -1]}), "-1"),
+    (lambda: s2s.settings({"lengths": [8, -1]}), "-1"),
+    (lambda: s2s.settings({"lengths": [0]}), "0"),
+    (lambda: s2s.settings({"variants": ["none", "luong"]}), "'luong'"),
+    (lambda: s2s.settings({"cell": "rnn"}), "'rnn'"),
+    (lambda: s2s.settings({"tasks": ["copy", "sort"]}), "'sort'"),
+    (lambda: s2s.settings({"gradient": {"kinds": ["cnn"]}}), "'cnn'"),
+    (lambda: s2s.settings({"map": {"variant": "none"}}), "'none'"),
+    (lambda: s2s.settings({"variants": ["bahdanau", "dot"]}), "'none'"),
 ])
 def test_bad_input_is_one_line(call, value):
     with pytest.raises(AttnlabError) as err:
@@ -171,18 +178,91 @@ def test_attention_gradient_path_does_not_vanish():
 
 
 def test_run_returns_every_run_and_resumes(tmp_path):
-    section = {"tasks": ["reverse"], "lengths": [3], "variants": ["none", "bahdanau"], "seeds": 1, "vocab": 4,
+    section = {"tasks": ["reverse"], "lengths": [3, 5], "variants": ["none", "bahdanau"], "seeds": 2, "vocab": 4,
                "d_model": 8, "train_rows": 64, "eval_rows": 16,
-               "gradient": {"kinds": ["rnn", "attention"], "lengths": [2, 4], "d": 4, "seeds": 1}}
-    train_cfg = {"steps": 4, "batch_size": 4, "eval_every": 2, "eval_windows": 4, "ckpt_every": 2}
-    out = s2s.run(section, 5, tmp_path, train_cfg, device="cpu", threads=1)
+               "gradient": {"kinds": ["rnn", "attention"], "lengths": [2, 4], "d": 4, "seeds": 1},
+               "train": {"steps": 4, "batch_size": 4, "eval_every": 2, "eval_windows": 4, "ckpt_every": 2}}
+    cfg = {"seed": 5, "device": "cpu", "threads": 1, "profile": "smoke", "seq2seq": section}
+    out = s2s.run(cfg, tmp_path)
     json.dumps(out)  # JSON-able
-    assert sorted(r["name"] for r in out["runs"]) == ["reverse-S3-bahdanau-seed5", "reverse-S3-none-seed5"]
+    assert sorted(r["name"] for r in out["runs"]) == sorted(f"reverse-S{S}-{v}-seed{k}" for S in (3, 5)
+                                                           for v in ("none", "bahdanau") for k in (5, 6))
     assert all((tmp_path / r["name"] / "metrics.json").is_file() for r in out["runs"])
-    assert {(r["variant"], r["source_length"]) for r in out["summary"]} == {("none", 3), ("bahdanau", 3)}
+    assert {(r["variant"], r["source_length"], r["seeds"]) for r in out["summary"]} == \
+        {(v, S, 2) for v in ("none", "bahdanau") for S in (3, 5)}
     assert len(out["gradient_path"]) == 4 and out["chance"] == 0.25
+    assert set(out["gradient"]) == {"rnn", "attention"} and out["gradient"]["rnn"]["T_long"] == 4
     amap = out["attention_map"]
-    assert amap["name"] == "reverse-S3-bahdanau-seed5" and len(amap["weights"]) == 3
+    assert amap["name"] == "reverse-S5-bahdanau-seed5" and len(amap["weights"]) == 5
     assert all(sum(row) == pytest.approx(1, abs=1e-4) for row in amap["weights"])
-    again = s2s.run(section, 5, tmp_path, train_cfg, device="cpu", threads=1)
+    c = out["contrasts"]
+    assert (c["shortest"], c["longest"]) == (3, 5) and c["tasks"]["reverse"]["none_drop"]["seeds"] == 2
+    assert c["worst_gain"]["bahdanau"]["task"] == "reverse"
+    again = s2s.run(cfg, tmp_path)
     assert [r["token_accuracy"] for r in again["runs"]] == [r["token_accuracy"] for r in out["runs"]]
+
+
+def fake_runs(values: dict) -> list[dict]:
+    """Runs of one task: (variant, length) -> token accuracy per seed, each with a sampling error of 0.01."""
+    return [{"task": "copy", "variant": v, "source_length": S, "seed": k, "token_accuracy": acc,
+             "token_accuracy_se": 0.01} for (v, S), accs in values.items() for k, acc in enumerate(accs)]
+
+
+def test_paired_difference_takes_the_larger_error():
+    runs = fake_runs({("none", 4): [0.9, 0.8, 0.7], ("none", 16): [0.3, 0.3, 0.3]})
+    d = s2s.paired(runs, "copy", ("none", 4), ("none", 16))
+    assert d["mean"] == pytest.approx(0.5) and d["per_seed"] == pytest.approx([0.6, 0.5, 0.4])
+    assert d["se"] == pytest.approx(0.1 / math.sqrt(3)) and d["se_from"] == "seeds"  # sd of 0.6, 0.5, 0.4 is 0.1
+    calm = fake_runs({("none", 4): [0.9, 0.9, 0.9], ("none", 16): [0.3, 0.3, 0.3]})
+    d = s2s.paired(calm, "copy", ("none", 4), ("none", 16))  # no seed spread: the held-out error still counts
+    assert d["se"] == pytest.approx(math.sqrt(3 * 2 * 0.01 ** 2) / 3) and d["se_from"] == "held-out rows"
+    assert s2s.paired(runs, "copy", ("dot", 4), ("none", 16)) is None  # a missing run: no difference
+
+
+def test_contrasts_pick_the_worst_task_and_the_largest_drop_share():
+    runs = fake_runs({("none", 4): [0.9, 0.9], ("none", 16): [0.3, 0.3], ("dot", 4): [1.0, 1.0],
+                      ("dot", 16): [0.9, 0.9]})
+    runs += [{**r, "task": "reverse", "token_accuracy": r["token_accuracy"] - (0.2 if r["variant"] == "dot" and
+                                                                               r["source_length"] == 16 else 0)}
+             for r in runs]
+    s = {"lengths": [4, 16], "variants": ["none", "dot"], "tasks": ["copy", "reverse"]}
+    c = s2s.contrasts(runs, s)
+    assert c["worst_gain"]["dot"]["task"] == "reverse" and c["worst_gain"]["dot"]["mean"] == pytest.approx(0.4)
+    assert c["largest_drop_share"] == pytest.approx(0.3 / 0.6)  # reverse: dot falls 0.3, none 0.6
+
+
+def test_gradient_summary():
+    sweep = [{"kind": "attention", "T": T, "seed": 0, "grad": 1 / T, "relative": 1.0} for T in (2, 4, 8)]
+    g = s2s.gradient_summary(sweep)["attention"]
+    assert g["decades"] == pytest.approx(math.log10(4)) and g["times_T"] == pytest.approx(1)
+    assert (g["T_short"], g["T_long"], g["relative_long"]) == (2, 8, 1.0)
+
+
+def perfect_reverse_map(S: int = 4) -> dict:
+    src = list(range(S))
+    weights = [[1.0 if j == S - 1 - t else 0.0 for j in range(S)] for t in range(S)]
+    return {"name": "reverse-S4-bahdanau-seed0", "task": "reverse", "variant": "bahdanau", "source_length": S,
+            "source": src, "target": src[::-1], "predicted": src[::-1], "weights": weights}
+
+
+def test_map_reading_is_read_off_the_weights():
+    from attnlab.report.pages.seq2seq import map_reading
+
+    text = map_reading(perfect_reverse_map())
+    assert "gets 4 of 4 tokens right" in text and "on average 1.00" in text and "on that position at 4 of 4" in text
+    shifted = perfect_reverse_map()
+    shifted["weights"] = [row[1:] + row[:1] for row in shifted["weights"]]  # every peak one position left
+    assert "-1 positions from it" in map_reading(shifted) and "on average 0.00" in map_reading(shifted)
+
+
+def test_the_map_is_valid_viewer_data_with_only_decoder_steps_attending():
+    from attnlab.report.pages.seq2seq import viewer_data
+    from attnlab.report.viewer import check_data
+
+    data = viewer_data(perfect_reverse_map())
+    check_data(data)
+    ex = data["examples"][0]
+    assert ex["tokens"] == ["a", "b", "c", "d", "→", "d", "c", "b", "a"]
+    (rows,), = next(iter(ex["models"].values()))
+    assert [row is not None for row in rows] == [False] * 4 + [True] * 4 + [False]
+    assert rows[4][:4] == [0.0, 0.0, 0.0, 1.0]  # the first output step reads the last source token

@@ -10,6 +10,7 @@ from attnlab.report.viewer import check_data, viewer_html
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOT = Path("/tmp/viewer.png")
+CROSS_SCREENSHOT = Path("/tmp/viewer-cross.png")
 NASTY = 'Winograd: </script><!--<script> & "quotes" \u2026'
 
 
@@ -65,6 +66,38 @@ def other_data() -> dict:
                           "models": {"X": model(3, [[(first, 0.9)]])}}]}
 
 
+SOURCE, TARGET = ["le", "chat", "dort"], ["the", "cat", "sleeps"]
+CROSS_TOKENS = SOURCE + ["<sep>"] + TARGET  # the decoder steps read tokens 3, 4, 5; tokens 0-2 and 6 never attend
+
+
+def aligned(i):
+    return i - len(SOURCE)  # reading <sep> -> "le", "the" -> "chat", "cat" -> "dort"
+
+
+def cross(focus, p: float, silent=()) -> list:
+    """Cross-attention over CROSS_TOKENS: a decoder step's row puts p on source key focus(i) and spreads the rest
+    over the other source keys; the other rows (and those of the steps in silent) are null."""
+    n, T = len(SOURCE), len(CROSS_TOKENS)
+    rows = []
+    for i in range(T):
+        if i < n or i == T - 1 or i in silent:
+            rows.append(None)
+            continue
+        row = [(1 - p) / (n - 1)] * n + [0.0] * (T - n)
+        row[focus(i)] = p
+        rows.append(row)
+    return rows
+
+
+def cross_data() -> dict:
+    """1 model, 2 layers, 2 heads of cross-attention; layer 0, head 1 also skips step 4 (to test the mean)."""
+    return {"examples": [{"id": "cross", "label": "Cross-attention: le chat dort", "tokens": CROSS_TOKENS,
+                          "models": {"enc-dec": [[cross(aligned, 0.6), cross(first, 0.5, silent={4})],
+                                                 [cross(aligned, 0.9), cross(first, 0.7)]]},
+                          "alternatives": [{"name": "uniform", "model": "enc-dec", "layer": 1, "head": 0,
+                                            "weights": cross(aligned, 1 / 3)}]}]}
+
+
 # --- check_data --------------------------------------------------------------------------------------------
 
 def ex(d, k=0):
@@ -112,12 +145,23 @@ MALFORMED = {
     "alternative weights off": (lambda d: _skew(alt(d)["weights"][3], 3, 0.1), "('adversarial') weights: row 3 sums"),
     "alternative named learned": (lambda d: _set(alt(d), "name", "learned"), "other than 'learned'"),
     "alternative without weights": (lambda d: alt(d).pop("weights"), "missing 'weights'"),
+    "row neither list nor null": (lambda d: _set(head(d), 2, "x"), "row 2 has str weights, not one per token"),
+    "all-null head": (lambda d: _set(ex(d)["models"]["M1"][1], 0, [None] * 4), "layer 1, head 0: every row is null"),
+    "all-null alternative": (lambda d: _set(alt(d), "weights", [None] * 4), "weights: every row is null"),
 }
 
 
 def test_hand_made_data_is_valid():
     check_data(make_data())
     check_data(other_data())
+    check_data(cross_data())
+
+
+def test_null_rows_pass():
+    data = make_data()
+    head(data)[1] = None
+    alt(data)["weights"][0] = None
+    check_data(data)
 
 
 def test_rows_within_tolerance_pass():
@@ -137,6 +181,13 @@ def test_check_data_rejects(name):
     text = str(err.value)
     assert "\n" not in text
     assert message in text
+
+
+def test_null_rows_do_not_excuse_the_others():
+    data = cross_data()
+    _skew(ex(data)["models"]["enc-dec"][1][1][5], 0, 0.2)
+    with pytest.raises(AttnlabError, match=r"model 'enc-dec', layer 1, head 1: row 5 sums to 1.2000"):
+        check_data(data)
 
 
 def test_check_data_names_the_place():
@@ -209,9 +260,7 @@ PAGE = """<!doctype html>
 <body style="margin: 0; background: #fff; font-family: Roboto, 'Helvetica Neue', Arial, sans-serif; font-size: 16px">
 <article class="md-typeset" style="max-width: 780px; margin: 24px auto; padding: 0 16px">
 <h1>Attention viewer</h1>
-{one}
-<p>A second viewer on the same page.</p>
-{two}
+{body}
 </article></body></html>
 """
 
@@ -230,21 +279,38 @@ def browser():
 @pytest.fixture(scope="module")
 def page_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("viewer") / "viewer.html"
-    path.write_text(PAGE.format(one=viewer_html(make_data(), "v1"), two=viewer_html(other_data(), "v2")),
-                    encoding="utf-8")
+    one, two = viewer_html(make_data(), "v1"), viewer_html(other_data(), "v2")
+    body = f"{one}<p>A second viewer on the same page.</p>\n{two}"
+    path.write_text(PAGE.format(body=body), encoding="utf-8")
     return path
 
 
-@pytest.fixture
-def page(browser, page_file):
+@pytest.fixture(scope="module")
+def cross_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("viewer") / "cross.html"
+    path.write_text(PAGE.format(body=viewer_html(cross_data(), "v1")), encoding="utf-8")  # v1: the helpers' default
+    return path
+
+
+def open_page(browser, path):
     pg = browser.new_page(viewport={"width": 1280, "height": 900})
     errors = []
     pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto(page_file.as_uri())
+    pg.goto(path.as_uri())
     yield pg
     pg.close()
     assert errors == [], f"console errors: {errors}"
+
+
+@pytest.fixture
+def page(browser, page_file):
+    yield from open_page(browser, page_file)
+
+
+@pytest.fixture
+def cross_page(browser, cross_file):
+    yield from open_page(browser, cross_file)
 
 
 def state(pg, vid="v1") -> dict:
@@ -387,3 +453,104 @@ def test_screenshot(page):
     token(page, 1).click()
     page.screenshot(path=str(SCREENSHOT), full_page=True)
     assert SCREENSHOT.stat().st_size > 0
+
+
+# --- cross-attention: null rows ------------------------------------------------------------------------------
+
+def enc_dec(layer, h):
+    return ex(cross_data())["models"]["enc-dec"][layer][h]
+
+
+def mean_of_attending(layer, i, j) -> float:
+    rows = [h[i] for h in ex(cross_data())["models"]["enc-dec"][layer] if h[i] is not None]
+    return sum(r[j] for r in rows) / len(rows)
+
+
+def status(pg) -> str:
+    return pg.inner_text("#v1-status")
+
+
+def neutral(pg) -> bool:
+    """No token shaded and every weight label a dot: the query does not attend."""
+    tokens = pg.locator("#v1-tokens .av-token")
+    backgrounds = tokens.evaluate_all("bs => bs.map(b => getComputedStyle(b).backgroundColor)")
+    labels = tokens.locator(".av-weight").all_inner_texts()
+    return set(backgrounds) == {"rgb(255, 255, 255)"} and set(labels) == {"\u00b7"}
+
+
+def test_cross_opens_on_the_last_attending_token(cross_page):
+    assert state(cross_page) == {"example": "cross", "model": "enc-dec", "layer": 1, "head": "mean", "query": 5,
+                                 "pinned": False, "weights": "learned"}
+    assert "does not attend" not in status(cross_page)
+    for j in range(len(SOURCE)):
+        assert shown_weight(cross_page, j) == shows(mean_of_attending(1, 5, j))
+    assert not neutral(cross_page)
+
+
+@pytest.mark.parametrize("j", [1, 6])  # a source token; the last target token
+def test_cross_token_that_does_not_attend(cross_page, j):
+    token(cross_page, j).click()
+    assert (state(cross_page)["query"], state(cross_page)["pinned"]) == (j, True)
+    word = CROSS_TOKENS[j]
+    assert f"Query: \u201c{word}\u201d (token {j}) does not attend" in status(cross_page)
+    assert "click it again to unpin" in status(cross_page)
+    assert neutral(cross_page)
+    assert "does not attend" in token(cross_page, 0).get_attribute("title")
+
+
+def test_cross_decoder_token_shows_its_row(cross_page):
+    token(cross_page, 1).click()
+    token(cross_page, 3).click()  # <sep>: the first decoder step
+    assert state(cross_page)["query"] == 3
+    assert "does not attend" not in status(cross_page)
+    for j in range(len(SOURCE)):
+        expected = mean_of_attending(1, 3, j)
+        assert shown_weight(cross_page, j) == shows(expected)
+        assert shade(cross_page, j) == pytest.approx(expected, abs=0.01)
+    assert shown_weight(cross_page, 3) == 0
+    assert token(cross_page, 4).locator(".av-weight").inner_text() == "\u00b7"  # after the query
+    cross_page.locator("#v1-weights").get_by_label("uniform").check()
+    assert shown_weight(cross_page, 0) == shows(1 / 3)
+
+
+def test_cross_mean_skips_heads_that_do_not_attend(cross_page):
+    cross_page.select_option("#v1-layer", "0")
+    token(cross_page, 4).click()  # head 1 of layer 0 skips step 4: the mean is head 0's row
+    for j in range(len(SOURCE)):
+        assert shown_weight(cross_page, j) == shows(enc_dec(0, 0)[4][j])
+    cross_page.select_option("#v1-head", "1")
+    assert neutral(cross_page) and "does not attend" in status(cross_page)
+    cross_page.select_option("#v1-head", "0")
+    assert shown_weight(cross_page, 1) == shows(enc_dec(0, 0)[4][1])
+
+
+def test_cross_keyboard_and_hover_reach_null_rows(cross_page):
+    token(cross_page, 5).focus()
+    cross_page.keyboard.press("ArrowLeft")
+    cross_page.keyboard.press("ArrowLeft")
+    assert state(cross_page)["query"] == 3 and not neutral(cross_page)
+    cross_page.keyboard.press("ArrowLeft")
+    assert state(cross_page)["query"] == 2 and neutral(cross_page)
+    assert "does not attend" in status(cross_page)
+    token(cross_page, 4).hover()
+    assert state(cross_page)["query"] == 4 and not neutral(cross_page)
+    token(cross_page, 0).hover()
+    assert state(cross_page)["query"] == 0 and neutral(cross_page)
+
+
+def test_cross_grid_greys_null_rows(cross_page):
+    assert cross_page.locator("#v1-grid .av-tile svg").count() == 6  # 2 layers x (2 heads + mean)
+
+    def grey_rows(layer, h):
+        rects = cross_page.locator(f'#v1-grid .av-tile[data-layer="{layer}"][data-head="{h}"] rect.av-masked')
+        return {int(r.get_attribute("y")) for r in rects.all()}
+
+    assert grey_rows(0, 1) == {0, 1, 2, 4, 6}
+    assert grey_rows(0, "mean") == grey_rows(1, 0) == {0, 1, 2, 6}  # the mean attends where any head does
+    fill = cross_page.locator("#v1-grid rect.av-masked").first.evaluate("r => getComputedStyle(r).fill")
+    assert fill == "rgb(238, 238, 238)"
+
+
+def test_cross_screenshot(cross_page):
+    cross_page.screenshot(path=str(CROSS_SCREENSHOT), full_page=True)
+    assert CROSS_SCREENSHOT.stat().st_size > 0

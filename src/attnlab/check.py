@@ -11,7 +11,7 @@ from pathlib import Path
 from attnlab.bench.settings import check_cost, check_decode
 from attnlab.config import check_splits, runs, validate
 from attnlab.errors import AttnlabError
-from attnlab.experiments.tasks import check_induction, check_winograd
+from attnlab.experiments.tasks import check_induction, check_seq2seq, check_winograd
 
 
 def check(cfg: dict, results: str | Path = "results", corpus: bool = True) -> dict:
@@ -25,6 +25,7 @@ def check(cfg: dict, results: str | Path = "results", corpus: bool = True) -> di
     check_decode(cfg["decode"])
     check_winograd(cfg["winograd"])
     check_induction(cfg["induction"])
+    check_seq2seq(cfg["seq2seq"])
     check_init(cfg)
     check_cost(cfg["cost"], on_cpu=cfg["device"] == "cpu" or (cfg["device"] == "auto" and not cuda_usable()[0]))
     if corpus:

@@ -29,11 +29,12 @@ What is here:
     Seq2Seq          forward(idx, targets) as the project's LMs: loss over the target positions only
     greedy, accuracy, attention_map   greedy decoding, token / sequence accuracy, one example's weights
     gradient_path, gradient_sweep     how much gradient reaches input 1 from output T: RNN, LSTM, attention
-    run              every task x length x variant x seed through the one training loop, plus the above
+    run, main        every task x length x variant x seed through the one training loop, plus the above, and
+                     the paired seed-by-seed differences the claims read (contrasts, gradient_summary)
 """
 from __future__ import annotations
 
-import time
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -42,12 +43,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError
+from attnlab.experiments.tasks import CELLS, PATH_KINDS, VARIANTS, check_seq2seq
+from attnlab.experiments.tasks import SEQ2SEQ_TASKS as TASKS
 from attnlab.nn.model import SelfAttention
 
-TASKS = ("copy", "reverse")
-CELLS = ("gru", "lstm")
-VARIANTS = ("none", "bahdanau", "dot", "general", "concat")  # none: the fixed-vector bottleneck
-PATH_KINDS = ("rnn", "lstm", "attention")
 ACCURACIES = ("token_accuracy", "sequence_accuracy", "teacher_forced_accuracy")
 
 
@@ -254,7 +253,7 @@ def greedy(model: Seq2Seq, src: torch.Tensor):
 @torch.no_grad()
 def accuracy(model: Seq2Seq, rows: torch.Tensor, batch_size: int = 512) -> dict:
     """Held-out rows (N, 2S+1) -> token_accuracy (share of target tokens right) and sequence_accuracy (share of
-    rows with every target token right) of greedy decoding, and teacher_forced_accuracy: the share of target
+    rows with every target token right) of greedy decoding, token_accuracy_se (its sampling error over rows), and teacher_forced_accuracy: the share of target
     tokens right when every earlier target token is given (what the decoder can read, before its own errors)."""
     S = model.spec.source_length
     right, forced = [], []
@@ -265,7 +264,10 @@ def accuracy(model: Seq2Seq, rows: torch.Tensor, batch_size: int = 512) -> dict:
         logits, _ = model(batch[:, :-1])
         forced.append(logits[:, S:].argmax(-1) == batch[:, S + 1 :])
     right, forced = torch.cat(right), torch.cat(forced)
-    return {"token_accuracy": right.float().mean().item(), "sequence_accuracy": right.all(1).float().mean().item(),
+    per_row = right.float().mean(1)  # (N,): a row's tokens are not independent (greedy errors cascade), rows are
+    se = per_row.std().item() / math.sqrt(len(per_row)) if len(per_row) > 1 else 0.0
+    return {"token_accuracy": right.float().mean().item(), "token_accuracy_se": se,
+            "sequence_accuracy": right.all(1).float().mean().item(),
             "teacher_forced_accuracy": forced.float().mean().item()}
 
 
@@ -330,49 +332,25 @@ def gradient_sweep(kinds=PATH_KINDS, lengths=(2, 4, 8, 16, 32, 64, 128, 256), d:
     return rows
 
 
-# ----------------------------------------------------------------------------- the experiment
+# ----------------------------------------------------------------------------- the experiment (registry: seq2seq)
 
-DEFAULTS = {"tasks": list(TASKS), "lengths": [8, 16, 32], "variants": list(VARIANTS), "seeds": 3, "vocab": 16,
-            "cell": "gru", "d_model": 32, "bidirectional": True, "train_rows": 20000, "eval_rows": 512,
-            "map": {"task": "reverse", "variant": "bahdanau"},  # the trained model whose weights are plotted
-            "gradient": {"kinds": list(PATH_KINDS), "lengths": [2, 4, 8, 16, 32, 64, 128, 256], "d": 32, "seeds": 3}}
-TRAIN_DEFAULTS = {"steps": 500, "batch_size": 64, "lr": 1e-2, "weight_decay": 0.0, "warmup_steps": 0,
-                  "grad_clip": 1.0, "eval_every": 100, "eval_windows": 64, "ckpt_every": 100,
-                  "train_eval_tokens": 8192}  # eval_windows: held-out rows scored during training
+def settings(section: dict | None = None) -> dict:
+    """A seq2seq section with the schema's defaults filled, checked: one line naming the first bad value."""
+    from attnlab.config import validate
 
-
-def check(section: dict) -> dict:
-    """The section over DEFAULTS, checked: one line naming the first bad value."""
-    unknown = sorted(set(section) - set(DEFAULTS))
-    if unknown:
-        raise AttnlabError(f"seq2seq: unknown setting {unknown[0]!r} (known: {', '.join(DEFAULTS)})")
-    s = {**DEFAULTS, **section}
-    for key in ("map", "gradient"):  # nested: a section may set some of their keys
-        s[key] = {**DEFAULTS[key], **section.get(key, {})}
-    for key in ("tasks", "lengths", "variants"):
-        if not isinstance(s[key], list) or not s[key]:
-            raise AttnlabError(f"seq2seq: {key} must be a non-empty list, got {s[key]!r}")
-    for task in s["tasks"]:
-        task_rows(task, 1, 1, 2)
-    for S in s["lengths"]:
-        task_rows("copy", 1, S, s["vocab"])
-    for variant in s["variants"]:
-        Seq2SeqSpec(score=variant)
-    Seq2SeqSpec(vocab_size=s["vocab"], cell=s["cell"], d_model=s["d_model"], bidirectional=s["bidirectional"])
-    for key in ("seeds", "train_rows", "eval_rows"):
-        if isinstance(s[key], bool) or not isinstance(s[key], int) or s[key] < 1:
-            raise AttnlabError(f"seq2seq: {key} must be a positive integer, got {s[key]!r}")
-    g = s["gradient"]
-    for kind in g["kinds"]:
-        path_layer(kind, 2)
-    for name, value in [("d", g["d"]), ("seeds", g["seeds"])] + [("lengths", T) for T in g["lengths"]]:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise AttnlabError(f"seq2seq: gradient.{name} must hold positive integers, got {value!r}")
+    s = validate({"profile": "smoke", "seq2seq": section or {}}, partial=True)["seq2seq"]
+    check_seq2seq(s)
     return s
 
 
+def mean_sd(values: list[float]) -> tuple[float, float | None]:
+    m = sum(values) / len(values)
+    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None
+    return m, sd
+
+
 def summary(runs: list[dict]) -> list[dict]:
-    """Mean, min and max over seeds of each task x length x variant."""
+    """Mean, standard deviation, min and max over seeds of each task x length x variant."""
     groups: dict[tuple, list[dict]] = {}
     for r in runs:
         groups.setdefault((r["task"], r["source_length"], r["variant"]), []).append(r)
@@ -381,45 +359,105 @@ def summary(runs: list[dict]) -> list[dict]:
         row = {"task": task, "source_length": S, "variant": variant, "seeds": len(rs)}
         for key in ACCURACIES:
             values = [r[key] for r in rs if r[key] is not None]  # a diverged run has none
-            if not values:
-                row[key] = row[key + "_min"] = row[key + "_max"] = None
-                continue
-            row[key] = sum(values) / len(values)
-            row[key + "_min"], row[key + "_max"] = min(values), max(values)
+            row[key], row[key + "_sd"] = mean_sd(values) if values else (None, None)
+            row[key + "_min"], row[key + "_max"] = (min(values), max(values)) if values else (None, None)
         out.append(row)
     return out
 
 
-def run(section: dict, seed: int, out_dir, train_cfg: dict | None = None, *, device: str = "auto",
-        threads: int | None = 1, profile: str | None = None, progress: bool = False) -> dict:
-    """Train every task x length x variant x seed through attnlab.train.train, into
+def paired(runs: list[dict], task: str, a: tuple[str, int], b: tuple[str, int]) -> dict | None:
+    """Token accuracy of (variant, length) a minus that of b, seed by seed (each seed's runs share their rows)
+    -> mean, its standard error and how that was found, every seed's difference; None if a run is missing.
+
+    The error is the larger of two: the seed-to-seed spread of the differences over sqrt(seeds), and the
+    held-out sampling error (each accuracy's error over sequences, the two added in quadrature, averaged over
+    the seeds); one seed has only the second.
+    """
+    at = {(r["variant"], r["source_length"], r["seed"]): r for r in runs if r["task"] == task}
+    seeds = sorted({seed for (_, _, seed) in at})
+    pairs = [(at.get((*a, k)), at.get((*b, k))) for k in seeds]
+    if not pairs or any(x is None or y is None or x["token_accuracy"] is None or y["token_accuracy"] is None
+                        for x, y in pairs):
+        return None
+    diffs = [x["token_accuracy"] - y["token_accuracy"] for x, y in pairs]
+    mean, sd = mean_sd(diffs)
+    n = len(diffs)
+    sampling = math.sqrt(sum(x["token_accuracy_se"] ** 2 + y["token_accuracy_se"] ** 2 for x, y in pairs)) / n
+    seed_se = sd / math.sqrt(n) if sd is not None else None
+    se, source = (seed_se, "seeds") if seed_se is not None and seed_se >= sampling else (sampling, "held-out rows")
+    return {"mean": mean, "se": se, "se_from": source, "seed_se": seed_se, "sampling_se": sampling, "seeds": n,
+            "per_seed": diffs}
+
+
+def contrasts(runs: list[dict], s: dict) -> dict:
+    """What the claims read, per task: the fixed vector's drop from the shortest to the longest length, and for
+    every score function its gain over the fixed vector at the longest length and its own drop; then, over the
+    tasks, each score function's smallest gain (the task it is on) and the largest ratio of a drop to none's."""
+    short, long = min(s["lengths"]), max(s["lengths"])
+    scores = [v for v in s["variants"] if v != "none"]
+    out = {"shortest": short, "longest": long, "tasks": {}}
+    for task in s["tasks"]:
+        out["tasks"][task] = {
+            "none_drop": paired(runs, task, ("none", short), ("none", long)),
+            "gain_at_longest": {v: paired(runs, task, (v, long), ("none", long)) for v in scores},
+            "drop": {v: paired(runs, task, (v, short), (v, long)) for v in scores}}
+    worst, share = {}, None
+    for v in scores:
+        gains = [(t["gain_at_longest"][v], task) for task, t in out["tasks"].items() if t["gain_at_longest"][v]]
+        if gains:
+            gain, task = min(gains, key=lambda g: g[0]["mean"])
+            worst[v] = {**gain, "task": task}
+        for t in out["tasks"].values():
+            if t["drop"][v] and t["none_drop"] and t["none_drop"]["mean"] > 0:
+                ratio = max(t["drop"][v]["mean"], 0) / t["none_drop"]["mean"]
+                share = ratio if share is None else max(share, ratio)
+    out["worst_gain"], out["largest_drop_share"] = worst, share
+    return out
+
+
+def gradient_summary(sweep: list[dict]) -> dict:
+    """Per layer, between the shortest and the longest T (means over seeds): decades the gradient from output T
+    to input 1 falls (log10 of the first over the last), that times T's growth (`times_T`: 1 when it falls as
+    1/T), and input 1's norm over the mean input's at the longest T."""
+    out = {}
+    for kind in dict.fromkeys(r["kind"] for r in sweep):
+        rows = [r for r in sweep if r["kind"] == kind]
+        T0, T1 = min(r["T"] for r in rows), max(r["T"] for r in rows)
+        at = lambda T, key: mean_sd([r[key] for r in rows if r["T"] == T])[0]  # noqa: E731
+        g0, g1 = at(T0, "grad"), at(T1, "grad")
+        out[kind] = {"T_short": T0, "T_long": T1, "grad_short": g0, "grad_long": g1,
+                     "decades": math.log10(g0 / g1) if g1 > 0 else math.inf, "times_T": g1 * T1 / (g0 * T0),
+                     "relative_long": at(T1, "relative")}
+    return out
+
+
+def run(cfg: dict, out_dir, *, progress: bool = False) -> dict:
+    """Train every task x length x variant x seed of cfg["seq2seq"] through attnlab.train.train, into
     out_dir/<task>-S<len>-<variant>-seed<k>/ (a killed run resumes from its checkpoint), and measure it.
 
-    Seeds are seed, seed + 1, ...; each (task, length, seed) has its own training and held-out rows, shared by
-    every variant. -> {"settings", "train", "chance", "runs", "summary", "gradient_path", "attention_map",
-    "seconds"}.
+    Seeds are cfg["seed"], + 1, ...; each (task, length, seed) has its own training and held-out rows, shared
+    by every variant. -> {"settings", "chance", "runs", "summary", "contrasts", "gradient_path", "gradient",
+    "attention_map"}.
     """
     from attnlab.train import finished, train
 
-    s = check(section)
-    tc = {**TRAIN_DEFAULTS, **(train_cfg or {})}
+    s = settings(cfg["seq2seq"])
     out_dir = Path(out_dir)
-    if threads:
-        torch.set_num_threads(threads)
-    t0 = time.perf_counter()
     runs, amap = [], None
+    total, done = len(s["tasks"]) * len(s["lengths"]) * s["seeds"] * len(s["variants"]), 0
     for task in s["tasks"]:
         for S in s["lengths"]:
             for k in range(s["seeds"]):
-                run_seed = seed + k
+                run_seed = cfg["seed"] + k
                 gen = torch.Generator().manual_seed(run_seed * 100003 + S * 101 + TASKS.index(task))
                 rows = task_rows(task, s["train_rows"], S, s["vocab"], gen)
                 held_out = task_rows(task, s["eval_rows"], S, s["vocab"], gen)  # the generator has moved on
                 for variant in s["variants"]:
                     spec = Seq2SeqSpec(s["vocab"], S, s["cell"], variant, s["d_model"], s["bidirectional"])
                     name = f"{task}-S{S}-{variant}-seed{run_seed}"
-                    cfg = {"seed": run_seed, "device": device, "threads": threads, "profile": profile, "train": tc}
-                    metrics = train(spec, cfg, rows, held_out, out_dir / name, name=name, experiment="seq2seq",
+                    run_cfg = {"seed": run_seed, "device": cfg.get("device", "auto"), "threads": cfg.get("threads"),
+                               "profile": cfg.get("profile"), "train": s["train"]}
+                    metrics = train(spec, run_cfg, rows, held_out, out_dir / name, name=name, experiment="seq2seq",
                                     progress=progress)
                     model = finished(out_dir / name, spec) if metrics["status"] == "ok" else None
                     acc = accuracy(model, held_out) if model is not None else dict.fromkeys(ACCURACIES)
@@ -427,11 +465,27 @@ def run(section: dict, seed: int, out_dir, train_cfg: dict | None = None, *, dev
                                  "name": name, **acc, "val_loss": metrics["val_loss"], "status": metrics["status"],
                                  "n_params": metrics["n_params"],
                                  "wall_seconds": metrics["provenance"]["wall_seconds"]})
-                    print(f"  {name}: " + ", ".join(f"{key} {acc[key]}" for key in ACCURACIES), flush=True)
+                    done += 1
+                    print(f"  [{done}/{total}] {name}: greedy token accuracy {acc['token_accuracy']}, "
+                          f"sequence accuracy {acc['sequence_accuracy']}", flush=True)
                     if model is not None and S == max(s["lengths"]) and \
                             (task, variant, k) == (s["map"]["task"], s["map"]["variant"], 0):
-                        amap = {"name": name, "source_length": S, **attention_map(model, held_out[0])}
+                        amap = {"name": name, "task": task, "variant": variant, "source_length": S,
+                                **attention_map(model, held_out[0])}
     g = s["gradient"]
     sweep = gradient_sweep(g["kinds"], g["lengths"], g["d"], g["seeds"])
-    return {"settings": s, "train": tc, "chance": 1 / s["vocab"], "runs": runs, "summary": summary(runs),
-            "gradient_path": sweep, "attention_map": amap, "seconds": round(time.perf_counter() - t0, 1)}
+    return {"settings": s, "chance": 1 / s["vocab"], "runs": runs, "summary": summary(runs),
+            "contrasts": contrasts(runs, s), "gradient_path": sweep, "gradient": gradient_summary(sweep),
+            "attention_map": amap}
+
+
+def main(cfg: dict, out_path) -> dict:
+    from attnlab import provenance
+    from attnlab.train import pick_device
+
+    out_path = Path(out_path)
+    if cfg.get("threads"):
+        torch.set_num_threads(cfg["threads"])
+    settings(cfg["seq2seq"])  # before anything trains
+    return provenance.measured(cfg, out_path, lambda: run(cfg, out_path.parent),
+                               device=pick_device(cfg.get("device", "auto")))

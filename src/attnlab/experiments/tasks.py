@@ -1,5 +1,5 @@
-"""Checks of the generated tasks' settings (E8's sentences, S10's sequences) that need no torch, so that
-the Snakefile runs them before any job: one line naming the first bad value."""
+"""Checks of the generated tasks' settings (E8's sentences, S10's sequences, S1's transduction runs) that need
+no torch, so that the Snakefile runs them before any job: one line naming the first bad value."""
 from __future__ import annotations
 
 import re
@@ -7,6 +7,12 @@ import re
 from attnlab.errors import AttnlabError
 
 SLOTS = ("x", "y", "adj", "ref")  # E8's template: the two nouns, the adjective, the referent
+
+# S1 (attnlab.experiments.seq2seq): what its settings may name
+SEQ2SEQ_TASKS = ("copy", "reverse")
+CELLS = ("gru", "lstm")
+VARIANTS = ("none", "bahdanau", "dot", "general", "concat")  # none: the fixed-vector bottleneck
+PATH_KINDS = ("rnn", "lstm", "attention")  # what the gradient path runs through
 
 
 def check_winograd(w: dict) -> None:
@@ -60,3 +66,26 @@ def check_induction(s: dict) -> None:
     if 2 * s["span"] > s["length"] + 1:
         raise AttnlabError(f"config error at 'induction.span': a span of {s['span']} cannot recur in "
                            f"{s['length'] + 1} tokens (it needs at least twice its length)")
+
+
+def check_seq2seq(s: dict) -> None:
+    """S1's names: tasks, score functions (variants), the cell and the gradient path's layers must be known, and
+    the plotted model must be one that is trained. (Lengths, counts and sizes are bounded by the schema.)"""
+    def bad(key, msg):
+        raise AttnlabError(f"config error at 'seq2seq.{key}': {msg}")
+
+    for key, values, known, what in [("tasks", s["tasks"], SEQ2SEQ_TASKS, "task"),
+                                     ("variants", s["variants"], VARIANTS, "score function"),
+                                     ("cell", [s["cell"]], CELLS, "cell type"),
+                                     ("gradient.kinds", s["gradient"]["kinds"], PATH_KINDS, "layer")]:
+        for value in values:
+            if value not in known:
+                bad(key, f"unknown {what} {value!r} (choose from {', '.join(known)})")
+    if "none" not in s["variants"] or len(s["variants"]) < 2:
+        bad("variants", "needs 'none' (the fixed vector) and at least one score function to compare with it")
+    m = s["map"]
+    if m["task"] not in s["tasks"]:
+        bad("map.task", f"{m['task']!r} is not one of seq2seq.tasks ({', '.join(s['tasks'])})")
+    if m["variant"] == "none" or m["variant"] not in s["variants"]:
+        bad("map.variant", f"{m['variant']!r} is not an attention variant of seq2seq.variants "
+                           f"({', '.join(v for v in s['variants'] if v != 'none')})")

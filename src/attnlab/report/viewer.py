@@ -17,6 +17,10 @@ The data (checked by `check_data`):
 
 Every layer of a model has the same number of heads. Weights are plain lists of numbers; round them
 (4 decimals is plenty) to keep the page small.
+
+A row may be null (None): that token does not attend in that head, e.g. cross-attention over tokens
+[source..., SEP, target...], where only SEP and the target tokens but the last have rows (over the source).
+Each head needs one row that is not null; "mean of heads" averages a query's rows in the heads that have one.
 """
 from __future__ import annotations
 
@@ -72,12 +76,15 @@ def _check_row(row, i: int, n: int, where: str):
 
 
 def _check_weights(weights, n: int, where: str):
-    """A T x T causal attention map: one row per query, each summing to 1 over keys 0..i."""
+    """A T x T causal attention map: one row per query, each summing to 1 over keys 0..i, or null."""
     if not isinstance(weights, list) or len(weights) != n:
         got = len(weights) if isinstance(weights, list) else type(weights).__name__
         _fail(where, f"has {got} rows, not one per token ({n})")
+    if all(row is None for row in weights):
+        _fail(where, "every row is null (no token attends; at least one row needs weights)")
     for i, row in enumerate(weights):
-        _check_row(row, i, n, where)
+        if row is not None:
+            _check_row(row, i, n, where)
 
 
 def _check_model(name, layers, n: int, where: str):
@@ -179,7 +186,7 @@ SKELETON = """\
 <div class="av-tokens" id="__ID__-tokens" role="group" aria-label="Tokens: hover or focus one to make it the query, click to pin it, arrow keys to move"></div>
 <div class="av-status"><span class="av-scale" aria-hidden="true"><span>0</span><span class="av-ramp"></span><span>1</span></span><span id="__ID__-status"></span></div>
 <div class="av-note" id="__ID__-note" hidden></div>
-<div class="av-caption">All layers &times; heads: one map per head (rows: queries, columns: keys; grey: keys after the query), the selected query&#8217;s row outlined. Click a map to show it above.</div>
+<div class="av-caption">All layers &times; heads: one map per head (rows: queries, columns: keys; grey: keys after the query, and queries that do not attend), the selected query&#8217;s row outlined. Click a map to show it above.</div>
 <div class="av-grid" id="__ID__-grid" role="group" aria-label="All layers and heads"></div>
 <noscript>The attention viewer needs JavaScript.</noscript>
 <script type="application/json" id="__ID__-data">__DATA__</script>
@@ -275,19 +282,23 @@ JS = """\
   function headWeights(layer, head) {
     return isAltHead(layer, head) ? activeAlt().weights : layers()[layer][head];
   }
+  // a query's mean row averages the heads where it attends (row not null); null if it attends in none
   function meanWeights(layer) {
     var n = layers()[layer].length, T = size(), out = [];
     for (var i = 0; i < T; i++) {
-      out.push([]);
-      for (var j = 0; j < T; j++) {
+      var rows = [];
+      for (var h = 0; h < n; h++) if (headWeights(layer, h)[i]) rows.push(headWeights(layer, h)[i]);
+      out.push(rows.length ? [] : null);
+      for (var j = 0; j < T && rows.length; j++) {
         var s = 0;
-        for (var h = 0; h < n; h++) s += headWeights(layer, h)[i][j];
-        out[i].push(s / n);
+        for (var k = 0; k < rows.length; k++) s += rows[k][j];
+        out[i].push(s / rows.length);
       }
     }
     return out;
   }
   function weightsOf(layer, head) { return head === "mean" ? meanWeights(layer) : headWeights(layer, head); }
+  function queryRow() { return weightsOf(S.layer, S.head)[S.query]; }  // null: the query does not attend here
   function shown(t) { return t.replace(/\\n/g, "\\u21b5").replace(/\\t/g, "\\u21e5") || "\\u2205"; }
   function quote(t) { return "\\u201c" + shown(t) + "\\u201d"; }
   function esc(s) {
@@ -304,8 +315,12 @@ JS = """\
     S.ex = i;
     var models = Object.keys(example().models);
     if (models.indexOf(S.model) < 0) S.model = models[0];
-    S.alt = -1; S.pinned = false; S.query = size() - 1;
+    S.alt = -1; S.pinned = false;
     fitLayerHead();
+    // open on the last token that attends in the map shown (check_data guarantees one)
+    var w = weightsOf(S.layer, S.head);
+    S.query = size() - 1;
+    while (S.query > 0 && !w[S.query]) S.query--;
   }
   function chooseAlt(k) {
     S.alt = k;
@@ -366,23 +381,30 @@ JS = """\
     });
   }
   function paintTokens() {
-    var toks = example().tokens, row = weightsOf(S.layer, S.head)[S.query];
+    var toks = example().tokens, row = queryRow();
     each(ui.tokens.children, function (b, j) {
-      var w = row[j], hidden = j > S.query, mine = j === S.query;
-      var what = hidden ? "not visible from the query" : "weight " + w.toFixed(3);
-      b.style.backgroundColor = hidden ? "" : "rgba(" + COLOR + ", " + w.toFixed(3) + ")";
-      b.style.color = !hidden && w > 0.6 ? "#fff" : "";
+      var hidden = !!row && j > S.query, blank = !row || hidden, w = blank ? 0 : row[j], mine = j === S.query;
+      var what = !row ? "the query does not attend here" : hidden ? "not visible from the query"
+                                                                 : "weight " + w.toFixed(3);
+      b.style.backgroundColor = blank ? "" : "rgba(" + COLOR + ", " + w.toFixed(3) + ")";
+      b.style.color = w > 0.6 ? "#fff" : "";
       b.classList.toggle("av-query", mine);
       b.classList.toggle("av-pinned", mine && S.pinned);
       b.classList.toggle("av-hidden", hidden);
       b.setAttribute("aria-pressed", String(mine && S.pinned));
-      b.lastChild.textContent = hidden ? "\\u00b7" : w.toFixed(2);
+      b.lastChild.textContent = blank ? "\\u00b7" : w.toFixed(2);
       b.title = quote(toks[S.query]) + " \\u2192 " + quote(toks[j]) + ": " + what;
       b.setAttribute("aria-label", "token " + j + " " + quote(toks[j]) + ", " + what);
     });
   }
   function writeStatus() {
-    ui.status.textContent = "Query: " + quote(example().tokens[S.query]) + " (token " + S.query + "), " +
+    var query = "Query: " + quote(example().tokens[S.query]) + " (token " + S.query + ")";
+    if (!queryRow()) {
+      ui.status.textContent = query + " does not attend in this model, layer and head (e.g. it is not a " +
+        "decoder step): choose another token" + (S.pinned ? ", or click it again to unpin." : ".");
+      return;
+    }
+    ui.status.textContent = query + ", " +
       (S.pinned ? "pinned: click it again to unpin."
                 : "hover, focus or click a token to choose it; a click pins it.") +
       " Shade and number: its attention weight on each token.";
@@ -400,19 +422,20 @@ JS = """\
   // small multiples
   function cellSize(T) { return Math.max(3, Math.min(16, Math.floor(100 / T))); }
   function heatmap(w, T) {
-    var px = T * cellSize(T), mask = "M1 0H" + T + "V" + (T - 1);
+    var px = T * cellSize(T), mask = "M1 0H" + T + "V" + (T - 1), grey = "", cells = "";
     for (var k = T - 1; k >= 1; k--) mask += "H" + k + "V" + (k - 1);
-    var s = '<svg width="' + px + '" height="' + px + '" viewBox="0 0 ' + T + " " + T +
-      '" shape-rendering="crispEdges" aria-hidden="true"><path class="av-masked" d="' + mask + 'Z"/>' +
-      '<g fill="rgb(' + COLOR + ')">';
     for (var i = 0; i < T; i++) {
-      for (var j = 0; j <= i; j++) {
+      if (!w[i]) grey += '<rect class="av-masked" x="0" y="' + i + '" width="' + T + '" height="1"/>';
+      for (var j = 0; j <= i && w[i]; j++) {
         if (w[i][j] < 0.005) continue;  // white anyway; fewer nodes
-        s += '<rect x="' + j + '" y="' + i + '" width="1" height="1" fill-opacity="' + w[i][j].toFixed(3) + '"/>';
+        cells += '<rect x="' + j + '" y="' + i + '" width="1" height="1" fill-opacity="' +
+          w[i][j].toFixed(3) + '"/>';
       }
     }
-    return s + '</g><rect class="av-row" x="0" y="0" width="' + T + '" height="1" fill="none" stroke="#e65100" ' +
-      'stroke-width="2" vector-effect="non-scaling-stroke"/></svg>';
+    return '<svg width="' + px + '" height="' + px + '" viewBox="0 0 ' + T + " " + T +
+      '" shape-rendering="crispEdges" aria-hidden="true"><path class="av-masked" d="' + mask + 'Z"/>' + grey +
+      '<g fill="rgb(' + COLOR + ')">' + cells + '</g><rect class="av-row" x="0" y="0" width="' + T +
+      '" height="1" fill="none" stroke="#e65100" stroke-width="2" vector-effect="non-scaling-stroke"/></svg>';
   }
   function tile(layer, head) {
     var name = head === "mean" ? "mean" : "head " + (head + 1), alt = head !== "mean" && isAltHead(layer, head);

@@ -1,0 +1,221 @@
+"""S1: where attention came from: accuracy against source length with and without attention, the gradient path
+through recurrence, and the additive model's alignment on one reversed sequence."""
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.format import chart, md_table
+
+NAME = "seq2seq"
+VARIANTS = {"none": "none (fixed vector)", "bahdanau": "Bahdanau (additive)", "dot": "Luong dot",
+            "general": "Luong general", "concat": "Luong concat"}
+MEASURES = {"token_accuracy": "greedy token accuracy", "sequence_accuracy": "greedy sequence accuracy"}
+KINDS = {"rnn": "RNN (tanh)", "lstm": "LSTM", "attention": "one attention layer"}
+
+
+def symbol(i: int) -> str:
+    """Token ids as letters (a, b, ...), easier to follow in a map than numbers."""
+    return chr(ord("a") + i) if i < 26 else str(i)
+
+
+def seed_rows(r: dict) -> pd.DataFrame:
+    """One row per run and measure: every seed's value, for the chart's points."""
+    return pd.DataFrame([{"task": run["task"], "source length": run["source_length"],
+                          "variant": VARIANTS[run["variant"]], "seed": run["seed"], "measure": label,
+                          "value": run[key]}
+                         for run in r["runs"] for key, label in MEASURES.items() if run[key] is not None])
+
+
+def mean_rows(r: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"task": row["task"], "source length": row["source_length"],
+                          "variant": VARIANTS[row["variant"]], "measure": label, "value": row[key],
+                          "low": row[key + "_min"], "high": row[key + "_max"], "seeds": row["seeds"]}
+                         for row in r["summary"] for key, label in MEASURES.items() if row[key] is not None])
+
+
+def accuracy_chart(r: dict) -> dict:
+    order = [VARIANTS[v] for v in r["settings"]["variants"]]
+    lengths = sorted(r["settings"]["lengths"])
+    x = alt.X("source length:Q", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=lengths))
+    color = alt.Color("variant:N", sort=order, title=None)
+    y = alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]))
+    means = alt.Chart().mark_line(point=True).encode(
+        x=x, y=y, color=color, tooltip=["task", "variant", "source length", alt.Tooltip("value:Q", format=".3f"),
+                                        alt.Tooltip("low:Q", format=".3f", title="lowest seed"),
+                                        alt.Tooltip("high:Q", format=".3f", title="highest seed"), "seeds"])
+    spread = alt.Chart().mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=color)
+    chance = alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(y=alt.datum(r["chance"]))
+    seeds = alt.Chart(seed_rows(r)).mark_point(size=18, opacity=0.5, filled=True).encode(
+        x=x, y=y, color=color, tooltip=["task", "variant", "source length", "seed",
+                                        alt.Tooltip("value:Q", format=".3f")])
+    return alt.layer(spread, means, seeds, chance, data=mean_rows(r)).properties(width=300, height=190).facet(
+        column=alt.Column("task:N", title=None, header=alt.Header(labelFontWeight="bold")),
+        row=alt.Row("measure:N", title=None, sort=list(MEASURES.values()))).properties(
+        title="Held-out accuracy against source length (line: mean over seeds; band: lowest to highest seed; "
+              "dots: each seed; dashed: chance)").to_dict()
+
+
+def pm(mean, sd) -> str:
+    return "–" if mean is None else f"{mean:.3f}" + ("" if sd is None else f" ± {sd:.3f}")
+
+
+def accuracy_table(r: dict, key: str) -> str:
+    """One measure as task x length rows and a column per variant: mean ± standard deviation over seeds."""
+    variants = r["settings"]["variants"]
+    cells: dict[tuple, dict] = {}
+    for row in r["summary"]:
+        at = cells.setdefault((row["task"], row["source_length"]), {"task": row["task"], "length": row["source_length"]})
+        at[row["variant"]] = pm(row[key], row[key + "_sd"])
+    table = pd.DataFrame(sorted(cells.values(), key=lambda c: (c["task"], c["length"])))
+    return md_table(table, {"task": "task", "length": "source length", **{v: VARIANTS[v] for v in variants}})
+
+
+TABLES = {**MEASURES, "teacher_forced_accuracy": "teacher-forced token accuracy (every earlier target token given)"}
+
+
+def accuracy_tables(r: dict) -> str:
+    seeds = r["settings"]["seeds"]
+    spread = f"mean ± standard deviation over {seeds} seeds" if seeds > 1 else "one seed"
+    return "\n\n".join(f"**{label.capitalize()}** ({spread}):\n\n{accuracy_table(r, key)}"
+                     for key, label in TABLES.items())
+
+
+def diff(c: dict) -> str:
+    return f"{c['mean']:+.3f} ± {c['se']:.3f}"
+
+
+def reading(r: dict) -> str:
+    """What the paired differences say, generated from them (the verdicts below apply the claims' margins)."""
+    c, out = r["contrasts"], []
+    short, long = c["shortest"], c["longest"]
+    at = {(row["task"], row["source_length"], row["variant"]): row for row in r["summary"]}
+    for task, t in c["tasks"].items():
+        none_short, none_long = at[(task, short, "none")], at[(task, long, "none")]
+        if t["none_drop"] is None:
+            continue
+        gains = {v: g for v, g in t["gain_at_longest"].items() if g}
+        best = max(gains, key=lambda v: gains[v]["mean"]) if gains else None
+        worst = min(gains, key=lambda v: gains[v]["mean"]) if gains else None
+        line = (f"**{task.capitalize()}.** With no attention, greedy token accuracy goes from "
+                f"{none_short['token_accuracy']:.3f} at length {short} to {none_long['token_accuracy']:.3f} at "
+                f"length {long} (paired change {diff({**t['none_drop'], 'mean': -t['none_drop']['mean']})}, standard "
+                f"error from the {t['none_drop']['se_from']}).")
+        if best:
+            own = [-d["mean"] for d in t["drop"].values() if d]
+            line += (f" At length {long} the scores gain between {diff(gains[worst])} ({VARIANTS[worst]}) and "
+                     f"{diff(gains[best])} ({VARIANTS[best]}) over it, and their own accuracy changes by "
+                     f"{min(own):+.3f} to {max(own):+.3f} from length {short} to {long}.")
+        out.append(line)
+    if c["largest_drop_share"] is not None:
+        out.append(f"The largest fall of a score function, as a share of the fixed vector's fall on the same task, "
+                   f"is {c['largest_drop_share']:.2f}.")
+    return "\n\n".join(out) + "\n"
+
+
+def gradient_chart(r: dict) -> dict:
+    data = pd.DataFrame([{**row, "layer": KINDS.get(row["kind"], row["kind"])} for row in r["gradient_path"]])
+    means = data.groupby(["layer", "T"], as_index=False)["grad"].mean()
+    x = alt.X("T:Q", title="sequence length T (log scale)", scale=alt.Scale(type="log", base=2))
+    y = alt.Y("grad:Q", title="‖∂y_T / ∂x_1‖ (log scale)", scale=alt.Scale(type="log"), axis=alt.Axis(format=".0e"))
+    color = alt.Color("layer:N", title=None, sort=list(KINDS.values()))
+    lines = alt.Chart(means).mark_line().encode(x=x, y=y, color=color)
+    points = alt.Chart(data).mark_point(filled=True, size=25).encode(
+        x=x, y=y, color=color, tooltip=["layer", "T", "seed", alt.Tooltip("grad:Q", format=".2e"),
+                                        alt.Tooltip("relative:Q", format=".3f", title="over the mean input's")])
+    return alt.layer(lines, points).properties(
+        width=560, height=260, title="The gradient that reaches input 1 from output T, untrained layers").to_dict()
+
+
+def gradient_reading(r: dict) -> str:
+    parts = [f"{KINDS.get(kind, kind)}: from {g['grad_short']:.2e} at T = {g['T_short']} to {g['grad_long']:.2e} at "
+             f"T = {g['T_long']}, {g['decades']:.1f} decades (norm × T changes ×{g['times_T']:.2g}; input 1 over the "
+             f"mean input at T = {g['T_long']}: {g['relative_long']:.2g})" for kind, g in r["gradient"].items()]
+    first = next(iter(r["gradient"].values()))
+    return ("The gradient from the last output to the first input. " + "; ".join(parts) + f". A fall as 1/T would "
+            f"be {math.log10(first['T_long'] / first['T_short']):.1f} decades over this range.\n")
+
+
+def map_rows(m: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"step": t, "j": j, "weight": w, "source token": symbol(m["source"][j]),
+                          "target": symbol(m["target"][t]), "predicted": symbol(m["predicted"][t])}
+                         for t, row in enumerate(m["weights"]) for j, w in enumerate(row)])
+
+
+def map_chart(m: dict) -> dict:
+    S = m["source_length"]
+    src = "[" + ", ".join(f"'{symbol(x)}'" for x in m["source"]) + "]"
+    out = "[" + ", ".join(f"'{symbol(x)}'" for x in m["predicted"]) + "]"
+    cells = alt.Chart(map_rows(m)).mark_rect().encode(
+        x=alt.X("j:O", title="source position (token)", axis=alt.Axis(labelExpr=f"datum.value + ' ' + {src}[datum.value]",
+                                                                       labelAngle=-90)),
+        y=alt.Y("step:O", title="output step (greedy prediction)",
+                axis=alt.Axis(labelExpr=f"datum.value + ' ' + {out}[datum.value]")),
+        color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]), title="weight"),
+        tooltip=["step", "target", "predicted", "j", "source token", alt.Tooltip("weight:Q", format=".3f")])
+    size = max(240, min(520, 14 * S))
+    return cells.properties(width=size, height=size,
+                            title=f"{m['name']}: where each output step looks").to_dict()
+
+
+def map_reading(m: dict) -> str:
+    """Where the weight sits against the reversal's alignment (output t reads source S-1-t), from the weights."""
+    S = len(m["source"])
+    w = m["weights"]
+    on = sum(w[t][S - 1 - t] for t in range(S)) / S
+    near = sum(sum(w[t][j] for j in range(S) if abs(j - (S - 1 - t)) <= 1) for t in range(S)) / S
+    peaks = [max(range(S), key=w[t].__getitem__) for t in range(S)]
+    offsets = pd.Series([p - (S - 1 - t) for t, p in enumerate(peaks)]).value_counts()
+    top = int(offsets.index[0])
+    right = sum(p == t for p, t in zip(m["predicted"], m["target"]))
+    return (f"On this sequence the model gets {right} of {S} tokens right. An output step puts on average {on:.2f} "
+            f"of its weight on the source position it reverses (output t ← source S − 1 − t) and {near:.2f} within "
+            f"one position of it; the heaviest key sits {'on that position' if top == 0 else f'{top:+d} positions from it'} "
+            f"at {int(offsets.iloc[0])} of {S} steps.\n")
+
+
+def viewer_data(m: dict) -> dict:
+    """The map as the interactive viewer's data: tokens [source, SEP, target]; the decoder step that reads
+    token i (SEP, then the target so far) has a row over the source; the rest do not attend."""
+    S = m["source_length"]
+    tokens = [symbol(x) for x in m["source"]] + ["→"] + [symbol(x) for x in m["target"]]
+    rows = [None] * len(tokens)
+    for t, row in enumerate(m["weights"]):
+        rows[S + t] = [round(x, 4) for x in row] + [0.0] * (len(tokens) - S)
+    return {"examples": [{"id": "seq2seq-reverse", "label": f"{m['name']} (reverse)", "tokens": tokens,
+                          "models": {f"{VARIANTS[m['variant']]} decoder": [[rows]]}}]}
+
+
+def blocks(site) -> dict[str, str]:
+    r = site.res.result(NAME)
+    out = site.skeleton(NAME)
+    keys = ("settings", "accuracy_chart", "reading", "gradient_chart", "gradient_reading", "map_chart",
+            "map_reading", "viewer")
+    if r is None:
+        return out | dict.fromkeys(keys, "") | {"accuracy_table": site.missing(NAME)}
+    s, t = r["settings"], r["settings"]["train"]
+    out["settings"] = (f"{', '.join(s['tasks'])} of sequences drawn uniformly from {s['vocab']} symbols, at source "
+                       f"lengths {', '.join(map(str, s['lengths']))}; a {s['cell'].upper()} encoder "
+                       f"({'both ways' if s['bidirectional'] else 'forward only'}) and decoder of width "
+                       f"{s['d_model']}; {len(s['variants'])} variants ({', '.join(VARIANTS[v] for v in s['variants'])})"
+                       f", each trained for {t['steps']} steps of {t['batch_size']} examples (learning rate "
+                       f"{t['lr']:g}) on {s['train_rows']:,} examples, at {s['seeds']} seed{'s' if s['seeds'] > 1 else ''}"
+                       f", and read by greedy decoding on {s['eval_rows']:,} held-out examples")
+    out["accuracy_chart"] = chart("chart-seq2seq-accuracy", accuracy_chart(r))
+    out["accuracy_table"] = accuracy_tables(r)
+    out["reading"] = reading(r)
+    out["gradient_chart"] = chart("chart-seq2seq-gradient", gradient_chart(r))
+    out["gradient_reading"] = gradient_reading(r)
+    m = r["attention_map"]
+    if m and m["weights"]:
+        out["map_chart"] = chart("chart-seq2seq-map", map_chart(m))
+        out["map_reading"] = map_reading(m)
+        from attnlab.report.viewer import viewer_html
+
+        out["viewer"] = viewer_html(viewer_data(m), "seq2seq-viewer")
+    else:
+        out |= {"map_chart": "No attention model was trained for the map.", "map_reading": "", "viewer": ""}
+    return out
+
