@@ -266,3 +266,19 @@ def test_the_map_is_valid_viewer_data_with_only_decoder_steps_attending():
     (rows,), = next(iter(ex["models"].values()))
     assert [row is not None for row in rows] == [False] * 4 + [True] * 4 + [False]
     assert rows[4][:4] == [0.0, 0.0, 0.0, 1.0]  # the first output step reads the last source token
+
+
+def test_the_reading_says_where_greedy_decoding_lost_its_place():
+    from attnlab.report.pages.seq2seq import lost_place
+
+    m = perfect_reverse_map(8)
+    assert lost_place(m) == ""  # all right
+    m["predicted"] = m["target"][:3] + m["target"][4:] + [0]  # skips target[3]: the rest comes one step early
+    assert lost_place(m).startswith(": its first mistake is at step 3, where it skipped 1 token, and 3 of the 4")  # the last has no later target
+    m["predicted"] = m["target"][:3] + [m["target"][2]] + m["target"][3:7]  # repeats target[2]: one step late
+    assert "where it repeated 1 token, and 4 of the 4 tokens after it are right 1 position late" in lost_place(m)
+    long = perfect_reverse_map(10)
+    long["predicted"] = long["target"][:3] + long["target"][5:] + [0, 0]  # skips two
+    assert "where it skipped 2 tokens, and 4 of the 6 tokens after it are right 2 positions early" in lost_place(long)
+    m["predicted"] = m["target"][:3] + [7, 7, 7, 7, 7]  # wrong from step 3 on, not shifted
+    assert lost_place(m) == ""

@@ -170,10 +170,30 @@ def map_reading(m: dict) -> str:
     offsets = pd.Series([p - (S - 1 - t) for t, p in enumerate(peaks)]).value_counts()
     top = int(offsets.index[0])
     right = sum(p == t for p, t in zip(m["predicted"], m["target"]))
-    return (f"On this sequence the model gets {right} of {S} tokens right. An output step puts on average {on:.2f} "
+    return (f"On this sequence the model gets {right} of {S} tokens right{lost_place(m)}. An output step puts on "
+            f"average {on:.2f} "
             f"of its weight on the source position it reverses (output t ← source S − 1 − t) and {near:.2f} within "
             f"one position of it; the heaviest key sits {'on that position' if top == 0 else f'{top:+d} positions from it'} "
             f"at {int(offsets.iloc[0])} of {S} steps.\n")
+
+
+def lost_place(m: dict, most: int = 3) -> str:
+    """Where greedy decoding lost its place: after the first wrong token, how many later ones are right a few
+    positions off (skipped or repeated tokens shift everything after them); '' when no shift explains most."""
+    pred, tgt = m["predicted"], m["target"]
+    wrong = [t for t, (p, y) in enumerate(zip(pred, tgt)) if p != y]
+    if not wrong:
+        return ""
+    first, rest = wrong[0], len(tgt) - wrong[0] - 1
+    shifted = {k: sum(pred[t] == tgt[t + k] for t in range(first + 1, len(tgt)) if 0 <= t + k < len(tgt))
+               for k in range(-most, most + 1) if k}
+    k = max(shifted, key=shifted.get)
+    if rest == 0 or shifted[k] <= rest / 2:
+        return ""
+    n = f"{abs(k)} token{'s' if abs(k) > 1 else ''}"
+    return (f": its first mistake is at step {first}, where it {'skipped' if k > 0 else 'repeated'} {n}, and "
+            f"{shifted[k]} of the {rest} tokens after it are right {abs(k)} position{'s' if abs(k) > 1 else ''} "
+            f"{'early' if k > 0 else 'late'} (greedy decoding lost its place)")
 
 
 def viewer_data(m: dict) -> dict:
