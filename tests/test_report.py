@@ -362,15 +362,26 @@ def fake_version(root: Path, name: str, published: str, **change) -> Path:
     return folder
 
 
-def test_every_version_gets_a_stamped_site_with_a_selector_and_a_comparison(tmp_path):
+OLD, NEW = "2026-01-01-smoke-cpu-abc123d", "2026-02-01-smoke-cpu-abc123d"
+
+
+@pytest.fixture(scope="module")
+def two_versions(tmp_path_factory):
+    """Two published versions (C2.1 holds in the older only) and the site of both: (root, site, built names)."""
     from attnlab.report.site import build_versions
 
-    old, new = "2026-01-01-smoke-cpu-abc123d", "2026-02-01-smoke-cpu-abc123d"
-    fake_version(tmp_path, old, "2026-01-01T00:00:00+00:00")
-    fake_version(tmp_path, new, "2026-02-01T00:00:00+00:00", val={"L2": 330.0})  # C2.1 no longer holds
-    (tmp_path / "results" / "smoke").mkdir()  # a live run folder is not a version
-    out = tmp_path / "site"
-    assert build_versions(REGISTRY, out, root=tmp_path) == [new, old]
+    root = tmp_path_factory.mktemp("versions")
+    fake_version(root, OLD, "2026-01-01T00:00:00+00:00")
+    fake_version(root, NEW, "2026-02-01T00:00:00+00:00", val={"L2": 330.0})  # C2.1 no longer holds
+    (root / "results" / "smoke").mkdir()  # a live run folder is not a version
+    out = root / "site"
+    return root, out, build_versions(REGISTRY, out, root=root)
+
+
+def test_every_version_gets_a_stamped_site_with_a_selector_and_a_comparison(two_versions):
+    _, out, built = two_versions
+    old, new = OLD, NEW
+    assert built == [new, old]
     assert f'url={new}/index.html' in (out / "index.html").read_text()
     for name in (new, old):
         for page in ("index", "ladder", "about", "compare"):
@@ -381,6 +392,32 @@ def test_every_version_gets_a_stamped_site_with_a_selector_and_a_comparison(tmp_
     compare = (out / new / "compare.html").read_text()
     assert f"against version {old}" in compare and "changed: C2.1," in compare
     assert re.search(r"<td>C2\.1</td><td><span class=\"verdict verdict-not-reproduced\">.*?≠ changed", compare)
+
+
+def test_the_version_selector_lists_every_version_and_opens_the_same_page_there(two_versions):
+    """In Chromium, from disk: the selector on a page of one version lists every published version, and
+    choosing another opens the same page in it."""
+    from pathlib import Path as P
+
+    chromium = P("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip(f"{chromium} not found: the browser tests drive Debian's Chromium")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright module is not installed")
+    _, out, names = two_versions
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium))
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((out / OLD / "ladder.html").as_uri())
+        options = page.eval_on_selector_all("select.attnlab-versions option", "os => os.map(o => o.textContent)")
+        selected = page.eval_on_selector("select.attnlab-versions", "s => s.options[s.selectedIndex].textContent")
+        with page.expect_navigation():
+            page.select_option("select.attnlab-versions", label=NEW)
+        landed = page.url
+        browser.close()
+    assert sorted(options) == sorted(names) and selected == OLD and not errors
+    assert landed == (out / NEW / "ladder.html").as_uri()
 
 
 def test_a_live_site_says_its_results_are_unpublished(tmp_path):

@@ -524,3 +524,104 @@ def test_the_built_viewer_draws_the_trained_weights_and_a_click_changes_them(smo
     assert before["query"] == len(first["tokens"]) - 1 and after["query"] == 1 and after["pinned"]
     want = sum(head[1][0] for head in last) / len(last)  # query 1's weight on word 0, mean of heads
     assert shown == pytest.approx(want, abs=0.006) and not errors
+
+
+class LocalSite:
+    """The built site served on 127.0.0.1 (an ephemeral port) from a thread, as a reader's browser would see it."""
+
+    def __init__(self, root: Path):
+        import functools
+        import http.server
+        import threading
+
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+        handler = functools.partial(Quiet, directory=str(root))
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+def local_target(site: Path, page: str, href: str) -> tuple[Path, str] | None:
+    """A link on `page` -> (the file it opens in the built site, its anchor); None for a link off the site."""
+    from urllib.parse import urldefrag, urljoin, urlparse
+
+    url, frag = urldefrag(urljoin(f"http://site/{page}", href))
+    parsed = urlparse(url)
+    if parsed.netloc != "site":
+        return None
+    path = site / parsed.path.lstrip("/")
+    return (path / "index.html" if path.is_dir() else path), frag
+
+
+def test_every_page_in_a_browser(smoke, tmp_path):
+    """Each page of the smoke site in headless Chromium, served locally at 1280 px: no console or page error, no
+    request to another host, every chart drawn, every internal link and anchor resolves, the verdict column in
+    view, and the viewers answer a click. Screenshots land in this test's folder."""
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip(f"{chromium} not found: the browser tests drive Debian's Chromium")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright module is not installed")
+    site = smoke / "results" / "smoke" / "site"
+    names = [*pages(), "about"]
+    server = LocalSite(site)
+    problems, shots = [], tmp_path / "screenshots"
+    shots.mkdir()
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(chromium))
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            where = {"name": ""}
+            page.on("console", lambda m: problems.append(f"{where['name']}: console {m.type}: {m.text}")
+                    if m.type == "error" else None)
+            page.on("pageerror", lambda e: problems.append(f"{where['name']}: page error: {e}"))
+            page.on("request", lambda r: None if r.url.startswith((server.url, "data:", "blob:", "about:"))
+                    else problems.append(f"{where['name']}: request off the local server: {r.url}"))
+            for name in names:
+                where["name"] = name
+                page.goto(server.url + f"{name}.html", wait_until="networkidle")
+                charts = page.locator(".attnlab-chart")
+                for i in range(charts.count()):  # vega-embed draws after load: wait for each chart's SVG or canvas
+                    try:
+                        charts.nth(i).locator("svg, canvas").first.wait_for(timeout=10_000)
+                    except sync_api.TimeoutError:
+                        problems.append(f"{name}: chart {charts.nth(i).get_attribute('id')} was not drawn")
+                for th in page.locator("table.verdicts th:last-child, table.dashboard th:nth-child(6)").all():
+                    box = th.bounding_box()
+                    if box is None or box["x"] + box["width"] > 1280:
+                        problems.append(f"{name}: the verdict column is not in view at 1280 px ({box})")
+                for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))"):
+                    target = local_target(site, f"{name}.html", href)
+                    if target is None:
+                        continue
+                    file, frag = target
+                    if not file.is_file():
+                        problems.append(f"{name}: link {href} opens a file the site lacks")
+                    elif frag and file.suffix == ".html" and f'id="{frag}"' not in file.read_text():
+                        problems.append(f"{name}: link {href} points to an anchor its page lacks")
+                page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+            for name, viewer in [("viewer", "attnlab-viewer"), ("seq2seq", "seq2seq-viewer")]:
+                where["name"] = name
+                page.goto(server.url + f"{name}.html", wait_until="networkidle")
+                before = page.get_attribute(f"#{viewer}", "data-state")
+                page.locator(f"#{viewer}-tokens .av-token").nth(0).click()
+                if page.get_attribute(f"#{viewer}", "data-state") == before:
+                    problems.append(f"{name}: the viewer did not answer a click")
+            where["name"] = "dashboard"
+            page.goto(server.url + "dashboard.html", wait_until="networkidle")
+            rows = page.locator("table.dashboard tbody tr")
+            page.select_option("#dashboard-verdict", "reproduced")
+            shown = [r.get_attribute("data-verdict") for r in rows.all() if r.is_visible()]
+            want = page.locator('table.dashboard tbody tr[data-verdict="reproduced"]').count()
+            if not (len(shown) == want > 0 and set(shown) == {"reproduced"}):
+                problems.append(f"dashboard: the verdict filter shows {len(shown)} rows, not the {want} reproduced")
+            browser.close()
+    finally:
+        server.close()
+    assert not problems, "\n".join(problems)
+    assert sorted(p.stem for p in shots.glob("*.png")) == sorted(names)

@@ -111,13 +111,15 @@ def load(path: Path = REGISTRY, root: Path | None = None) -> tuple[Experiment, .
     return tuple(out)
 
 
-OVERVIEW, COMPARE = "index", "compare"  # the site's generated pages besides one per experiment
-PAGE_TITLES = {OVERVIEW: "Overview", COMPARE: "Compare versions"}
+OVERVIEW, DASHBOARD, COMPARE = "index", "dashboard", "compare"  # generated pages besides one per experiment
+PAGE_TITLES = {OVERVIEW: "Overview", DASHBOARD: "Every claim", COMPARE: "Compare versions"}
 
 
 def pages() -> dict[str, str]:
-    """Every generated page of the site (module name -> title): the overview, each experiment, the comparison."""
-    return {OVERVIEW: PAGE_TITLES[OVERVIEW], **{e.name: e.title for e in load()}, COMPARE: PAGE_TITLES[COMPARE]}
+    """Every generated page of the site (module name -> title): the overview, each experiment, every claim on
+    one page, the comparison."""
+    return {OVERVIEW: PAGE_TITLES[OVERVIEW], **{e.name: e.title for e in load()},
+            DASHBOARD: PAGE_TITLES[DASHBOARD], COMPARE: PAGE_TITLES[COMPARE]}
 
 
 def experiments(kind: str | None = None, *, trains: bool | None = None) -> list[Experiment]:
