@@ -11,6 +11,7 @@ min_version("8.0")
 
 try:
     import attnlab.check
+    import attnlab.cluster
     import attnlab.config
     from attnlab.errors import AttnlabError
 except ImportError:
@@ -31,6 +32,10 @@ LOGS = f"{R}/logs"
 
 onstart:  # a real run (not a dry one), before its first job
     try:
+        if workflow.executor_plugin.name == "slurm":  # resources the plugin would silently drop
+            res = workflow.resource_settings
+            attnlab.cluster.check_resources(res.default_resources or {}, dict(res.overwrite_resources),
+                                            {r.name for r in workflow.rules})
         attnlab.check.check_results(R, write=True)
     except AttnlabError as err:
         sys.exit(f"attnlab: error: {err}")

@@ -20,8 +20,8 @@ from attnlab.registry import training
 from helpers import BAD
 
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "tools", "environment.yml", "mkdocs.yml",
-          ".gitignore"]
+COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "tools", "profiles", "environment.yml",
+          "mkdocs.yml", ".gitignore"]
 
 
 def snakemake(workdir: Path, *args, check=True):

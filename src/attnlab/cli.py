@@ -25,6 +25,11 @@ def cmd_check(a):
     from attnlab.config import chosen
     from attnlab.registry import training
 
+    if a.slurm_profile:  # first: it is what a cluster run submits with
+        from attnlab.cluster import check_profile
+
+        check_profile(a.slurm_profile)
+        print(f"{a.slurm_profile}: valid SLURM profile")
     cfg = check(chosen({"profile": a.config}, []))  # what the Snakefile checks: schema, specs, device, corpus
     runs = "; ".join(f"{e}: {', '.join(cfg[e])}" for e in training() if cfg.get(e))
     print(f"{a.config}: valid {cfg['profile']} profile ({runs})")
@@ -145,7 +150,8 @@ def parser() -> argparse.ArgumentParser:
         s.set_defaults(fn=fn)
         return s
 
-    verb("check", cmd_check, "validate a profile and exit")
+    verb("check", cmd_check, "validate a profile and exit").add_argument(
+        "--slurm-profile", help="and a Snakemake profile for SLURM (profiles/slurm): every resource it names")
     verb("prepare", cmd_prepare, "corpus -> BPE -> token splits + stats.json", "out")
     analyse = verb("analyse", cmd_analyse, "an experiment that trains nothing (see experiments.yaml)", "out")
     analyse.add_argument("name", help="the experiment's name in the registry")

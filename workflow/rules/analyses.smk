@@ -14,7 +14,7 @@ rule analyse:
         name="|".join(MEASURED),
     threads: lambda w: 2 if MEASURED[w.name].kind == "benchmark" else 1
     resources:
-        gpu=lambda w: GPU if MEASURED[w.name].gpu else 0,
+        gpu=lambda w: gpu(MEASURED[w.name].gpu),
     log:
         f"{LOGS}/{{name}}.log",
     benchmark:

@@ -26,6 +26,17 @@ def code(verb, *modules):
     return attnlab.imports.files(imported, root=workflow.basedir)
 
 
+def gpu(wanted=True):
+    """A rule's `gpu` resource: the GPUs a job that runs on one takes. It is Snakemake's standard resource, so
+    on one machine `--resources gpu=1` counts it (1 only where this machine has a GPU, so that CPU jobs are not
+    made to queue), and the SLURM executor plugin turns it into `sbatch --gpus=1`. On a cluster the machine
+    running Snakemake is no guide (a login node seldom has a GPU): every such job asks for one, unless the
+    settings say `device: cpu` (`--config device=cpu`). Called when the DAG is built, once the executor is known."""
+    if not wanted or config["device"] == "cpu":
+        return 0
+    return GPU if workflow.local_exec else 1
+
+
 def parent_of(kind, name):
     """A param: the folder holding one of the rule's inputs or outputs (kind 'input' or 'output')."""
 

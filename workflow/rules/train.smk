@@ -20,7 +20,7 @@ rule train:
         run="|".join(r for runs in TRAINING.values() for r in runs),
     threads: config["threads"] or 2
     resources:
-        gpu=GPU,
+        gpu=lambda w: gpu(),
     log:
         f"{LOGS}/{{experiment}}/{{run}}.log",
     benchmark:
