@@ -13,6 +13,17 @@ import yaml
 from attnlab.config import load
 
 REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's: Playwright's own browser download cannot work here
+
+
+def playwright_or_skip():
+    """playwright.sync_api, for tests that drive Debian's Chromium (launch it with executable_path=CHROMIUM);
+    skips the test in one line where either is missing."""
+    import pytest
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found: the browser tests drive Debian's Chromium")
+    return pytest.importorskip("playwright.sync_api", reason="the playwright module is not installed")
 
 
 def tiny_config(**train) -> dict:

@@ -14,7 +14,7 @@ from attnlab.provenance import read_json, write_json
 from attnlab.report import claims as cl
 from attnlab.report.site import build_site
 from attnlab.report.verdicts import write_claims_csv
-from helpers import eval_section
+from helpers import CHROMIUM, eval_section, playwright_or_skip
 
 REPO = Path(__file__).resolve().parents[1]
 REGISTRY = REPO / "claims"
@@ -397,15 +397,10 @@ def test_every_version_gets_a_stamped_site_with_a_selector_and_a_comparison(two_
 def test_the_version_selector_lists_every_version_and_opens_the_same_page_there(two_versions):
     """In Chromium, from disk: the selector on a page of one version lists every published version, and
     choosing another opens the same page in it."""
-    from pathlib import Path as P
-
-    chromium = P("/usr/bin/chromium")
-    if not chromium.exists():
-        pytest.skip(f"{chromium} not found: the browser tests drive Debian's Chromium")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright module is not installed")
+    sync_api = playwright_or_skip()
     _, out, names = two_versions
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(chromium))
+        browser = p.chromium.launch(executable_path=str(CHROMIUM))
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))

@@ -7,8 +7,8 @@ import pytest
 
 from attnlab.errors import AttnlabError
 from attnlab.report.viewer import check_data, viewer_html
+from helpers import CHROMIUM, playwright_or_skip
 
-CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOT = Path("/tmp/viewer.png")
 CROSS_SCREENSHOT = Path("/tmp/viewer-cross.png")
 NASTY = 'Winograd: </script><!--<script> & "quotes" \u2026'
@@ -267,9 +267,7 @@ PAGE = """<!doctype html>
 
 @pytest.fixture(scope="module")
 def browser():
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found: the browser tests drive Debian's Chromium")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright module is not installed")
+    sync_api = playwright_or_skip()
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM))
         yield b

@@ -17,7 +17,7 @@ from attnlab.config import resolve
 from attnlab.registry import load as load_registry
 from attnlab.registry import pages
 from attnlab.registry import training
-from helpers import BAD
+from helpers import BAD, CHROMIUM, playwright_or_skip
 
 REPO = Path(__file__).resolve().parents[1]
 COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "tools", "profiles", "environment.yml",
@@ -496,10 +496,7 @@ def test_the_gpu_script_measures_on_a_copy_without_git_and_publishes_back_in_the
 def test_the_built_viewer_draws_the_trained_weights_and_a_click_changes_them(smoke):
     """S11 on the smoke site, opened from disk: the weights shown are the result file's, and clicking another
     word redraws them from that word's row."""
-    chromium = Path("/usr/bin/chromium")
-    if not chromium.exists():
-        pytest.skip(f"{chromium} not found: the browser tests drive Debian's Chromium")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright module is not installed")
+    sync_api = playwright_or_skip()
     from attnlab.report.viewer import check_data
 
     r = smoke / "results" / "smoke"
@@ -509,7 +506,7 @@ def test_the_built_viewer_draws_the_trained_weights_and_a_click_changes_them(smo
     model = next(iter(first["models"]))
     last = first["models"][model][-1]  # the default view: last layer, mean of heads
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(chromium))
+        browser = p.chromium.launch(executable_path=str(CHROMIUM))
         page = browser.new_page()
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -563,10 +560,7 @@ def test_every_page_in_a_browser(smoke, tmp_path):
     """Each page of the smoke site in headless Chromium, served locally at 1280 px: no console or page error, no
     request to another host, every chart drawn, every internal link and anchor resolves, the verdict column in
     view, and the viewers answer a click. Screenshots land in this test's folder."""
-    chromium = Path("/usr/bin/chromium")
-    if not chromium.exists():
-        pytest.skip(f"{chromium} not found: the browser tests drive Debian's Chromium")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright module is not installed")
+    sync_api = playwright_or_skip()
     site = smoke / "results" / "smoke" / "site"
     names = [*pages(), "about"]
     server = LocalSite(site)
@@ -574,7 +568,7 @@ def test_every_page_in_a_browser(smoke, tmp_path):
     shots.mkdir()
     try:
         with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(chromium))
+            browser = p.chromium.launch(executable_path=str(CHROMIUM))
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             where = {"name": ""}
             page.on("console", lambda m: problems.append(f"{where['name']}: console {m.type}: {m.text}")

@@ -486,6 +486,5 @@ def main(cfg: dict, out_path) -> dict:
     out_path = Path(out_path)
     if cfg.get("threads"):
         torch.set_num_threads(cfg["threads"])
-    settings(cfg["seq2seq"])  # before anything trains
     return provenance.measured(cfg, out_path, lambda: run(cfg, out_path.parent),
                                device=pick_device(cfg.get("device", "auto")))

@@ -9,10 +9,8 @@ from collections import Counter
 from attnlab import registry
 from attnlab.report.format import badge
 from attnlab.report.page import anchor, parts_cell
-from attnlab.report.verdicts import Verdict
+from attnlab.report.verdicts import VERDICTS, Verdict
 from attnlab.versions import hardware
-
-VERDICTS = ("reproduced", "not reproduced", "diverged", "not run")
 
 
 def source(claim_id: str) -> str:

@@ -5,6 +5,7 @@ from collections import Counter
 
 from attnlab import registry
 from attnlab.report.format import code
+from attnlab.report.verdicts import VERDICTS
 
 
 def page_list(site) -> str:
@@ -18,7 +19,7 @@ def page_list(site) -> str:
 
 def blocks(site) -> dict[str, str]:
     counts = Counter(v.verdict for v in site.verdicts)
-    summary = ", ".join(f"**{counts[k]}** {k}" for k in ("reproduced", "not reproduced", "diverged", "not run")
+    summary = ", ".join(f"**{counts[k]}** {k}" for k in VERDICTS
                         if counts[k])
     return {
         "profile": f"`{site.profile}`",
