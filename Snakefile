@@ -1,7 +1,7 @@
 # attnlab: tokenise tiny Shakespeare, train every variant, evaluate, check the chapter's claims, build the site.
 #   snakemake --cores 4 --resources gpu=1                                  # the quick profile
 #   snakemake --cores 4 --resources gpu=1 --config profile=chapter         # the chapter's exact settings
-#   snakemake --cores 4 --resources gpu=1 --config profile=my/profile.yaml seed=7
+#   snakemake --cores 4 --resources gpu=1 --config profile=my/profile.yaml seeds=[7,8,9]   # or seed=7: one seed
 import sys
 from pathlib import Path
 

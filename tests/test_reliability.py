@@ -175,8 +175,19 @@ def test_a_broken_profile_file_is_named_with_its_line(tmp_path, content, message
 
 def test_config_profile_picks_a_profile_and_overrides_lay_over_it():
     cfg = chosen({"profile": "smoke", "seed": 7, "train": {"steps": 3}}, [])
-    assert cfg["seed"] == 7 and cfg["train"]["steps"] == 3 and cfg["train"]["batch_size"] == 8
+    assert cfg["seeds"] == [7] and cfg["train"]["steps"] == 3 and cfg["train"]["batch_size"] == 8
     assert chosen({}, [])["profile"] == "quick"
+
+
+def test_command_line_overrides_are_typed_as_yaml_would_type_them():
+    """Snakemake reads a nested --config value (seeds=[7,8], train='{steps: 10}') with every scalar a string."""
+    cfg = validate(chosen({"profile": "smoke", "seeds": ["7", "8"], "train": {"steps": "10"}}, []))
+    assert cfg["seeds"] == [7, 8] and cfg["seed"] == 7 and cfg["train"]["steps"] == 10
+
+
+def test_a_seed_that_is_not_the_first_of_the_seeds_is_named():
+    with pytest.raises(AttnlabError, match=r"config error at 'seed': 7 is not the first of seeds \[1, 2\]"):
+        resolve({"profile": "smoke", "seed": 7, "seeds": [1, 2]})
 
 
 def test_a_jobs_inline_settings_are_validated_like_a_profile():

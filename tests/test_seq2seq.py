@@ -178,11 +178,11 @@ def test_attention_gradient_path_does_not_vanish():
 
 
 def test_run_returns_every_run_and_resumes(tmp_path):
-    section = {"tasks": ["reverse"], "lengths": [3, 5], "variants": ["none", "bahdanau"], "seeds": 2, "vocab": 4,
+    section = {"tasks": ["reverse"], "lengths": [3, 5], "variants": ["none", "bahdanau"], "vocab": 4,
                "d_model": 8, "train_rows": 64, "eval_rows": 16,
                "gradient": {"kinds": ["rnn", "attention"], "lengths": [2, 4], "d": 4, "seeds": 1},
                "train": {"steps": 4, "batch_size": 4, "eval_every": 2, "eval_windows": 4, "ckpt_every": 2}}
-    cfg = {"seed": 5, "device": "cpu", "threads": 1, "profile": "smoke", "seq2seq": section}
+    cfg = {"seed": 5, "seeds": [5, 6], "device": "cpu", "threads": 1, "profile": "smoke", "seq2seq": section}
     out = s2s.run(cfg, tmp_path)
     json.dumps(out)  # JSON-able
     assert sorted(r["name"] for r in out["runs"]) == sorted(f"reverse-S{S}-{v}-seed{k}" for S in (3, 5)

@@ -152,11 +152,11 @@ def test_up_training_starts_from_the_pooled_weights_of_its_source(tmp_path, data
     from attnlab.train import initial_weights
 
     cfg = tiny_config(steps=20)
-    src_dir = tmp_path / "grouping" / "S6-mha"
-    run(cfg, data, src_dir, row="S6-mha")
+    run(cfg, data, tmp_path / "grouping" / "S6-mha" / "seed7", row="S6-mha")
     spec = spec_from_config(cfg, "S6-gqa-up")
-    where, weights = initial_weights(cfg, cfg["grouping"]["S6-gqa-up"], spec, tmp_path / "grouping" / "S6-gqa-up")
-    assert where == "grouping/S6-mha/ckpt.pt" and weights["blocks.0.mixer.k.weight"].shape[0] == 2 * spec.head_dim
+    where, weights = initial_weights(cfg, cfg["grouping"]["S6-gqa-up"], spec,
+                                     tmp_path / "grouping" / "S6-gqa-up" / "seed7")
+    assert where == "grouping/S6-mha/seed7/ckpt.pt" and weights["blocks.0.mixer.k.weight"].shape[0] == 2 * spec.head_dim
     up = run({**cfg, "train": {**cfg["train"], "steps": 1}}, data, tmp_path / "up", row="S6-gqa-up",
              init=(where, weights))
     fresh = run({**cfg, "train": {**cfg["train"], "steps": 1}}, data, tmp_path / "fresh", row="S6-gqa-up")
@@ -168,6 +168,7 @@ def test_up_training_without_its_source_says_so(tmp_path):
     from attnlab.errors import AttnlabError
 
     cfg = tiny_config()
-    with pytest.raises(AttnlabError, match="starts from run S6-mha's weights, and .* is not there: train S6-mha"):
+    with pytest.raises(AttnlabError, match=r"S6-gqa-up starts from run S6-mha's weights, and .* is not there: "
+                                           r"train S6-mha \(seed7\) first"):
         initial_weights(cfg, cfg["grouping"]["S6-gqa-up"], spec_from_config(cfg, "S6-gqa-up"),
-                        tmp_path / "grouping" / "S6-gqa-up")
+                        tmp_path / "grouping" / "S6-gqa-up" / "seed7")

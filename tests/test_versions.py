@@ -39,14 +39,14 @@ def write_run(results, cfg, commit, date="2026-11-30T10:00:00+00:00", device="cp
         path = results / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if rel.endswith("metrics.json"):
-            run = path.parent.name
+            run = path.parent.parent.name  # <experiment>/<run>/seed<k>/metrics.json
             write_json(path, {"name": run, "spec": spec_from_config(cfg, run).to_dict(), "status": "ok",
                               "steps": steps or train_settings(cfg, run)["steps"], "provenance": prov})
         elif rel.endswith(".json"):
             write_json(path, {"ratio_paired_median": 1.01, "provenance": prov})
         else:
             path.write_text("claim_id,verdict\n" if rel == "claims.csv" else "step,train_loss\n1,5.0\n")
-    (results / "ladder" / next(iter(cfg["ladder"])) / "ckpt.pt").write_bytes(b"weights")  # never published
+    (results / "ladder" / next(iter(cfg["ladder"])) / "seed1337" / "ckpt.pt").write_bytes(b"weights")  # never published
     return results
 
 

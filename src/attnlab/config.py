@@ -70,6 +70,8 @@ def validate(cfg: dict, partial: bool = False) -> dict:
         raise AttnlabError(f"config error at '{where}': {err.message}") from None
     cfg = copy.deepcopy(cfg)
     _fill_defaults(cfg, root, root)
+    if not partial:
+        cfg["seed"] = cfg["seeds"][0]  # what work done once (an analysis, a benchmark) is seeded with
     _check_runs(cfg)
     heads, width = (cfg.get("multihead") or {}).get("heads") or [], (cfg.get("multihead") or {}).get("d_model")
     for h in heads:
@@ -176,6 +178,12 @@ def read_yaml(path: str | Path, what: str) -> dict:
 def resolve(profile: dict) -> dict:
     """A profile laid over config/base.yaml, then each training experiment's `base` laid under its runs."""
     cfg = merged(read_yaml(BASE, "base profile"), profile)
+    seed = profile.get("seed")
+    if seed is not None and "seeds" not in profile:  # `seed: 7` (a version published before seeds) is one seed
+        cfg["seeds"] = [seed]
+    elif seed is not None and seed != (cfg.get("seeds") or [None])[0]:
+        raise AttnlabError(f"config error at 'seed': {seed!r} is not the first of seeds {cfg.get('seeds')}; "
+                           "give the seeds as a list (--config seeds=[7,8,9]), not 'seed'")
     for experiment in training():
         runs = cfg.get(experiment)
         if isinstance(runs, dict) and "base" in runs:
@@ -204,8 +212,26 @@ def chosen(config: dict, configfiles) -> dict:
         return resolve(dict(config))
     name = str(config.get("profile", "quick"))
     path = Path(name) if name.endswith((".yaml", ".yml")) else Path("config") / f"{name}.yaml"
-    overrides = {k: v for k, v in config.items() if k != "profile"}
+    overrides = {k: _typed(v) for k, v in config.items() if k != "profile"}
+    if "seed" in overrides and "seeds" not in overrides:  # --config seed=7: train every run once, at seed 7
+        overrides["seeds"] = [overrides.pop("seed")]
     return resolve(merged(read_yaml(path, "config file"), overrides))
+
+
+def _typed(value):
+    """A `--config` value as YAML would type it: Snakemake reads nested ones (`seeds=[7,8]`,
+    `train='{steps: 10}'`) with every scalar left a string."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    if isinstance(value, str):
+        try:
+            typed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            return value
+        return typed if isinstance(typed, (int, float, bool)) or typed is None else value
+    return value
 
 
 def load_settings(arg: str) -> dict:

@@ -52,19 +52,24 @@ class Experiment:
         """Its one run file relative to results/<profile>/ (None for training: one per run)."""
         return None if self.trains else "data/stats.json" if self.kind == "data" else f"{self.name}/result.json"
 
-    def run_file(self, run: str, file: str = "metrics.json") -> str:
-        return f"{self.name}/{run}/{file}"
+    def run_dir(self, run: str, seed: int) -> str:
+        """A training run's folder at one seed, relative to results/<profile>/."""
+        return f"{self.name}/{run}/seed{seed}"
+
+    def run_file(self, run: str, seed: int, file: str = "metrics.json") -> str:
+        return f"{self.run_dir(run, seed)}/{file}"
 
 
 def needed_files(e: Experiment, cfg: dict) -> list[str]:
-    """The run files (relative to results/<profile>/) of the work `e` needs: a training run's metrics (its
-    checkpoint is written with them), every run of a training experiment, or another experiment's result."""
+    """The run files (relative to results/<profile>/) of the work `e` needs: a training run's metrics at the
+    first seed (its checkpoint is written with them), every run of a training experiment, or another
+    experiment's result."""
     files = []
     for need in e.needs:
         name, _, run = need.partition(".")
         other = get(name)
         if other.trains:
-            files += [other.run_file(r) for r in ([run] if run else list(cfg.get(name) or {}))]
+            files += [other.run_file(r, cfg["seed"]) for r in ([run] if run else list(cfg.get(name) or {}))]
         else:
             files.append(other.result)
     return files

@@ -321,15 +321,16 @@ def finished(run_dir, spec=None):
 
 
 def initial_weights(cfg: dict, run: dict, spec, out: Path) -> tuple[str, dict]:
-    """The finished weights of the run this one starts from (its checkpoint beside this run's folder), pooled
-    to this run's key/value heads: (its path, the weights)."""
+    """The finished weights of the run this one starts from, at the same seed (out is
+    results/<profile>/<experiment>/<run>/seed<k>), pooled to this run's key/value heads: (its path, the weights)."""
     from attnlab.config import find_run, spec_from_config
 
     source = run["init_from"]
     experiment, _ = find_run(cfg, source)
-    path = out.parent.parent / experiment / source / "ckpt.pt"
+    results = out.parents[2]
+    path = results / experiment / source / out.name / "ckpt.pt"
     if not path.is_file():
-        raise AttnlabError(f"run {out.name} starts from run {source}'s weights, and {path} is not there: "
-                           f"train {source} first")
+        raise AttnlabError(f"run {out.parent.name} starts from run {source}'s weights, and {path} is not there: "
+                           f"train {source} ({out.name}) first")
     state = torch.load(path, map_location="cpu", weights_only=True)
-    return str(path.relative_to(out.parent.parent)), pool_kv_heads(state["model"], spec_from_config(cfg, source), spec)
+    return str(path.relative_to(results)), pool_kv_heads(state["model"], spec_from_config(cfg, source), spec)

@@ -70,7 +70,8 @@ def expected(cfg: dict, only: list[str] | None = None) -> list[str]:
     out = []
     for e in map(experiments.get, scope(only)):
         if e.trains:
-            out += [e.run_file(run, file) for run in cfg.get(e.name) or {} for file in ("metrics.json", "curve.csv")]
+            out += [e.run_file(run, seed, file) for run in cfg.get(e.name) or {} for seed in cfg["seeds"]
+                    for file in ("metrics.json", "curve.csv")]
         else:
             out.append(e.result)
     return out + ([] if only else ["claims.csv"])
@@ -81,9 +82,10 @@ def summaries(results: Path, cfg: dict, only: list[str] | None = None) -> list[s
     keep = [rel for rel in expected(cfg, only) if (results / rel).is_file()]
     for e in map(experiments.get, scope(only)):
         for run in (cfg.get(e.name) or {}) if e.trains else ():
-            rel = e.run_file(run, "probes.csv")
-            if (results / rel).is_file():
-                keep.append(rel)
+            for seed in cfg["seeds"]:
+                rel = e.run_file(run, seed, "probes.csv")
+                if (results / rel).is_file():
+                    keep.append(rel)
     return keep
 
 
@@ -129,11 +131,12 @@ def check_publishable(results: Path, cfg: dict, root: Path, only: list[str] | No
                            "rerun the profile at this commit")
     for e in (e for e in map(experiments.get, scope(only)) if e.trains):
         for run in cfg.get(e.name) or {}:
-            m = read_json(results / e.run_file(run))
             want_spec, want_steps = spec_from_config(cfg, run).to_dict(), train_settings(cfg, run)["steps"]
-            if m.get("spec") != want_spec or (m.get("status") == "ok" and m.get("steps") != want_steps):
-                raise AttnlabError(f"run {run} in {results} was trained with other settings than profile "
-                                   f"'{cfg['profile']}' declares (spec or steps differ): rerun it")
+            for seed in cfg["seeds"]:
+                m = read_json(results / e.run_file(run, seed))
+                if m.get("spec") != want_spec or (m.get("status") == "ok" and m.get("steps") != want_steps):
+                    raise AttnlabError(f"run {run} (seed {seed}) in {results} was trained with other settings than "
+                                       f"profile '{cfg['profile']}' declares (spec or steps differ): rerun it")
     return commit, head
 
 

@@ -48,20 +48,21 @@ def parent_of(kind, name):
 
 
 def run_files(name, file="metrics.json"):
-    """Every run file of one experiment: a training experiment's runs, or the result of any other."""
+    """Every run file of one experiment: a training experiment's runs at every seed, or the result of any other."""
     e = EXPERIMENTS[name]
     if e.trains:
-        return [f"{R}/{e.run_file(run, file)}" for run in TRAINING[name]]
+        return [f"{R}/{e.run_file(run, seed, file)}" for run in TRAINING[name] for seed in config["seeds"]]
     return [f"{R}/{e.result}"]
 
 
-def init_source(experiment, run):
-    """The finished run an up-trained run starts from (its metrics: its checkpoint is written with them)."""
+def init_source(experiment, run, seed):
+    """The finished run an up-trained run starts from, at the same seed (its metrics: its checkpoint is
+    written with them)."""
     source = config[experiment][run].get("init_from")
     if not source:
         return []
     owner = next(e for e, runs in TRAINING.items() if source in runs)
-    return [f"{R}/{owner}/{source}/metrics.json"]
+    return [f"{R}/{EXPERIMENTS[owner].run_file(source, seed)}"]
 
 
 def run_sections(experiment, run):

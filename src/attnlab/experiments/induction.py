@@ -23,6 +23,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from attnlab import registry
 from attnlab.errors import AttnlabError
 from attnlab.nn.model import SelfAttention
 
@@ -314,7 +315,7 @@ def on_text(cfg: dict, results, data_dir, runs: list[str]) -> dict:
     out = {}
     for run in runs:
         experiment, _, name = run.partition(".")
-        model = finished(results / experiment / name)
+        model = finished(results / registry.get(experiment).run_dir(name, cfg["seed"]))
         T = model.spec.context
         n = min(s["text_windows"], (len(tokens) - 1) // (T + 1))
         rows = tokens[: n * (T + 1)].view(n, T + 1)
@@ -329,7 +330,7 @@ def on_text(cfg: dict, results, data_dir, runs: list[str]) -> dict:
 def main(cfg: dict, out_path, data_dir) -> dict:
     from pathlib import Path
 
-    from attnlab import provenance, registry
+    from attnlab import provenance
     from attnlab.train import pick_device
 
     out_path = Path(out_path)

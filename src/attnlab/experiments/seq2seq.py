@@ -435,20 +435,19 @@ def run(cfg: dict, out_dir, *, progress: bool = False) -> dict:
     """Train every task x length x variant x seed of cfg["seq2seq"] through attnlab.train.train, into
     out_dir/<task>-S<len>-<variant>-seed<k>/ (a killed run resumes from its checkpoint), and measure it.
 
-    Seeds are cfg["seed"], + 1, ...; each (task, length, seed) has its own training and held-out rows, shared
+    Seeds are the profile's (cfg["seeds"]; cfg["seed"] alone is one); each (task, length, seed) has its own training and held-out rows, shared
     by every variant. -> {"settings", "chance", "runs", "summary", "contrasts", "gradient_path", "gradient",
     "attention_map"}.
     """
     from attnlab.train import finished, train
 
-    s = settings(cfg["seq2seq"])
+    s = {**settings(cfg["seq2seq"]), "seeds": list(cfg.get("seeds") or [cfg["seed"]])}
     out_dir = Path(out_dir)
     runs, amap = [], None
-    total, done = len(s["tasks"]) * len(s["lengths"]) * s["seeds"] * len(s["variants"]), 0
+    total, done = len(s["tasks"]) * len(s["lengths"]) * len(s["seeds"]) * len(s["variants"]), 0
     for task in s["tasks"]:
         for S in s["lengths"]:
-            for k in range(s["seeds"]):
-                run_seed = cfg["seed"] + k
+            for k, run_seed in enumerate(s["seeds"]):
                 gen = torch.Generator().manual_seed(run_seed * 100003 + S * 101 + TASKS.index(task))
                 rows = task_rows(task, s["train_rows"], S, s["vocab"], gen)
                 held_out = task_rows(task, s["eval_rows"], S, s["vocab"], gen)  # the generator has moved on

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from attnlab import provenance
+from attnlab import provenance, registry
 from attnlab.data.bpe import Tokenizer
 from attnlab.data.prepare import load_tokens
 from attnlab.experiments import winograd as wg
@@ -88,7 +88,7 @@ def shakespeare_examples(cfg: dict, results: Path, data_dir: Path, runs: list[st
     models = {}
     for run in runs:
         experiment, _, name = run.partition(".")
-        models[f"{name} (Shakespeare)"] = finished(results / experiment / name)
+        models[f"{name} (Shakespeare)"] = finished(results / registry.get(experiment).run_dir(name, cfg["seed"]))
     length = min([s["tokens"], *(m.spec.context for m in models.values())])
     newline = tok.encode("\n")
     starts = [i + len(newline) for i in range(len(val) - len(newline)) if val[i:i + len(newline)] == newline]
@@ -103,7 +103,6 @@ def shakespeare_examples(cfg: dict, results: Path, data_dir: Path, runs: list[st
 
 
 def main(cfg: dict, out_path, data_dir) -> dict:
-    from attnlab import registry
     from attnlab.report.viewer import check_data
 
     out_path = Path(out_path)

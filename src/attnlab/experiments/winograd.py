@@ -158,12 +158,22 @@ def train_model(cfg: dict, w: dict, version: str, name: str, data: dict, held: d
 
 
 def run(cfg: dict, out_dir: Path) -> dict:
+    """Every version and model at every seed of the profile. The held-out split is drawn once, with the first
+    seed, so that seeds differ only in training. The first seed's result is also the top level (and its models
+    sit in out_dir, where S9 and S11 read them); every seed's is under by_seed."""
+    seeds = cfg.get("seeds") or [cfg["seed"]]
+    by_seed = {str(seed): run_seed({**cfg, "seed": seed}, out_dir if seed == seeds[0] else out_dir / f"seed{seed}",
+                                   split_seed=seeds[0]) for seed in seeds}
+    return {**by_seed[str(seeds[0])], "by_seed": by_seed}
+
+
+def run_seed(cfg: dict, out_dir: Path, split_seed: int) -> dict:
     w = cfg["winograd"]
     check_winograd(w)
     vocab = vocabulary(w)
-    result = {"vocab_size": len(vocab), "versions": {}, "settings": w}
+    result = {"seed": cfg["seed"], "vocab_size": len(vocab), "versions": {}, "settings": w}
     for version, models in VERSIONS.items():
-        trained, held = split_pairs(w, version, torch.Generator().manual_seed(cfg["seed"]))
+        trained, held = split_pairs(w, version, torch.Generator().manual_seed(split_seed))
         data, test = encode(w, trained, vocab), encode(w, held, vocab)
         entry = {"pairs_trained": len(trained), "pairs_held_out": len(held), "sentences_trained": len(data["rows"]),
                  "sentences_held_out": len(test["rows"]), "held_out_pairs": held[:8], "models": {}}
@@ -173,8 +183,9 @@ def run(cfg: dict, out_dir: Path) -> dict:
             entry["models"][name] = {**answers(model, test), "train_accuracy": answers(model, data)["accuracy"],
                                      "n_params": metrics["n_params"], "steps": metrics["steps"],
                                      "seconds": round(time.perf_counter() - t0, 1)}
-            print(f"  {version:6s} {name:10s}: held-out accuracy {entry['models'][name]['accuracy']:.3f} "
-                  f"(other noun {entry['models'][name]['other_noun']:.3f})", flush=True)
+            print(f"  seed {cfg['seed']} {version:6s} {name:10s}: held-out accuracy "
+                  f"{entry['models'][name]['accuracy']:.3f} (other noun {entry['models'][name]['other_noun']:.3f})",
+                  flush=True)
             if version == "closed" and name == w["map"]["model"]:
                 result["maps"] = maps(w, model, vocab, data["pos"])
         result["versions"][version] = entry

@@ -18,8 +18,10 @@ class Results:
 
     root: Path
     files: dict[str, dict] = field(default_factory=dict)      # experiment -> its parsed result file
-    runs: dict[str, dict] = field(default_factory=dict)       # run name -> metrics.json
-    run_paths: dict[str, str] = field(default_factory=dict)   # run name -> path relative to root
+    runs: dict[str, dict] = field(default_factory=dict)       # run name -> metrics.json at its first seed
+    run_paths: dict[str, str] = field(default_factory=dict)   # run name -> that file's path relative to root
+    by_seed: dict[str, dict] = field(default_factory=dict)    # run name -> {seed: metrics.json}, every seed
+    seed_paths: dict[str, dict] = field(default_factory=dict)  # run name -> {seed: path relative to root}
 
     def result(self, experiment: str) -> dict | None:
         """The parsed result file of an experiment that is not training (None when it has not run)."""
@@ -28,6 +30,31 @@ class Results:
     def experiment(self, name: str) -> dict[str, dict]:
         """The training runs of one experiment, by run name."""
         return {n: m for n, m in self.runs.items() if self.run_paths[n].startswith(name + "/")}
+
+    def seeds(self, run: str) -> list[int]:
+        """The seeds a training run has run files for (one, unknown (None), for a file from before seeds)."""
+        return sorted(self.by_seed.get(run) or {}, key=lambda s: (s is None, s))
+
+    def values(self, run: str, key: str) -> list:
+        """One field of a training run's metrics at every seed it has (e.g. val_ppl), in seed order."""
+        return [self.by_seed[run][seed].get(key) for seed in self.seeds(run)]
+
+    def common_seeds(self, runs=(), files=()) -> list[int]:
+        """The seeds at which every run in `runs` and every result in `files` that holds seeds (a `by_seed`
+        mapping) has a value; [] when none of them is seeded."""
+        sets = [set(self.seeds(r)) for r in runs if r in self.by_seed]
+        sets += [{int(k) for k in self.files[f]["by_seed"]} for f in files if "by_seed" in (self.files.get(f) or {})]
+        return sorted(set.intersection(*sets)) if sets and None not in set().union(*sets) else []
+
+    def at(self, seed: int) -> Results:
+        """These results as one seed saw them: each run's metrics at that seed, each seeded result's entry."""
+        view = Results(root=self.root, by_seed=self.by_seed, seed_paths=self.seed_paths)
+        for name, per_seed in self.by_seed.items():
+            if seed in per_seed:
+                view.runs[name], view.run_paths[name] = per_seed[seed], self.seed_paths[name][seed]
+        for what, d in self.files.items():
+            view.files[what] = {**d, **d["by_seed"][str(seed)]} if str(seed) in d.get("by_seed", {}) else d
+        return view
 
     def spec(self, run: str) -> ModelSpec:
         """The model a training run trained, as the run file records it."""
@@ -41,11 +68,12 @@ class Results:
         return files[what] if what in files else f"{declared(what) or '*'}/{what}/metrics.json"
 
     def provenance(self) -> dict[str, dict]:
-        """Run file (relative path) -> its provenance, for every file present."""
+        """Run file (relative path) -> its provenance, for every file present (every seed's)."""
         files = result_files()
         out = {files[what]: (d.get("provenance") or {}) for what, d in self.files.items()}
-        for name, m in self.runs.items():
-            out[self.run_paths[name]] = m.get("provenance") or {}
+        for name, per_seed in self.by_seed.items():
+            for seed, m in per_seed.items():
+                out[self.seed_paths[name][seed]] = m.get("provenance") or {}
         return out
 
 
@@ -60,15 +88,30 @@ def gather(results_dir: str | Path) -> Results:
     for what, rel in result_files().items():
         if (root / rel).is_file():
             res.files[what] = _read(root / rel)
+    owner: dict[str, str] = {}
     for experiment in experiments.training():
-        for path in sorted(root.glob(f"{experiment}/*/metrics.json")):
-            name = path.parent.name
-            if name in res.runs:
+        # <run>/seed<k>/metrics.json; <run>/metrics.json is a version's from before seeds (its one seed)
+        for path in sorted(root.glob(f"{experiment}/*/seed*/metrics.json")) + sorted(root.glob(f"{experiment}/*/metrics.json")):
+            legacy = path.parent.parent.name == experiment
+            name = path.parent.name if legacy else path.parent.parent.name
+            if owner.setdefault(name, experiment) != experiment:
                 raise AttnlabError(f"two runs are named '{name}': {res.run_paths[name]} and "
                                    f"{path.relative_to(root)}; run names must be unique across experiments")
-            res.runs[name] = _read(path)
-            res.run_paths[name] = str(path.relative_to(root))
+            m = _read(path)
+            seed = (m.get("provenance") or {}).get("seed") if legacy else _seed_of(path.parent.name)
+            res.by_seed.setdefault(name, {})[seed] = m
+            res.seed_paths.setdefault(name, {})[seed] = str(path.relative_to(root))
+    for name in res.by_seed:
+        first = res.seeds(name)[0]
+        res.runs[name], res.run_paths[name] = res.by_seed[name][first], res.seed_paths[name][first]
     return res
+
+
+def _seed_of(folder: str) -> int | None:
+    try:
+        return int(folder.removeprefix("seed"))
+    except ValueError:
+        return None
 
 
 def _read(path: Path) -> dict:

@@ -78,6 +78,7 @@ TABLES = {**MEASURES, "teacher_forced_accuracy": "teacher-forced token accuracy 
 
 def accuracy_tables(r: dict) -> str:
     seeds = r["settings"]["seeds"]
+    seeds = seeds if isinstance(seeds, int) else len(seeds)  # a count in versions from before the profile's seeds
     spread = f"mean ± standard deviation over {seeds} seeds" if seeds > 1 else "one seed"
     return "\n\n".join(f"**{label.capitalize()}** ({spread}):\n\n{accuracy_table(r, key)}"
                      for key, label in TABLES.items())
