@@ -109,7 +109,8 @@ def test_claims_csv_columns_and_all_reproduced(tmp_path):
     root = write_fake_results(tmp_path / "r")
     got = verdicts(root)
     table = pd.read_csv(root / "claims.csv")
-    assert list(table.columns) == ["claim_id", "chapter_value", "reproduced_value", "verdict", "note"]
+    assert list(table.columns) == ["claim_id", "chapter_value", "reproduced_value", "verdict", "note", "seeds",
+                                   "per_seed", "single_seed"]
     assert [i for i in table["claim_id"] if i in IDS] == IDS  # in registry order: data, averaging, ladder, ...
     assert {f"C0.{i}" for i in range(1, 5)} | {f"C1.{i}" for i in range(1, 4)} \
         | {f"C2.{i}" for i in range(1, 11)} <= set(IDS)
@@ -222,7 +223,7 @@ def test_site_builds_offline_with_provenance(tmp_path):
     assert "verdict-reproduced" in html["ladder.html"]
     assert 'vegaEmbed("#chart-ladder"' in html["ladder.html"]
     assert 'vegaEmbed("#chart-throughput"' in html["bench.html"] and "8,400" in html["bench.html"]
-    assert "snakemake results/smoke/ladder/L6/metrics.json --cores 4 --resources gpu=1 --config profile=smoke" \
+    assert "snakemake results/smoke/ladder/L6/seed1337/metrics.json --cores 4 --resources gpu=1 --config profile=smoke" \
         in html["ladder.html"]
     for path in (tmp_path / "site").rglob("*"):
         if path.suffix in (".html", ".css"):
@@ -248,7 +249,7 @@ def test_site_builds_with_stages_missing(tmp_path):
     build_site(root, REGISTRY, CONFIG, tmp_path / "site")
     html = built_pages(tmp_path / "site")
     assert "not run" in html["averaging.html"] and 'id="provenance"' in html["averaging.html"]
-    assert "results/smoke/ladder/L7/metrics.json" in html["ladder.html"]
+    assert "results/smoke/ladder/L7/seed1337/metrics.json" in html["ladder.html"]
     assert "verdict-not-run" in html["index.html"]
     build_site(root, REGISTRY, CONFIG, tmp_path / "site")  # rebuilding over its own output is fine
 

@@ -20,22 +20,50 @@ def _spec(chart: alt.TopLevelMixin) -> dict:
 
 
 def ladder_chart(ladder: pd.DataFrame) -> dict:
-    """Validation perplexity per rung: reproduced (every run row) beside the chapter (where stated)."""
+    """Validation perplexity per rung: reproduced (every run row; the mean over seeds, with a line from the
+    lowest seed to the highest) beside the chapter (where stated)."""
     order = list(ladder["row"])
     long = pd.concat([
         ladder[["row", "description"]].assign(source="reproduced", val_ppl=ladder["val_ppl"]),
         ladder[["row", "description"]].assign(source="chapter", val_ppl=ladder["chapter_val_ppl"]),
     ]).dropna(subset=["val_ppl"])
-    chart = alt.Chart(long, title="Validation perplexity per rung (log scale; lower is better)").mark_point(
-        size=90, filled=True, opacity=0.85
-    ).encode(
-        x=alt.X("val_ppl:Q", title="validation perplexity", scale=alt.Scale(type="log")),
-        y=alt.Y("row:N", sort=order, title=None),
+    x = alt.X("val_ppl:Q", title="validation perplexity", scale=alt.Scale(type="log"))
+    y = alt.Y("row:N", sort=order, title=None)
+    points = alt.Chart(long).mark_point(size=90, filled=True, opacity=0.85).encode(
+        x=x, y=y,
         color=alt.Color("source:N", scale=SOURCE_COLORS, title=None),
         shape=alt.Shape("source:N", scale=alt.Scale(domain=["reproduced", "chapter"], range=["circle", "diamond"]),
                         title=None),
         tooltip=["row", "description", "source", alt.Tooltip("val_ppl:Q", format=".2f")],
-    ).properties(width=WIDTH, height=28 * max(len(order), 1))
+    )
+    spreads = [(r, sp) for r, sp in zip(ladder["row"], ladder.get("val_spread", [])) if sp is not None and sp.sd]
+    layers = [points]
+    if spreads:
+        ranges = pd.DataFrame([{"row": r, "lowest seed": min(sp.values), "highest seed": max(sp.values)}
+                               for r, sp in spreads])
+        layers.insert(0, alt.Chart(ranges).mark_rule(color="#1f77b4", strokeWidth=2).encode(
+            y=y, x=alt.X("lowest seed:Q", scale=alt.Scale(type="log")), x2="highest seed:Q",
+            tooltip=["row", alt.Tooltip("lowest seed:Q", format=".2f"), alt.Tooltip("highest seed:Q", format=".2f")]))
+    title = "Validation perplexity per rung (log scale; lower is better" + (
+        "; line: lowest to highest seed)" if spreads else ")")
+    chart = alt.layer(*layers).properties(width=WIDTH, height=28 * max(len(order), 1), title=title)
+    return _spec(chart)
+
+
+def seeds_chart(per_seed: pd.DataFrame, order: list[str], measure: str = "validation perplexity") -> dict:
+    """One row per run: a dot for every seed, a line from the lowest to the highest, a tick at the mean."""
+    mean = per_seed.groupby("run", as_index=False)["value"].agg(["mean", "min", "max", "count"]).reset_index()
+    y = alt.Y("run:N", sort=order, title=None)
+    x = alt.X("value:Q", title=measure, scale=alt.Scale(zero=False))
+    rule = alt.Chart(mean).mark_rule(color="#888").encode(y=y, x=alt.X("min:Q", title=measure), x2="max:Q")
+    tick = alt.Chart(mean).mark_tick(color="#1f77b4", thickness=2, size=18).encode(
+        y=y, x="mean:Q", tooltip=["run", alt.Tooltip("mean:Q", format=".2f", title="mean over seeds"),
+                                  alt.Tooltip("count:Q", title="seeds")])
+    dots = alt.Chart(per_seed).mark_point(size=40, filled=True, opacity=0.6, color="#555").encode(
+        y=y, x=x, tooltip=["run", "seed", alt.Tooltip("value:Q", format=".2f", title=measure)])
+    chart = alt.layer(rule, dots, tick).properties(
+        width=WIDTH, height=24 * max(len(order), 1),
+        title=f"{measure.capitalize()} at every seed (dots), their range (line) and mean (tick)")
     return _spec(chart)
 
 

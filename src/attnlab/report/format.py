@@ -54,6 +54,16 @@ def num(decimals: int):
     return lambda v: f"{v:,.{decimals}f}"
 
 
+def spread(decimals: int):
+    """A formatter for a results.Spread: mean ± standard deviation over seeds, every seed's value on hover
+    (one seed: its value)."""
+    def show(sp) -> str:
+        text = f"{sp.mean:,.{decimals}f}" + (f"\u00a0±\u00a0{sp.sd:,.{decimals}f}" if sp.sd is not None else "")
+        hover = "; ".join(f"seed {k}: {v:,.{decimals}f}" for k, v in sp.by_seed.items())
+        return f'<span class="seeds" title="{hover}">{text}</span>'
+    return show
+
+
 def not_run(*paths: str, command: str | None = None) -> str:
     body = "Missing: " + ", ".join(f"`{p}`" for p in paths) + "."
     if command:

@@ -72,6 +72,11 @@ class Site:
         target = f" {self.rdir}/{target}" if target else ""
         return f"snakemake{target} --cores {cores}{gpu_flag} --config profile={self.profile}"
 
+    def run_target(self, experiment: str, runs: list[str]) -> str:
+        """The metrics files of training runs at every seed of the profile, as a Snakemake target (bash braces)."""
+        seeds = self.config.get("seeds") or [self.config.get("seed")]
+        return f"{experiment}/{braces(runs)}/seed{braces(seeds)}/metrics.json"
+
     def page_verdicts(self, page: str | None) -> list[Verdict]:
         return [v for v in self.verdicts if page is None or v.claim.experiment == page]
 
@@ -81,7 +86,8 @@ class Site:
         if rerun is None:
             rerun = self.snakemake(e.result or "", gpu=e.gpu, cores=1 if e.kind == "analysis" else 2)
         return {"verdicts": self.verdicts_block(name), "rerun": code(rerun),
-                "provenance": self.provenance_block(self.files_of([name]))}
+                "provenance": self.provenance_block(self.files_of([name])),
+                "seeds": self.seeds_block(name) if e.trains else ""}
 
     def missing(self, name: str) -> str:
         """The warning a page shows where an experiment's result file is not there yet."""
@@ -91,12 +97,48 @@ class Site:
         return not_run(f"{self.rdir}/{e.result}", command=self.snakemake(e.result, gpu=e.gpu, cores=1))
 
     # ------------------------------------------------------------ shared blocks
+    def seeds_block(self, name: str) -> str:
+        """A training experiment's runs over seeds: validation and training perplexity as mean ± standard
+        deviation (every seed on hover), a chart of every seed, and a sentence on the size of the spread."""
+        from attnlab.report import charts
+        from attnlab.report.format import chart, spread
+        from attnlab.report.tables import row_order
+
+        res = self.res
+        runs = row_order(res.experiment(name))
+        if not runs:
+            return "_No run yet._\n"
+        seeds = sorted({s for r in runs for s in res.seeds(r) if s is not None})
+        table = pd.DataFrame([{"run": r, "seeds": len(res.seeds(r)), "val": res.spread(r, "val_ppl"),
+                               "train": res.spread(r, "train_ppl")} for r in runs])
+        text = md_table(table, {"run": "run", "seeds": "seeds", "val": "val ppl (mean ± sd)",
+                                "train": "train ppl (mean ± sd)"}, {"val": spread(2), "train": spread(2)})
+        if len(seeds) < 2:
+            return (f"Every run here was trained at one seed ({', '.join(map(str, seeds)) or 'unknown'}): the "
+                    "profile lists one, so nothing on this page measures how much the seed moves a result.\n\n"
+                    + text + "\n")
+        widest = max((sp for sp in table["val"] if sp is not None and sp.sd is not None),
+                     key=lambda sp: sp.sd / sp.mean, default=None)
+        lead = (f"Every run was trained at {len(seeds)} seeds ({', '.join(map(str, seeds))}): the same data, "
+                "model and budget; only the initial weights and the order of the batches change. Each claim "
+                "below is computed once per seed, and its value is the mean (hover it for each seed's).")
+        if widest is not None:
+            run = table["run"][list(table["val"]).index(widest)]
+            lead += (f" The widest spread of validation perplexity is {run}'s: a standard deviation of "
+                     f"{widest.sd:.2f}, {100 * widest.sd / widest.mean:.1f} % of its mean.")
+        per_seed = pd.DataFrame([{"run": r, "seed": str(k), "value": v} for r in runs
+                                 if (sp := res.spread(r, "val_ppl")) for k, v in sp.by_seed.items()])
+        drawn = chart(f"chart-seeds-{name}", charts.seeds_chart(per_seed, runs)) if len(per_seed) else ""
+        return lead + "\n\n" + text + "\n\n" + drawn
+
+
     def settings_table(self) -> str:
         """The profile's training settings, as the runs received them."""
         cfg = self.config
         data, model, train = (cfg.get(k) or {} for k in ("data", "model", "train"))
         settings = pd.DataFrame([
-            ("profile", self.profile), ("profile digest", digest(cfg)), ("seed", cfg.get("seed")),
+            ("profile", self.profile), ("profile digest", digest(cfg)),
+            ("seeds", ", ".join(map(str, cfg.get("seeds") or [cfg.get("seed")]))),
             ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
             ("d_model", model.get("d_model")), ("context", model.get("context")),
             ("steps", train.get("steps")), ("batch", train.get("batch_size")),
@@ -117,7 +159,7 @@ class Site:
             f'<tr><td><a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
             f"{html.escape(v.claim.id)}</a></td><td>{html.escape(v.claim.claim)}</td>"
             f"<td>{parts_cell(v.claim.chapter_value)}</td>"
-            f"<td>{parts_cell(v.shown())}</td><td>{badge(v.verdict)}</td></tr>"
+            f"<td>{reproduced_cell(v)}</td><td>{badge(v.verdict)}{alone(v)}</td></tr>"
             for v in chosen)
         survey = {v.claim.id.startswith("S") for v in chosen}  # the survey's claims are S1...S11
         source = "chapter / survey" if len(survey) > 1 else "survey" if survey == {True} else "chapter"
@@ -133,13 +175,14 @@ class Site:
         c = v.claim
         values = "".join(f"<li>{html.escape(part + ' = ' if part else '')}<code>{html.escape(expr)}</code></li>"
                          for part, expr in c.values.items())
-        files = [self.res.path(name) for name in sorted(c.files)] + [self.res.path(run) for run in sorted(c.rows)]
+        files = [self.res.path(name) for name in sorted(c.files)]
+        files += [f for run in sorted(c.rows) for f in (self.res.seed_paths.get(run) or {run: self.res.path(run)}).values()]
         links = ", ".join(f'<a href="runs/{html.escape(f)}"><code>{html.escape(f)}</code></a>'
                           if f in self.res.provenance() else f"<code>{html.escape(f)}</code> (not run)" for f in files)
         return (f'<details class="claim" id="{anchor(c.id)}"><summary><strong>{html.escape(c.id)}</strong> · '
                 f"{html.escape(v.verdict)} · how it is computed and tested</summary>\n"
                 f"<p>Computed from the run files as</p><ul>{values}</ul>\n"
-                f"<p>Test: {html.escape(v.note or '–')}</p>\n"
+                f"<p>Test: {html.escape(v.note or '–')}</p>\n" + seed_lines(v) +
                 f"<p>Why this tolerance: {html.escape(c.tolerance_note)}</p>\n"
                 f"<p>Run files: {links or '–'}</p></details>\n")
 
@@ -196,6 +239,30 @@ class Site:
         return value if isinstance(value, dict) else {}
 
 
+def braces(items: list) -> str:
+    """One item, or several in bash brace expansion."""
+    return str(items[0]) if len(items) == 1 else "{" + ",".join(map(str, items)) + "}"
+
+
+def reproduced_cell(v: Verdict) -> str:
+    """Our value (± its error) for a verdict table; where the claim was computed at several seeds, each seed's
+    value on hover."""
+    per_seed = v.per_seed()
+    if not per_seed:
+        return parts_cell(v.shown())
+    hover = "; ".join(f"{part + ' ' if part else ''}at seeds {', '.join(map(str, v.seeds))}: "
+                      f"{', '.join(fmt(x) for x in values)}" for part, values in per_seed.items())
+    return f'<span class="seeds" title="{html.escape(hover)}">{parts_cell(v.shown())}</span>'
+
+
+def alone(v: Verdict) -> str:
+    """Under a verdict computed at several seeds: how many seeds would have given it alone, as one run would."""
+    if not v.survives():
+        return ""
+    held = sum(x == "reproduced" for x in v.single.values())
+    return f'<div class="why">one seed alone: {held} of {len(v.single)} reproduce</div>'
+
+
 def parts_cell(value) -> str:
     """A value for a verdict table cell: a several-part value one named part per line, so the table wraps at
     part boundaries and spaces rather than inside a word."""
@@ -205,6 +272,15 @@ def parts_cell(value) -> str:
         return "".join(f'<div class="part"><span class="part-name">{html.escape(str(k))}</span> '
                        f"{html.escape(v if isinstance(v, str) else fmt(v))}</div>" for k, v in value.items())
     return html.escape(fmt(value))
+
+
+def seed_lines(v: Verdict) -> str:
+    """Each seed's value and the verdict it alone would give (a claim computed at several seeds)."""
+    if len(v.seeds) < 2:
+        return ""
+    items = "".join(f"<li>seed {seed}: {html.escape(fmt(value))} → {html.escape(v.single[seed])}</li>"
+                    for seed, value in v.seeds.items())
+    return f"<p>At each seed alone (as one run would have judged it):</p><ul>{items}</ul>\n"
 
 
 def anchor(claim_id: str) -> str:

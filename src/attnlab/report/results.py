@@ -12,6 +12,27 @@ from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import read_json
 
 
+@dataclass(frozen=True)
+class Spread:
+    """One measure of a training run over its seeds: the mean, the sample standard deviation (None for one
+    seed) and every seed's value."""
+
+    by_seed: dict
+
+    @property
+    def values(self) -> list[float]:
+        return list(self.by_seed.values())
+
+    @property
+    def mean(self) -> float:
+        return sum(self.values) / len(self.values)
+
+    @property
+    def sd(self) -> float | None:
+        n, m = len(self.values), self.mean
+        return math.sqrt(sum((v - m) ** 2 for v in self.values) / (n - 1)) if n > 1 else None
+
+
 @dataclass
 class Results:
     """Everything the report reads from results/<profile>/, with missing files simply absent."""
@@ -38,6 +59,28 @@ class Results:
     def values(self, run: str, key: str) -> list:
         """One field of a training run's metrics at every seed it has (e.g. val_ppl), in seed order."""
         return [self.by_seed[run][seed].get(key) for seed in self.seeds(run)]
+
+    def spread(self, run: str, key: str, sub: str | None = None) -> Spread | None:
+        """A finite number of a training run's metrics (`key`, or `key`[`sub`]) over every seed it has; None
+        where no seed has one (not run, diverged, not measured)."""
+        by_seed = {}
+        for seed in self.seeds(run):
+            v = self.by_seed[run][seed].get(key)
+            v = v.get(sub) if sub is not None and isinstance(v, dict) else v
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                by_seed[seed] = v
+        return Spread(by_seed) if by_seed else None
+
+    def mean(self, run: str, key: str, sub: str | None = None) -> float | None:
+        sp = self.spread(run, key, sub)
+        return sp.mean if sp else None
+
+    def status(self, run: str) -> str:
+        """'ok', 'diverged', or how many of its seeds diverged where only some did."""
+        bad = [diverged(m) for m in self.by_seed[run].values()]
+        if not any(bad):
+            return self.runs[run].get("status", "ok")
+        return "diverged" if all(bad) else f"diverged at {sum(bad)} of {len(bad)} seeds"
 
     def common_seeds(self, runs=(), files=()) -> list[int]:
         """The seeds at which every run in `runs` and every result in `files` that holds seeds (a `by_seed`

@@ -20,7 +20,7 @@ ROWS = {
     "B2": "two full blocks",
 }
 SPEC_COLUMNS = ["n_blocks", "mixer", "n_heads", "residual", "position", "mlp", "norm"]
-LADDER_COLUMNS = ["row", "description", "n_params", "val_ppl", "train_ppl", "chapter_val_ppl",
+LADDER_COLUMNS = ["row", "description", "n_params", "val_ppl", "train_ppl", "val_spread", "train_spread", "chapter_val_ppl",
                   "chapter_train_ppl", "status", "diverged_at_step", *SPEC_COLUMNS]
 
 
@@ -31,20 +31,25 @@ def row_order(rows) -> list[str]:
 
 
 def ladder_table(res: Results, reference: dict | None = None) -> pd.DataFrame:
-    """One line per ladder row (run or not); chapter values only where the chapter states one."""
+    """One line per ladder row (run or not); chapter values only where the chapter states one. Perplexities are
+    means over the row's seeds (val_spread, train_spread: every seed's, results.Spread)."""
     ref = (reference or {}).get("ladder", {})
     ladder = res.experiment("ladder")
     records = []
     for row in row_order(set(ROWS) | set(ladder)):
         m = ladder.get(row)
         spec = res.spec(row).to_dict() if m else {}
-        status = "not run" if m is None else ("diverged" if diverged(m) else m.get("status", "ok"))
+        bad = m is not None and any(diverged(x) for x in res.by_seed[row].values())
+        status = "not run" if m is None else ("diverged" if bad else m.get("status", "ok"))
+        val, train = (None, None) if m is None or bad else (res.spread(row, "val_ppl"), res.spread(row, "train_ppl"))
         records.append({
             "row": row,
             "description": ROWS.get(row, m.get("name", row) if m else row),
             "n_params": None if m is None else m.get("n_params"),
-            "val_ppl": None if m is None or status == "diverged" else m.get("val_ppl"),
-            "train_ppl": None if m is None or status == "diverged" else m.get("train_ppl"),
+            "val_ppl": val.mean if val else None,
+            "train_ppl": train.mean if train else None,
+            "val_spread": val,
+            "train_spread": train,
             "chapter_val_ppl": ref.get(row, {}).get("val_ppl"),
             "chapter_train_ppl": ref.get(row, {}).get("train_ppl"),
             "status": status,
@@ -60,7 +65,7 @@ def curves_table(res: Results, max_points: int = 250) -> pd.DataFrame:
     """Long format (row, step, split, loss). Train loss is thinned to about `max_points` per row."""
     frames = []
     for row in row_order(res.experiment("ladder")):
-        path = res.root / "ladder" / row / "curve.csv"
+        path = res.root / res.run_paths[row].replace("metrics.json", "curve.csv")  # its first seed
         if not path.is_file():
             continue
         curve = pd.read_csv(path)

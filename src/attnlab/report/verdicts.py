@@ -80,7 +80,7 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
         return Verdict(claim, "not run", note="missing: " + ", ".join(missing))
     bad = [(seed, r) for seed, view in views.items() for r in sorted(claim.trained_rows) if diverged(view.runs[r])]
     if bad:
-        where = [f"{r}{'' if seed is None else f' (seed {seed})'} diverged at step "
+        where = [f"{r}{'' if len(views) < 2 else f' (seed {seed})'} diverged at step "
                  f"{views[seed].runs[r].get('diverged_at_step')}" for seed, r in bad]
         return Verdict(claim, "diverged", note="; ".join(where))
     try:

@@ -8,7 +8,7 @@ from collections import Counter
 
 from attnlab import registry
 from attnlab.report.format import badge
-from attnlab.report.page import anchor, parts_cell
+from attnlab.report.page import alone, anchor, parts_cell, reproduced_cell
 from attnlab.report.verdicts import VERDICTS, Verdict
 from attnlab.versions import hardware
 
@@ -35,8 +35,8 @@ def row(site, v: Verdict, titles: dict[str, str]) -> str:
     return (f'<tr data-verdict="{html.escape(v.verdict)}" data-experiment="{html.escape(c.experiment)}">'
             f'<td><a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a></td>'
             f"<td>{html.escape(titles.get(c.experiment, c.experiment))}</td>"
-            f"<td>{html.escape(c.claim)}</td><td>{parts_cell(c.chapter_value)}</td><td>{parts_cell(v.shown())}</td>"
-            f"<td>{badge(v.verdict)}{why}</td><td>{where(site, v)}</td></tr>")
+            f"<td>{html.escape(c.claim)}</td><td>{parts_cell(c.chapter_value)}</td><td>{reproduced_cell(v)}</td>"
+            f"<td>{badge(v.verdict)}{why}{alone(v)}</td><td>{where(site, v)}</td></tr>")
 
 
 def controls(verdicts: list[Verdict], titles: dict[str, str]) -> str:
@@ -75,6 +75,42 @@ SCRIPT = """<script>
 </script>"""
 
 
+SURVIVAL = {  # Verdict.survives() -> what it says of a claim the chapter made from one run
+    "every seed": "hold at every seed alone: one run would have found them, whichever seed it drew",
+    "some seeds": "hold on the mean but not at every seed: one run could have missed them, or (for a claim "
+                  "that fails) found them by luck",
+    "no seed": "hold at no seed alone",
+}
+
+
+def seed_noise(site, verdicts: list[Verdict]) -> str:
+    """Which single-run claims survive seed noise: the claims computed at several seeds, grouped by how many
+    seeds alone would have given each its verdict, each group split by the verdict on the mean."""
+    seeded = [v for v in verdicts if v.survives()]
+    if not seeded:
+        seeds = site.config.get("seeds") or [site.config.get("seed")]
+        return (f"These results hold one seed per run ({', '.join(map(str, seeds))}), so they cannot say which of "
+                "the chapter's single-run claims survive seed noise; the quick and chapter profiles train at "
+                "three.\n")
+    n = max(len(v.single) for v in seeded)
+    out = [f"{len(seeded)} claims read runs trained at {n} seeds. The chapter made each from one run; here each "
+           "was also judged at every seed alone, as a single run would have been:\n"]
+    for key, text in SURVIVAL.items():
+        group = [v for v in seeded if v.survives() == key]
+        if not group:
+            continue
+        by_verdict = {k: [v for v in group if v.verdict == k] for k in VERDICTS}
+        listed = "; ".join(f"{k} on the mean: " + ", ".join(
+            f"[{html.escape(v.claim.id)}]({v.claim.experiment}.md#{anchor(v.claim.id)})" for v in vs)
+            for k, vs in by_verdict.items() if vs)
+        out.append(f"- **{len(group)}** {text}. {listed}.")
+    unseeded = len(verdicts) - len(seeded)
+    if unseeded:
+        out.append(f"\nThe other {unseeded} claims read no trained run (counts, analyses and benchmarks), or runs "
+                   "made at one seed.")
+    return "\n".join(out) + "\n"
+
+
 def blocks(site) -> dict[str, str]:
     titles = {e.name: e.title for e in registry.load()}
     counts = Counter((source(v.claim.id), v.verdict) for v in site.verdicts)
@@ -86,4 +122,5 @@ def blocks(site) -> dict[str, str]:
              "<th>source</th><th>ours</th><th>verdict</th><th>from</th></tr></thead><tbody>"
              + "".join(row(site, v, titles) for v in site.verdicts) + "</tbody></table>")
     return {"summary": summary or "no claims registered", "filters": controls(site.verdicts, titles),
+            "seed_noise": seed_noise(site, site.verdicts),
             "table": table + "\n" + SCRIPT}

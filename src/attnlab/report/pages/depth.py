@@ -7,7 +7,7 @@ import pandas as pd
 
 from attnlab.config import train_settings
 from attnlab.errors import AttnlabError
-from attnlab.report.format import chart, finite, md_table, not_run, num
+from attnlab.report.format import chart, finite, md_table, not_run, num, spread
 
 EXPERIMENT = "depth"
 GRAD = "grad_block_"
@@ -47,8 +47,9 @@ def runs_table(site) -> pd.DataFrame:
         if warmup is None:
             warmup = _warmup_from_curve(_csv(site, name, "curve.csv"))
         rows.append({"run": name, "norm": spec.get("norm"), "blocks": spec.get("n_blocks"), "warmup": warmup,
-                     "steps": m.get("steps"), "lr": ts.get("lr"), "status": m.get("status"),
-                     "val_ppl": finite(m.get("val_ppl")), "diverged_at": m.get("diverged_at_step")})
+                     "steps": m.get("steps"), "lr": ts.get("lr"), "status": site.res.status(name),
+                     "val_ppl": site.res.mean(name, "val_ppl"), "val_spread": site.res.spread(name, "val_ppl"),
+                     "diverged_at": m.get("diverged_at_step")})
     if not rows:
         return pd.DataFrame()
     order = {"pre": 0, "post": 1}
@@ -183,17 +184,17 @@ def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
 # --------------------------------------------------------------------- blocks
 
 def blocks(site) -> dict[str, str]:
-    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(f"{EXPERIMENT}/E4-post/metrics.json", gpu=True)
+    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["E4-post"]), gpu=True)
                         + "\n# every run of E4\n" + site.snakemake("claims.csv", gpu=True))
     names = ("runs_table", "ppl_chart", "init_chart", "init_table", "init_reading", "early_chart", "curves_chart")
     table = runs_table(site)
     if table.empty:
-        missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
+        missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
         return out | {"runs_table": missing} | {k: "" for k in names[1:]}
     out["runs_table"] = md_table(
         table, {"run": "run", "norm": "norm", "blocks": "blocks", "warmup": "warmup steps", "steps": "steps",
-                "lr": "lr", "status": "status", "val_ppl": "val ppl", "diverged_at": "diverged at step"},
-        {"val_ppl": num(2), "warmup": lambda v: str(int(v)), "blocks": lambda v: str(int(v)),
+                "lr": "lr", "status": "status", "val_spread": "val ppl", "diverged_at": "diverged at step"},
+        {"val_spread": spread(2), "warmup": lambda v: str(int(v)), "blocks": lambda v: str(int(v)),
          "steps": lambda v: str(int(v)), "diverged_at": lambda v: str(int(v)), "lr": lambda v: f"{v:g}"})
     out["ppl_chart"] = chart("chart-depth-ppl", ppl_chart(table))
 

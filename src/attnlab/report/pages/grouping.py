@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, finite, md_table, not_run, num
+from attnlab.report.format import chart, md_table, not_run, spread
 
 EXPERIMENT = "grouping"
 
@@ -16,8 +16,9 @@ def runs_table(site) -> pd.DataFrame:
     for name, m in site.res.experiment(EXPERIMENT).items():
         spec = site.res.spec(name)
         rows.append({"run": name, "kv_heads": spec.kv_heads, "heads": spec.heads,
-                     "start": m.get("init_from") or "fresh", "steps": m.get("steps"), "status": m.get("status"),
-                     "val_ppl": finite(m.get("val_ppl")), "train_ppl": finite(m.get("train_ppl")),
+                     "start": m.get("init_from") or "fresh", "steps": m.get("steps"), "status": site.res.status(name),
+                     "val_ppl": site.res.mean(name, "val_ppl"), "train_ppl": site.res.mean(name, "train_ppl"),
+                     "val_spread": site.res.spread(name, "val_ppl"), "train_spread": site.res.spread(name, "train_ppl"),
                      "n_params": m.get("n_params"), "cache_bytes": spec.cache_bytes_per_token()})
     if not rows:
         return pd.DataFrame()
@@ -36,18 +37,18 @@ def ppl_chart(t: pd.DataFrame) -> dict:
 
 
 def blocks(site) -> dict[str, str]:
-    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(f"{EXPERIMENT}/S6-gqa-up/metrics.json", gpu=True)
+    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["S6-gqa-up"]), gpu=True)
                         + "\n# every run of S6\n" + site.snakemake("claims.csv", gpu=True))
     out["settings"] = site.settings_table()
     t = runs_table(site)
     if t.empty:
-        missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
+        missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
         return out | {"runs_table": missing, "ppl_chart": ""}
     out["runs_table"] = md_table(t, {"run": "run", "heads": "query heads", "kv_heads": "key/value heads",
                                      "start": "starts from", "steps": "steps", "status": "status",
-                                     "val_ppl": "val ppl", "train_ppl": "train ppl", "n_params": "params",
+                                     "val_spread": "val ppl", "train_spread": "train ppl", "n_params": "params",
                                      "cache_bytes": "KV cache bytes / token"},
-                                 {"val_ppl": num(2), "train_ppl": num(2), "n_params": lambda v: f"{int(v):,}",
+                                 {"val_spread": spread(2), "train_spread": spread(2), "n_params": lambda v: f"{int(v):,}",
                                   "cache_bytes": lambda v: f"{int(v):,}", "steps": lambda v: str(int(v))})
     out["ppl_chart"] = chart("chart-grouping-ppl", ppl_chart(t))
     return out

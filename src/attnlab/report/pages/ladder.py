@@ -4,15 +4,9 @@ from __future__ import annotations
 import pandas as pd
 
 from attnlab.report import charts, tables
-from attnlab.report.format import chart, md_table, not_run, num
+from attnlab.report.format import chart, md_table, not_run, num, spread
 
 NAME = "ladder"
-
-
-def target(rows: list[str]) -> str:
-    """Snakemake target(s) for ladder rows; several rows use bash brace expansion."""
-    rows_part = rows[0] if len(rows) == 1 else "{" + ",".join(rows) + "}"
-    return f"{NAME}/{rows_part}/metrics.json"
 
 
 def runs_table(site) -> str:
@@ -42,22 +36,22 @@ def blocks(site) -> dict[str, str]:
     ladder = tables.ladder_table(res, site.registry.reference)
     run = ladder[ladder["status"] != "not run"]
     missing_rows = [r for r in ladder["row"] if r not in res.experiment(NAME)]
-    one = site.snakemake(target(["L6"]), gpu=True)
-    every = site.snakemake(target(list(ladder["row"])), gpu=True)
-    redo = site.snakemake(target(missing_rows), gpu=True) if missing_rows else ""
-    out = site.skeleton(NAME, rerun=f"# one rung\n{one}\n# the whole ladder\n{every}")
+    one = site.snakemake(site.run_target(NAME, ["L6"]), gpu=True)
+    every = site.snakemake(site.run_target(NAME, list(ladder["row"])), gpu=True)
+    redo = site.snakemake(site.run_target(NAME, missing_rows), gpu=True) if missing_rows else ""
+    out = site.skeleton(NAME, rerun=f"# one rung, at every seed\n{one}\n# the whole ladder\n{every}")
     curves, params = tables.curves_table(res), tables.param_table(res)
     return out | {
         "ladder_table": md_table(ladder, {
-            "row": "rung", "description": "what it adds", "n_params": "params", "val_ppl": "val ppl",
-            "chapter_val_ppl": "chapter val ppl", "train_ppl": "train ppl",
+            "row": "rung", "description": "what it adds", "n_params": "params", "val_spread": "val ppl",
+            "chapter_val_ppl": "chapter val ppl", "train_spread": "train ppl",
             "chapter_train_ppl": "chapter train ppl", "status": "status"},
-            {"n_params": lambda v: f"{int(v):,}", "val_ppl": num(2), "train_ppl": num(2),
+            {"n_params": lambda v: f"{int(v):,}", "val_spread": spread(2), "train_spread": spread(2),
              "chapter_val_ppl": num(2), "chapter_train_ppl": num(2)}),
         "spec_table": md_table(run, {"row": "rung", "n_blocks": "blocks", "mixer": "mixer", "n_heads": "heads",
                                      "residual": "residual", "position": "position", "mlp": "MLP",
                                      "norm": "norm"}) if len(run) else "_No rung has run yet._",
-        "missing": (not_run(*[f"{site.rdir}/{NAME}/{r}/metrics.json" for r in missing_rows], command=redo)
+        "missing": (not_run(*[f"{site.rdir}/{site.run_target(NAME, [r])}" for r in missing_rows], command=redo)
                     if missing_rows else ""),
         "ladder_chart": chart("chart-ladder", charts.ladder_chart(ladder)) if len(run) else "",
         "settings": site.settings_table(),

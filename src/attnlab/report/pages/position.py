@@ -6,7 +6,7 @@ import math
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, finite, md_table, not_run, num
+from attnlab.report.format import chart, finite, md_table, not_run, spread
 
 EXPERIMENT = "position"
 ORDER = ["learned", "sinusoidal", "rope", "alibi", "none"]
@@ -24,9 +24,11 @@ def runs_table(site) -> pd.DataFrame:
     for name, m in site.res.experiment(EXPERIMENT).items():
         spec, at = m.get("spec") or {}, m.get("val_ppl_at") or {}
         trained = str(spec.get("context")) if spec.get("context") is not None else None
+        at = {w: site.res.mean(name, "val_ppl_at", w) for w in at}  # means over seeds
         row = {"run": name, "encoding": spec.get("position"), "trained": spec.get("context"),
-               "status": m.get("status"), "diverged_at": m.get("diverged_at_step")}
+               "status": site.res.status(name), "diverged_at": m.get("diverged_at_step")}
         row.update({f"ppl_{w}": finite(at.get(w)) for w in wins})
+        row.update({f"spread_{w}": site.res.spread(name, "val_ppl_at", w) for w in wins})
         longest = next((w for w in reversed(wins) if finite(at.get(w)) is not None), None)
         base = finite(at.get(trained)) if trained else None
         row["rise"] = at[longest] / base if base and longest and longest != trained else None
@@ -42,7 +44,7 @@ def runs_table(site) -> pd.DataFrame:
 def length_long(site, table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in table.iterrows():
-        at = site.res.runs[r["run"]].get("val_ppl_at") or {}
+        at = {w: site.res.mean(r["run"], "val_ppl_at", w) for w in site.res.runs[r["run"]].get("val_ppl_at") or {}}
         for w, v in at.items():
             if finite(v) is not None:
                 rows.append({"run": r["run"], "encoding": r["encoding"], "window": float(w), "ppl": v,
@@ -87,16 +89,16 @@ def length_reading(data: pd.DataFrame, trained: list[float]) -> str:
 
 
 def blocks(site) -> dict[str, str]:
-    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(f"{EXPERIMENT}/E5-alibi/metrics.json", gpu=True)
+    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["E5-alibi"]), gpu=True)
                         + "\n# every run of E5\n" + site.snakemake("claims.csv", gpu=True))
     table = runs_table(site)
     if table.empty:
-        missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
+        missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
         return out | {"runs_table": missing, "length_chart": "", "length_reading": ""}
     wins = windows(site)
     headers = {"run": "run", "encoding": "encoding", "trained": "trained on", "status": "status",
-               **{f"ppl_{w}": f"ppl at {w}" for w in wins}, "rise": "longest / trained"}
-    formats = {**{f"ppl_{w}": num(2) for w in wins}, "rise": lambda v: f"×{v:.3f}",
+               **{f"spread_{w}": f"ppl at {w}" for w in wins}, "rise": "longest / trained"}
+    formats = {**{f"spread_{w}": spread(2) for w in wins}, "rise": lambda v: f"×{v:.3f}",
                "trained": lambda v: str(int(v))}
     text = md_table(table, headers, formats)
     bad = table[table["status"] != "ok"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, md_table, not_run, num
+from attnlab.report.format import chart, md_table, not_run, spread
 
 TWIN = {"E3-block-raw": "L9"}  # the divided twin of a run that lives in another experiment
 
@@ -18,7 +18,9 @@ def runs_table(site) -> pd.DataFrame:
         rows.append({
             "run": name, "setup": f"full block, {spec.heads} heads" if spec.mixer == "multihead" else "one head, no norm",
             "d_k": spec.head_dim, "divided": spec.scale, "steps": m.get("steps"),
-            "val_ppl": m.get("val_ppl"), "train_ppl": m.get("train_ppl"), "status": m.get("status"),
+            "val_ppl": site.res.mean(name, "val_ppl"), "train_ppl": site.res.mean(name, "train_ppl"),
+            "val_spread": site.res.spread(name, "val_ppl"), "train_spread": site.res.spread(name, "train_ppl"),
+            "status": site.res.status(name),
         })
     return pd.DataFrame(rows).sort_values(["setup", "d_k", "divided"]) if rows else pd.DataFrame()
 
@@ -62,14 +64,14 @@ def probes_chart(probes: pd.DataFrame) -> dict:
 
 def blocks(site) -> dict[str, str]:
     table = runs_table(site)
-    out = site.skeleton("scaling", rerun=site.snakemake("scaling/E3-h1024-raw/metrics.json", gpu=True)
+    out = site.skeleton("scaling", rerun=site.snakemake(site.run_target("scaling", ["E3-h1024-raw"]), gpu=True)
                         + "\n# every run of E3\n" + site.snakemake("claims.csv", gpu=True))
     if table.empty:
-        missing = not_run(f"{site.rdir}/scaling/*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
+        missing = not_run(f"{site.rdir}/scaling/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
         return out | {"runs_table": missing, "gain_chart": "", "probes_chart": "", "probes_table": ""}
     out["runs_table"] = md_table(table, {"run": "run", "setup": "setup", "d_k": "d_k", "divided": "÷ √d_k",
-                                         "steps": "steps", "val_ppl": "val ppl", "train_ppl": "train ppl",
-                                         "status": "status"}, {"val_ppl": num(2), "train_ppl": num(2)})
+                                         "steps": "steps", "val_spread": "val ppl", "train_spread": "train ppl",
+                                         "status": "status"}, {"val_spread": spread(2), "train_spread": spread(2)})
     out["gain_chart"] = chart("chart-scaling-gain", gain_chart(table))
     probes = probes_table(site)
     out["probes_chart"] = chart("chart-scaling-probes", probes_chart(probes)) if len(probes) else \
