@@ -145,7 +145,7 @@ def targets(work: Path) -> list[str]:
     if os.environ.get("ATTNLAB_SLURM_WHOLE") == "1":
         return []
     ladder = resolve(yaml.safe_load((work / "config" / "smoke.yaml").read_text()))["ladder"]
-    return [f"results/smoke/ladder/{row}/metrics.json" for row in ladder]
+    return [f"results/smoke/ladder/{row}/seed1337/metrics.json" for row in ladder]
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +181,7 @@ def test_training_asks_slurm_for_a_gpu(smoke):
     """Without device=cpu, a training job asks for a GPU, whatever the machine running Snakemake has; this
     node has none, so sbatch refuses it, and the plugin shows the call."""
     work = smoke[0]
-    proc = snakemake(work, *SLURM, "results/smoke/ladder/L1/metrics.json", check=False)  # device: auto
+    proc = snakemake(work, *SLURM, "results/smoke/ladder/L1/seed1337/metrics.json", check=False)  # device: auto
     out = proc.stdout + proc.stderr
     assert proc.returncode and "SLURM sbatch failed" in out and "--gpus=1" in out, out[-3000:]
 

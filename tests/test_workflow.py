@@ -94,12 +94,13 @@ def test_smoke_dag_builds_the_site(smoke):
     r = smoke / "results" / "smoke"
     assert (r / "site" / "index.html").is_file()
     claims = pd.read_csv(r / "claims.csv")
-    assert list(claims.columns) == ["claim_id", "chapter_value", "reproduced_value", "verdict", "note"]
+    assert list(claims.columns) == ["claim_id", "chapter_value", "reproduced_value", "verdict", "note", "seeds",
+                                    "per_seed", "single_seed"]
     assert {"C0.2", "C1.1", "C2.1"} <= set(claims.claim_id)
     assert claims.set_index("claim_id").loc["C0.2", "verdict"] == "reproduced"  # the real corpus, the real BPE
     for row in resolve(yaml.safe_load((smoke / "config" / "smoke.yaml").read_text()))["ladder"]:
-        assert (r / "ladder" / row / "metrics.json").is_file()
-    for job in ("prepare_data", "claims", "site", "bench", "averaging", "ladder/L1"):
+        assert (r / "ladder" / row / "seed1337" / "metrics.json").is_file()
+    for job in ("prepare_data", "claims", "site", "bench", "averaging", "ladder/L1/seed1337"):
         assert (r / "logs" / f"{job}.log").exists() and (r / "benchmarks" / f"{job}.tsv").exists()
 
 
@@ -125,7 +126,7 @@ def test_settings_written_in_another_order_rerun_nothing(smoke):
 
 
 def test_deleting_a_run_file_makes_the_default_target_rebuild_it(smoke, tmp_path):
-    metrics = smoke / "results" / "smoke" / "ladder" / "L3" / "metrics.json"
+    metrics = smoke / "results" / "smoke" / "ladder" / "L3" / "seed1337" / "metrics.json"
     shutil.copy2(metrics, tmp_path / "kept.json")
     metrics.unlink()
     try:
@@ -191,7 +192,7 @@ def test_a_second_invocation_cannot_change_a_running_one(tmp_path, corpus_path):
     that the lock refuses) must not change what the running jobs train with."""
     work = checkout(tmp_path, corpus_path)
     other = profile(work, "other", lambda c: c["train"].update(steps=80))
-    runs = [f"results/smoke/ladder/{row}/metrics.json" for row in ("L1", "L2", "L3", "L4")]
+    runs = [f"results/smoke/ladder/{row}/seed1337/metrics.json" for row in ("L1", "L2", "L3", "L4")]
     env = {**os.environ, "PYTHONPATH": str(work / "src"),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     first = subprocess.Popen([sys.executable, "-m", "snakemake", *runs, "--cores", "1", "--configfile",
@@ -305,7 +306,7 @@ FILES = {  # a profile file that cannot be read: (its text or None for no file, 
 
 def outputs(smoke) -> dict:
     r = smoke / "results" / "smoke"
-    return {p: p.read_bytes() for p in [r / "claims.csv", r / "site" / "index.html", *r.glob("*/*/metrics.json")]}
+    return {p: p.read_bytes() for p in [r / "claims.csv", r / "site" / "index.html", *r.glob("*/*/seed*/metrics.json")]}
 
 
 @pytest.mark.parametrize("case", [*BAD, *FILES])

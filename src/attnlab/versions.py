@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from attnlab import registry as experiments
-from attnlab.config import digest, spec_from_config, train_settings
+from attnlab.config import digest, read_yaml, resolve, spec_from_config, train_settings, validate
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json, write_json
 
@@ -64,13 +64,32 @@ def scope(only: list[str] | None) -> list[str]:
     return [experiments.get(name).name for name in only] if only else [e.name for e in experiments.load()]
 
 
+def settings_of(config_yaml: Path) -> dict:
+    """A published version's profile (its config.yaml), validated. A version from before the profile's seeds
+    list gave S1 a count of its own (seq2seq.seeds), which today's schema no longer has: S1 reads the list."""
+    doc = read_yaml(config_yaml, "version settings")
+    if "seeds" not in doc and isinstance(doc.get("seq2seq"), dict):
+        doc["seq2seq"].pop("seeds", None)
+    return validate(resolve(doc))
+
+
+def seeds(cfg: dict) -> list[int | None]:
+    """The seeds a profile trains every run at ([None] for the settings of a version from before seeds)."""
+    return list(cfg.get("seeds") or [None])
+
+
+def run_file(e: experiments.Experiment, run: str, seed: int | None, file: str = "metrics.json") -> str:
+    """A training run's file at one seed; seed None: a version from before seeds kept it in the run's folder."""
+    return e.run_file(run, seed, file) if seed is not None else f"{e.name}/{run}/{file}"
+
+
 def expected(cfg: dict, only: list[str] | None = None) -> list[str]:
     """Every run file (relative to results/<profile>/) that a run of profile `cfg` writes: all of them for a
     complete run (claims.csv with them), or those of the experiments `only` names."""
     out = []
     for e in map(experiments.get, scope(only)):
         if e.trains:
-            out += [e.run_file(run, seed, file) for run in cfg.get(e.name) or {} for seed in cfg["seeds"]
+            out += [run_file(e, run, seed, file) for run in cfg.get(e.name) or {} for seed in seeds(cfg)
                     for file in ("metrics.json", "curve.csv")]
         else:
             out.append(e.result)
@@ -82,8 +101,8 @@ def summaries(results: Path, cfg: dict, only: list[str] | None = None) -> list[s
     keep = [rel for rel in expected(cfg, only) if (results / rel).is_file()]
     for e in map(experiments.get, scope(only)):
         for run in (cfg.get(e.name) or {}) if e.trains else ():
-            for seed in cfg["seeds"]:
-                rel = e.run_file(run, seed, "probes.csv")
+            for seed in seeds(cfg):
+                rel = run_file(e, run, seed, "probes.csv")
                 if (results / rel).is_file():
                     keep.append(rel)
     return keep
@@ -132,8 +151,8 @@ def check_publishable(results: Path, cfg: dict, root: Path, only: list[str] | No
     for e in (e for e in map(experiments.get, scope(only)) if e.trains):
         for run in cfg.get(e.name) or {}:
             want_spec, want_steps = spec_from_config(cfg, run).to_dict(), train_settings(cfg, run)["steps"]
-            for seed in cfg["seeds"]:
-                m = read_json(results / e.run_file(run, seed))
+            for seed in seeds(cfg):
+                m = read_json(results / run_file(e, run, seed))
                 if m.get("spec") != want_spec or (m.get("status") == "ok" and m.get("steps") != want_steps):
                     raise AttnlabError(f"run {run} (seed {seed}) in {results} was trained with other settings than "
                                        f"profile '{cfg['profile']}' declares (spec or steps differ): rerun it")

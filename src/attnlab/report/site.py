@@ -63,7 +63,7 @@ def context(results: Path, claims: Path, settings: str | dict | None = None, sel
     else config/<name of the results folder>.yaml). `selector`: the site is one of a tree of versions."""
     if settings is None:
         own = Path(results) / "config.yaml"
-        settings = own if own.is_file() else f"config/{Path(results).name}.yaml"
+        settings = versions.settings_of(own) if own.is_file() else f"config/{Path(results).name}.yaml"
     cfg = settings if isinstance(settings, dict) else load_settings(str(settings))
     registry = load_registry(claims)
     res = gather(results)
