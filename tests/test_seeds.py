@@ -123,3 +123,17 @@ def test_the_dag_trains_every_run_at_every_seed_and_up_trains_from_the_same_seed
         assert re.search(rf"input: [^\n]*results/smoke/grouping/S6-mha/seed{seed}/metrics.json[^\n]*\n\s*output: "
                          rf"results/smoke/grouping/S6-gqa-up/seed{seed}/metrics.json", text)
     assert "seed1337" not in text
+
+
+def test_the_e8_page_gives_every_seeds_accuracy():
+    from attnlab.report.pages.winograd import seeds_table
+
+    def at(acc):
+        return {"versions": {"closed": {"models": {"one_block": {"accuracy": acc}, "average": {"accuracy": 0.5}}}}}
+
+    r = {**at(0.9), "seed": 1337, "by_seed": {"1337": at(0.9), "1338": at(0.7), "1339": at(0.8)}}
+    text = seeds_table(r)
+    assert '<span class="seeds" title="seed 1337: 0.900; seed 1338: 0.700; seed 1339: 0.800">0.800\u00a0±\u00a00.100' \
+        in text
+    assert "The widest spread is the one block's on the closed version: a standard deviation of 0.100." in text
+    assert "trained at one seed (1337)" in seeds_table({**at(0.9), "seed": 1337})

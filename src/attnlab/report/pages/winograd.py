@@ -4,7 +4,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, md_table
+from attnlab.report.format import chart, md_table, spread
+from attnlab.report.results import Spread
 
 NAME = "winograd"
 MODELS = {"average": "uniform average", "one_block": "one block", "two_blocks": "two blocks"}
@@ -95,12 +96,31 @@ def reading(r: dict) -> str:
             f"one. A uniform row would put {r['uniform_weight']:.3f} on each of the {m['pos'] + 1} visible words.\n")
 
 
+def seeds_table(r: dict) -> str:
+    """Held-out accuracy of every model at every seed: mean ± standard deviation, each seed on hover."""
+    by_seed = r.get("by_seed") or {}
+    if len(by_seed) < 2:
+        return (f"Every model here was trained at one seed ({r.get('seed', next(iter(by_seed), '?'))}), so nothing "
+                "on this page measures how much the seed moves an accuracy.\n")
+    rows = pd.DataFrame([{"version": VERSIONS[v], "model": MODELS[m],
+                          "accuracy": Spread({int(k): d["versions"][v]["models"][m]["accuracy"]
+                                              for k, d in by_seed.items()})}
+                         for v, e in r["versions"].items() for m in e["models"]])
+    widest = max(rows.itertuples(), key=lambda t: t.accuracy.sd)
+    return (f"Every model was trained at {len(by_seed)} seeds ({', '.join(by_seed)}) on the same sentences, with "
+            f"the same held-out pairs; the table and chart above, and the maps below, are the first seed's. The "
+            f"claims use the mean over seeds. The widest spread is the {widest.model}'s on the "
+            f"{widest.version.split(' (')[0]} version: a standard deviation of {widest.accuracy.sd:.3f}.\n\n"
+            + md_table(rows, {"version": "version", "model": "model", "accuracy": "held-out accuracy (mean ± sd)"},
+                       {"accuracy": spread(3)}) + "\n")
+
+
 def blocks(site) -> dict[str, str]:
     r = site.res.result(NAME)
     out = site.skeleton(NAME)
     if r is None:
         return out | {k: "" for k in ("settings", "task_table", "accuracy_chart", "maps_chart", "adjectives_chart",
-                                      "reading")} | {"accuracy_table": site.missing(NAME)}
+                                      "reading", "seeds")} | {"accuracy_table": site.missing(NAME)}
     s = r["settings"]
     out["settings"] = (f"the template `{s['template']}`; crosser adjectives {', '.join(s['crosser'])}; crossed "
                        f"adjectives {', '.join(s['crossed'])}; {len(s['nouns'])} nouns in the closed version, "
@@ -124,4 +144,5 @@ def blocks(site) -> dict[str, str]:
     out["maps_chart"] = chart("chart-winograd-maps", sentence_chart(r["maps"]))
     out["adjectives_chart"] = chart("chart-winograd-adjectives", adjective_chart(r["maps"]))
     out["reading"] = reading(r)
+    out["seeds"] = seeds_table(r)
     return out

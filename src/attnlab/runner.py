@@ -1,0 +1,178 @@
+"""A whole profile without Snakemake: every job of the DAG, in dependency order, several at once.
+
+    python -m attnlab.runner chapter --jobs 8          # on a GPU machine (torch, no Snakemake)
+    python -m attnlab.runner smoke --jobs 2            # anywhere, end to end in about two minutes
+
+For a machine that has torch but not Snakemake (the lent GPU machine). Each job is the very command a rule
+runs (`python -m attnlab --log LOG VERB ...`) with the settings the rule passes, so its run file is the one
+the DAG would write, and the DAG counts it as done: its config hash is the same. A job whose run file is
+already there, from this commit with the same settings, is kept (a killed run resumes; a training job also
+resumes from its own checkpoint). Progress goes to the terminal, one line a job; each job's output to its log
+under results/<profile>/logs/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from attnlab import registry
+from attnlab.config import digest, job_settings
+from attnlab.errors import AttnlabError
+
+
+@dataclass
+class Job:
+    name: str                 # e.g. ladder/L9/seed1337, winograd, prepare_data
+    argv: list[str]           # after `python -m attnlab --log LOG`
+    settings: str             # the job's settings (canonical JSON): its config hash
+    output: Path              # the run file it writes
+    needs: list[str] = field(default_factory=list)  # names of jobs that must finish first
+    gpu: bool = False
+
+
+def run_sections(cfg: dict, experiment: str, run: str) -> dict:
+    """A training run's own entry, and for an up-trained run its source run's too (as the train rule passes)."""
+    sections = {experiment: {run: cfg[experiment][run]}}
+    source = cfg[experiment][run].get("init_from")
+    if source:
+        owner = next(e for e in registry.training() if source in (cfg.get(e) or {}))
+        sections.setdefault(owner, {})[source] = cfg[owner][source]
+    return sections
+
+
+def jobs(cfg: dict, results: Path, threads: int) -> list[Job]:
+    """Every job of a complete run of `cfg`, in an order that respects what each needs."""
+    data = results / "data"
+    out = [Job("prepare_data", ["prepare", "--config", job_settings(cfg, "data"), "--out", str(data)],
+               job_settings(cfg, "data"), data / "stats.json")]
+    for e in registry.load():
+        if e.kind == "data":
+            continue
+        if e.trains:
+            for run, entry in (cfg.get(e.name) or {}).items():
+                for seed in cfg["seeds"]:
+                    s = job_settings(cfg, "device", "data", "model", "train", seed=seed, **run_sections(cfg, e.name, run))
+                    folder = results / e.run_dir(run, seed)
+                    needs = ["prepare_data"]
+                    if entry.get("init_from"):
+                        owner = next(o for o in registry.training() if entry["init_from"] in (cfg.get(o) or {}))
+                        needs.append(registry.get(owner).run_dir(entry["init_from"], seed))
+                    out.append(Job(e.run_dir(run, seed), ["train", "--config", s, "--run", run, "--threads",
+                                                          str(threads), "--data", str(data), "--out", str(folder),
+                                                          "--quiet"], s, folder / "metrics.json", needs, gpu=True))
+            continue
+        s = job_settings(cfg, *e.reads)
+        by_output = {str(j.output.relative_to(results)): j.name for j in out}
+        needs = (["prepare_data"] if e.data else []) + [by_output[f] for f in registry.needed_files(e, cfg)]
+        argv = ["analyse", e.name, "--config", s, "--threads", str(threads), "--out", str(results / e.result)]
+        out.append(Job(e.name, argv + (["--data", str(data)] if e.data else []), s, results / e.result, needs,
+                       gpu=e.gpu))
+    return out
+
+
+LEDGER = ".runner"  # results/<profile>/.runner/<job>.json: the settings and commit each finished job ran with
+
+
+def stamp(job: Job, commit: str) -> dict:
+    return {"settings": digest(job.settings), "commit": commit}
+
+
+def done(job: Job, results: Path, commit: str) -> bool:
+    """Its run file is there, and this runner finished it at this commit with these settings."""
+    ledger = results / LEDGER / f"{job.name}.json"
+    try:
+        return job.output.is_file() and json.loads(ledger.read_text()) == stamp(job, commit)
+    except (OSError, ValueError):
+        return False
+
+
+def execute(plan: list[Job], results: Path, n_jobs: int, commit: str) -> list[str]:
+    """Run the plan, up to n_jobs at once, each as soon as what it needs is done; returns the failed jobs'
+    names (a job whose need failed is not started)."""
+    logs, pending = results / "logs", {j.name: j for j in plan}
+    finished, failed, running = set(), [], {}
+    kept = [j.name for j in plan if done(j, results, commit) and "unknown" not in commit]
+    finished.update(kept)
+    for name in kept:
+        pending.pop(name)
+    total, t0 = len(plan), time.perf_counter()
+    print(f"attnlab.runner: {total} jobs, {len(kept)} already done (this commit, the same settings), "
+          f"up to {n_jobs} at once", flush=True)
+
+    def start(job: Job):
+        log = logs / f"{job.name}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "attnlab", "--log", str(log), *job.argv]
+        env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+        return subprocess.run(cmd, env=env, capture_output=True, text=True).returncode, time.perf_counter()
+
+    with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+        while pending or running:
+            blocked = [n for n, j in pending.items() if any(d in failed for d in j.needs)]
+            for name in blocked:
+                failed.append(pending.pop(name).name)
+                print(f"  skipped {name}: what it needs failed", flush=True)
+            ready = [j for j in pending.values() if all(d in finished for d in j.needs)]
+            for job in ready[: n_jobs - len(running)]:
+                running[pool.submit(start, job)] = (job, time.perf_counter())
+                pending.pop(job.name)
+            if not running:
+                break
+            for fut in wait(running, return_when=FIRST_COMPLETED).done:
+                job, began = running.pop(fut)
+                rc, ended = fut.result()
+                (finished.add if rc == 0 else failed.append)(job.name)
+                if rc == 0:
+                    ledger = results / LEDGER / f"{job.name}.json"
+                    ledger.parent.mkdir(parents=True, exist_ok=True)
+                    ledger.write_text(json.dumps(stamp(job, commit)))
+                print(f"  [{len(finished)}/{total}] {job.name}: {'done' if rc == 0 else 'FAILED, see its log'} "
+                      f"in {ended - began:.1f} s ({ended - t0:.0f} s so far)", flush=True)
+    return failed
+
+
+def main(argv=None) -> int:
+    from attnlab.check import check
+    from attnlab.config import chosen
+    from attnlab.provenance import git_commit
+
+    p = argparse.ArgumentParser(prog="python -m attnlab.runner", description=__doc__.split("\n\n")[0])
+    p.add_argument("profile", help="smoke, quick, chapter or a profile file")
+    p.add_argument("--results", help="where the run files go (default results/<profile>)")
+    p.add_argument("--jobs", type=int, default=2, help="jobs at once (on one GPU, several small models share it)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads per job")
+    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="settings laid over the profile, as `--config` takes them (e.g. seeds=[1337])")
+    a = p.parse_args(argv)
+    try:
+        # as Snakemake reads --config: a list or a mapping as YAML, every scalar a string (typed by `chosen`)
+        overrides = {k: yaml.load(v, Loader=yaml.BaseLoader) for k, v in (item.split("=", 1) for item in a.set)}
+        cfg = check(chosen({"profile": a.profile, **overrides}, []))  # every setting, before anything runs
+        results = Path(a.results or f"results/{cfg['profile']}")
+        failed = execute(jobs(cfg, results, a.threads), results, a.jobs, git_commit())
+        if failed:
+            raise AttnlabError(f"{len(failed)} jobs failed or were skipped ({', '.join(failed[:3])}"
+                               f"{', …' if len(failed) > 3 else ''}); their logs are under {results}/logs/")
+        claims = subprocess.run([sys.executable, "-m", "attnlab", "--log", str(results / "logs" / "claims.log"),
+                                 "claims", "--results", str(results), "--claims", "claims",
+                                 "--out", str(results / "claims.csv")])
+        if claims.returncode:
+            raise AttnlabError(f"the verdicts failed; see {results}/logs/claims.log")
+        print(f"attnlab.runner: every run file and claims.csv are in {results}", flush=True)
+        return 0
+    except (AttnlabError, ValueError) as err:
+        print(f"attnlab.runner: error: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

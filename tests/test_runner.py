@@ -1,0 +1,65 @@
+"""The Snakemake-free runner (python -m attnlab.runner): the whole DAG on a machine with torch only."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from attnlab import runner
+from attnlab.config import chosen, validate
+from attnlab.versions import expected
+from helpers import REPO
+
+
+def test_the_plan_is_the_dag_in_an_order_it_can_run():
+    cfg = validate(chosen({"profile": "quick"}, []))
+    plan = runner.jobs(cfg, REPO / "results" / "quick", threads=1)
+    names = [j.name for j in plan]
+    position = {n: i for i, n in enumerate(names)}
+    outputs = {str(j.output.relative_to(REPO / "results" / "quick")) for j in plan}
+    assert outputs == {f for f in expected(cfg) if f.endswith(".json")} | {"data/stats.json"}  # every run file, once
+    assert len(names) == len(set(names)) == 1 + 31 * 3 + 13
+    for job in plan:
+        assert all(position[n] < position[job.name] for n in job.needs), job.name  # what it needs comes first
+    up = next(j for j in plan if j.name == "grouping/S6-gqa-up/seed1338")
+    assert "grouping/S6-mha/seed1338" in up.needs  # up-trained from the same seed
+    assert set(next(j for j in plan if j.name == "induction").needs) == {"prepare_data", "ladder/L9/seed1337",
+                                                                         "ladder/B2/seed1337"}
+
+
+def test_a_failed_job_stops_what_needs_it_and_nothing_else(tmp_path, capsys):
+    bad = runner.Job("broken", ["analyse", "no-such-experiment", "--config", "{}", "--out", str(tmp_path / "x")],
+                     "{}", tmp_path / "x")
+    after = runner.Job("after", ["check", "--config", "smoke"], "{}", tmp_path / "y", needs=["broken"])
+    fine = runner.Job("fine", ["check", "--config", "config/smoke.yaml"], "{}", tmp_path / "z")
+    failed = runner.execute([bad, after, fine], tmp_path, n_jobs=2, commit="abc")
+    assert failed == ["broken", "after"]
+    out = capsys.readouterr().out
+    assert "broken: FAILED, see its log" in out and "skipped after: what it needs failed" in out
+    assert (tmp_path / "logs" / "broken.log").is_file() and json.loads(
+        (tmp_path / ".runner" / "fine.json").read_text())["commit"] == "abc"
+
+
+def test_bad_input_is_one_line_before_any_job(tmp_path, capsys):
+    assert runner.main(["smoke", "--results", str(tmp_path / "r"), "--set", "seeds=[1337,1337]"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == "attnlab.runner: error: config error at 'seeds': [1337, 1337] has non-unique elements"
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_runner_runs_the_smoke_profile_end_to_end_and_keeps_what_is_done(tmp_path, monkeypatch, capfd):
+    """Every run file and the verdicts, as the DAG would write them; a second call runs nothing again."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("PYTHONPATH", str(REPO / "src"))
+    results = tmp_path / "smoke"
+    assert runner.main(["smoke", "--results", str(results), "--jobs", "2"]) == 0, capfd.readouterr()
+    cfg = validate(chosen({"profile": "smoke"}, []))
+    missing = [f for f in expected(cfg) if not (results / f).is_file()]
+    assert not missing
+    claims = pd.read_csv(results / "claims.csv").set_index("claim_id")
+    assert claims.loc["C0.2", "verdict"] == "reproduced" and claims.loc["C2.10", "verdict"] == "reproduced"
+    capfd.readouterr()
+    assert runner.main(["smoke", "--results", str(results), "--jobs", "2"]) == 0
+    again = capfd.readouterr().out
+    n = len(runner.jobs(cfg, results, 1))
+    assert f"{n} jobs, {n} already done" in again and " done in " not in again

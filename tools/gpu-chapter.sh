@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The prepared run of a whole profile on a machine without Snakemake (the lent GPU machine): every job of the
+# DAG through `python -m attnlab.runner`, several at once, then, in a clean git checkout, a version.
+#
+#   ATTNLAB_COMMIT=<commit> tools/gpu-chapter.sh chapter 12     # on the GPU machine: 12 jobs share the GPU
+#   tools/gpu-chapter.sh smoke 2                                 # anywhere: the same path, end to end, in minutes
+#
+# Results go to $OUT/<profile>/ on a device machine (what comes back), else results/<profile>/. A tree copied
+# to a GPU machine travels without .git: ATTNLAB_COMMIT names the clean commit it was copied at, and every run
+# file records it. Back here, copy the files to results/<profile>/ in the checkout at that commit and run the
+# same command: every job is kept (the runner's ledger, results/<profile>/.runner/, says it finished at that
+# commit with those settings), the verdicts are computed, and the results are published as a version.
+# Checkpoints stay on the machine that trained (the published version holds none).
+#
+# The corpus: the profile downloads it into results/<profile>/data/input.txt; a machine without a network
+# takes it there (`carry`). jsonschema, which the GPU machine lacks, travels as wheels in .whl/ (see
+# tools/gpu-benchmarks.sh for the pip download line).
+set -euo pipefail
+profile=${1:?usage: tools/gpu-chapter.sh PROFILE [JOBS]}
+jobs=${2:-2}
+cd "$(dirname "$0")/.."
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site:src
+else
+  export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH}
+fi
+export PYTHONUNBUFFERED=1
+results=results/$profile
+if [ -n "${OUT:-}" ]; then  # a device machine: write where the files come back from, corpus included
+  mkdir -p "$OUT/$profile/data"
+  [ -f "$results/data/input.txt" ] && cp "$results/data/input.txt" "$OUT/$profile/data/"
+  results=$OUT/$profile
+fi
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'on',
+      torch.cuda.get_device_name() if torch.cuda.is_available() else 'the cpu')"
+start=$(date +%s)
+python3 -m attnlab.runner "$profile" --results "$results" --jobs "$jobs"
+echo "the whole $profile profile: $(( $(date +%s) - start )) s"
+if [ -n "${OUT:-}" ]; then
+  find "$results" -name 'ckpt.pt*' -delete  # too large to bring back, and never published
+  rm -f "$results/data/train.bin" "$results/data/val.bin"
+fi
+if git rev-parse --git-dir >/dev/null 2>&1 && [ -z "$(git status --porcelain)" ] && [ -z "${OUT:-}" ]; then
+  python3 -m attnlab publish --config "$profile" --results "$results"
+else
+  echo "results in $results; not published: a version comes from a clean git checkout. Bring them to" \
+       "results/$profile/ in the checkout at commit ${ATTNLAB_COMMIT:-<its commit>} and run this command there."
+fi
