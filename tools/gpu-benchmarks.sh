@@ -19,15 +19,7 @@ set -euo pipefail
 profile=${1:?usage: tools/gpu-benchmarks.sh PROFILE (chapter on a GPU, quick anywhere)}
 cd "$(dirname "$0")/.."
 results=${OUT:-results/$profile}
-if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site:src
-else
-  export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH}
-fi
-export PYTHONUNBUFFERED=1
-python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'on',
-      torch.cuda.get_device_name() if torch.cuda.is_available() else 'the cpu')"
+source tools/device-env.sh
 python3 -m attnlab benchmarks --config "$profile" --results "$results"
 if git rev-parse --git-dir >/dev/null 2>&1 && [ -z "$(git status --porcelain)" ]; then
   only=$(python3 -c "from attnlab.registry import standalone; print(','.join(e.name for e in standalone()))")

@@ -19,21 +19,13 @@ set -euo pipefail
 profile=${1:?usage: tools/gpu-chapter.sh PROFILE [JOBS]}
 jobs=${2:-2}
 cd "$(dirname "$0")/.."
-if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site:src
-else
-  export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH}
-fi
-export PYTHONUNBUFFERED=1
+source tools/device-env.sh
 results=results/$profile
 if [ -n "${OUT:-}" ]; then  # a device machine: write where the files come back from, corpus included
   mkdir -p "$OUT/$profile/data"
   [ -f "$results/data/input.txt" ] && cp "$results/data/input.txt" "$OUT/$profile/data/"
   results=$OUT/$profile
 fi
-python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'on',
-      torch.cuda.get_device_name() if torch.cuda.is_available() else 'the cpu')"
 start=$(date +%s)
 python3 -m attnlab.runner "$profile" --results "$results" --jobs "$jobs"
 echo "the whole $profile profile: $(( $(date +%s) - start )) s"
