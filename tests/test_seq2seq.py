@@ -198,6 +198,10 @@ def test_run_returns_every_run_and_resumes(tmp_path):
     c = out["contrasts"]
     assert (c["shortest"], c["longest"]) == (3, 5) and c["tasks"]["reverse"]["none_drop"]["seeds"] == 2
     assert c["worst_gain"]["bahdanau"]["task"] == "reverse"
+    from attnlab.report.pages.seq2seq import accuracy_tables, seed_list
+
+    assert seed_list(out) == [5, 6] and "(mean ± standard deviation over 2 seeds)" in accuracy_tables(out)
+    assert seed_list({"settings": {"seeds": 3}, "runs": [{"seed": k} for k in (9, 7, 8)]}) == [7, 8, 9]  # before
     again = s2s.run(cfg, tmp_path)
     assert [r["token_accuracy"] for r in again["runs"]] == [r["token_accuracy"] for r in out["runs"]]
 

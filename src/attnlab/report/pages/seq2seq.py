@@ -29,6 +29,12 @@ def seed_rows(r: dict) -> pd.DataFrame:
                          for run in r["runs"] for key, label in MEASURES.items() if run[key] is not None])
 
 
+def seed_list(r: dict) -> list[int]:
+    """The seeds S1 trained at: the profile's list, or (a version from before it) those its runs name."""
+    seeds = r["settings"]["seeds"]
+    return seeds if isinstance(seeds, list) else sorted({run["seed"] for run in r["runs"]})
+
+
 def mean_rows(r: dict) -> pd.DataFrame:
     return pd.DataFrame([{"task": row["task"], "source length": row["source_length"],
                           "variant": VARIANTS[row["variant"]], "measure": label, "value": row[key],
@@ -77,8 +83,7 @@ TABLES = {**MEASURES, "teacher_forced_accuracy": "teacher-forced token accuracy 
 
 
 def accuracy_tables(r: dict) -> str:
-    seeds = r["settings"]["seeds"]
-    seeds = seeds if isinstance(seeds, int) else len(seeds)  # a count in versions from before the profile's seeds
+    seeds = len(seed_list(r))
     spread = f"mean ± standard deviation over {seeds} seeds" if seeds > 1 else "one seed"
     return "\n\n".join(f"**{label.capitalize()}** ({spread}):\n\n{accuracy_table(r, key)}"
                      for key, label in TABLES.items())
@@ -222,7 +227,8 @@ def blocks(site) -> dict[str, str]:
                        f"({'both ways' if s['bidirectional'] else 'forward only'}) and decoder of width "
                        f"{s['d_model']}; {len(s['variants'])} variants ({', '.join(VARIANTS[v] for v in s['variants'])})"
                        f", each trained for {t['steps']} steps of {t['batch_size']} examples (learning rate "
-                       f"{t['lr']:g}) on {s['train_rows']:,} examples, at {s['seeds']} seed{'s' if s['seeds'] > 1 else ''}"
+                       f"{t['lr']:g}) on {s['train_rows']:,} examples, at seed{'s' if len(seed_list(r)) > 1 else ''} "
+                       f"{', '.join(map(str, seed_list(r)))}"
                        f", and read by greedy decoding on {s['eval_rows']:,} held-out examples")
     out["accuracy_chart"] = chart("chart-seq2seq-accuracy", accuracy_chart(r))
     out["accuracy_table"] = accuracy_tables(r)
