@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import math
+import os
+import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,13 +21,35 @@ REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's: Playwright's own browser download cannot work here
 
 
+@functools.lru_cache(maxsize=None)
+def apt_install(*packages: str) -> str | None:
+    """Install Debian packages with apt-get (once per test session): None when done, else why not, in one line
+    (not root, no apt-get, the install failed)."""
+    names = " ".join(packages)
+    if os.geteuid() != 0:
+        return f"installing {names} needs root"
+    if not shutil.which("apt-get"):
+        return f"there is no apt-get to install {names}"
+    start = time.monotonic()
+    proc = subprocess.run(["apt-get", "install", "-y", "-q", *packages], capture_output=True, text=True,
+                          env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, timeout=900)
+    if proc.returncode:
+        last = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1]
+        return f"apt-get install {names} failed: {last}"
+    print(f"installed {names} in {time.monotonic() - start:.1f} s")
+    return None
+
+
 def playwright_or_skip():
-    """playwright.sync_api, for tests that drive Debian's Chromium (launch it with executable_path=CHROMIUM);
-    skips the test in one line where either is missing."""
+    """playwright.sync_api, for tests that drive Debian's Chromium (launch it with executable_path=CHROMIUM),
+    installed with apt-get where it is missing; skips the test in one line where it cannot be."""
     import pytest
 
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found: the browser tests drive Debian's Chromium")
+        why = apt_install("chromium")
+        if why or not CHROMIUM.exists():
+            pytest.skip(f"{CHROMIUM} not found and {why or 'the chromium package did not provide it'}: "
+                        "the browser tests drive Debian's Chromium")
     return pytest.importorskip("playwright.sync_api", reason="the playwright module is not installed")
 
 

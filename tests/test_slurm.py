@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from attnlab.config import resolve, runs
+from helpers import apt_install
 from test_workflow import REPO, checkout, snakemake, tree
 
 pytestmark = pytest.mark.slurm
@@ -37,16 +38,8 @@ def install() -> str | None:
         return f"{CONF} exists: this machine has a SLURM of its own, which the test leaves alone"
     if all(shutil.which(d) or Path(f"/usr/sbin/{d}").exists() for d in DAEMONS):
         return None
-    if not shutil.which("apt-get"):
-        return f"SLURM is not installed and there is no apt-get to install {' '.join(PACKAGES)}"
-    start = time.monotonic()
-    proc = subprocess.run(["apt-get", "install", "-y", "-q", *PACKAGES], capture_output=True, text=True,
-                          env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, timeout=600)
-    if proc.returncode:
-        last = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1]
-        return f"apt-get install {' '.join(PACKAGES)} failed: {last}"
-    print(f"installed {' '.join(PACKAGES)} in {time.monotonic() - start:.1f} s")
-    return None
+    why = apt_install(*PACKAGES)
+    return f"SLURM is not installed and {why}" if why else None
 
 
 def free_port() -> int:

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from attnlab import imports
-from attnlab.config import resolve
+from attnlab.config import load, resolve
 from attnlab.registry import load as load_registry
 from attnlab.registry import pages
 from attnlab.registry import training
@@ -257,7 +257,7 @@ def test_an_edit_reruns_exactly_the_rules_that_import_it(smoke, source):
 def test_the_import_analysis_misses_nothing_a_job_really_imports(smoke, tmp_path):
     """Run each verb for real with `python -X importtime`: every attnlab module it imports is a code input."""
     r = smoke / "results" / "smoke"
-    settings = json.dumps(resolve(yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())), default=str)
+    settings = json.dumps(load(smoke / "config" / "smoke.yaml"), default=str)  # seeds, and the first as `seed`
     commands = {
         "prepare_data": ["prepare", "--config", settings, "--out", str(tmp_path / "data")],
         "train": ["train", "--config", settings, "--run", "L9", "--data", str(r / "data"), "--out",
