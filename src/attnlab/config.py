@@ -70,7 +70,7 @@ def validate(cfg: dict, partial: bool = False) -> dict:
         raise AttnlabError(f"config error at '{where}': {err.message}") from None
     cfg = copy.deepcopy(cfg)
     _fill_defaults(cfg, root, root)
-    if not partial:
+    if "seeds" in cfg and (not partial or "seed" not in cfg):
         cfg["seed"] = cfg["seeds"][0]  # what work done once (an analysis, a benchmark) is seeded with
     _check_runs(cfg)
     heads, width = (cfg.get("multihead") or {}).get("heads") or [], (cfg.get("multihead") or {}).get("d_model")

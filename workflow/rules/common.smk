@@ -5,6 +5,7 @@ import attnlab.check
 import attnlab.config
 import attnlab.imports
 import attnlab.registry
+import attnlab.runner
 
 ENV = "../../environment.yml"
 GPU = 1 if config["device"] == "cuda" or (config["device"] == "auto" and attnlab.check.cuda_usable()[0]) else 0
@@ -67,9 +68,4 @@ def init_source(experiment, run, seed):
 
 def run_sections(experiment, run):
     """The run's own entry, and for an up-trained run its source run's too (its weights are pooled to fit)."""
-    sections = {experiment: {run: config[experiment][run]}}
-    source = config[experiment][run].get("init_from")
-    if source:
-        owner = next(e for e, runs in TRAINING.items() if source in runs)
-        sections.setdefault(owner, {})[source] = config[owner][source]
-    return sections
+    return attnlab.runner.run_sections(config, experiment, run)
