@@ -103,7 +103,7 @@ def seed_noise(site, verdicts: list[Verdict]) -> str:
         listed = "; ".join(f"{k} on the mean: " + ", ".join(
             f"[{html.escape(v.claim.id)}]({v.claim.experiment}.md#{anchor(v.claim.id)})" for v in vs)
             for k, vs in by_verdict.items() if vs)
-        out.append(f"- **{len(group)}** {text}. {listed}.")
+        out.append(f"- **{len(group)}** {text}. {listed[0].upper() + listed[1:]}.")
     unseeded = len(verdicts) - len(seeded)
     if unseeded:
         out.append(f"\nThe other {unseeded} claims read no trained run (counts, analyses and benchmarks), or runs "
