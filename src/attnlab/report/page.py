@@ -14,8 +14,10 @@ import pandas as pd
 from attnlab import registry as experiments
 from attnlab.config import digest
 from attnlab.report.claims import Registry
-from attnlab.report.format import badge, cell, clocks, code, fmt, md_table, span, total
+from attnlab.report import charts
+from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, span, spread, total
 from attnlab.report.results import Results
+from attnlab.report.tables import row_order
 from attnlab.report.verdicts import Verdict
 
 
@@ -100,10 +102,6 @@ class Site:
     def seeds_block(self, name: str) -> str:
         """A training experiment's runs over seeds: validation and training perplexity as mean ± standard
         deviation (every seed on hover), a chart of every seed, and a sentence on the size of the spread."""
-        from attnlab.report import charts
-        from attnlab.report.format import chart, spread
-        from attnlab.report.tables import row_order
-
         res = self.res
         runs = row_order(res.experiment(name))
         if not runs:
