@@ -122,8 +122,8 @@ class Site:
                 "below is computed once per seed, and its value is the mean (hover it for each seed's).")
         if widest is not None:
             run = table["run"][list(table["val"]).index(widest)]
-            lead += (f" The widest spread of validation perplexity is {run}'s: a standard deviation of "
-                     f"{widest.sd:.2f}, {100 * widest.sd / widest.mean:.1f} % of its mean.")
+            lead += (f" Relative to its mean, the widest spread of validation perplexity is {run}'s: a standard "
+                     f"deviation of {widest.sd:.2f}, {100 * widest.sd / widest.mean:.1f} % of its mean.")
         per_seed = pd.DataFrame([{"run": r, "seed": str(k), "value": v} for r in runs
                                  if (sp := res.spread(r, "val_ppl")) for k, v in sp.by_seed.items()])
         drawn = chart(f"chart-seeds-{name}", charts.seeds_chart(per_seed, runs)) if len(per_seed) else ""
