@@ -218,3 +218,65 @@ BAD = {  # name -> (edit of the smoke profile, the setting the one line must nam
     "no S4 head counts": (lambda c, t: c["multihead"].update(heads=[]), "multihead.heads"),
     "an unknown spec field": (lambda c, t: c["ladder"]["L1"].update(width=3), "('width' was unexpected)"),
 }
+
+
+def first(folder: Path, name: str) -> Path:
+    """The first file called `name` under `folder`, in sorted order (a version and a live run both hold one)."""
+    return sorted(folder.rglob(name))[0]
+
+
+def cut(name: str, keep: int | None = None):
+    """Damage: the first `name` cut to `keep` bytes, or at the line end nearest its middle (no row cut short)."""
+    def damage(folder: Path) -> Path:
+        path = first(folder, name)
+        data = path.read_bytes()
+        path.write_bytes(data[:keep if keep is not None else data.rindex(b"\n", 0, len(data) // 2) + 1])
+        return path
+    return damage
+
+
+def rewrite(name: str, edit):
+    """Damage: the first `name`'s bytes replaced by `edit(bytes)`."""
+    def damage(folder: Path) -> Path:
+        path = first(folder, name)
+        path.write_bytes(edit(path.read_bytes()))
+        return path
+    return damage
+
+
+def remove(name: str):
+    def damage(folder: Path) -> Path:
+        path = first(folder, name)
+        path.unlink()
+        return path
+    return damage
+
+
+BOTH, VERSION, PUBLISH = ("publish", "versions"), ("versions",), ("publish",)
+DAMAGE = {  # name -> (damage a results folder or a version's copy: the path it damaged, the file, which verbs)
+    "a curve.csv cut to 50 bytes": (cut("curve.csv", 50), "curve.csv", BOTH),
+    "a curve.csv cut at a line end": (cut("curve.csv"), "curve.csv", BOTH),
+    "a curve.csv whose header lacks its columns": (
+        rewrite("curve.csv", lambda b: b.replace(b"step,lr,train_loss,val_loss", b"step,loss", 1)), "curve.csv", BOTH),
+    "a curve.csv with a garbled number": (rewrite("curve.csv", lambda b: b.replace(b"\n1,", b"\n1x,", 1)),
+                                          "curve.csv", BOTH),
+    "a claims.csv cut to 200 bytes": (cut("claims.csv", 200), "claims.csv", BOTH),
+    "a claims.csv cut at a line end": (cut("claims.csv"), "claims.csv", PUBLISH),  # complete against the registry
+    "a claims.csv with a garbled verdict": (rewrite("claims.csv", lambda b: b.replace(b",reproduced,", b",repr0duced,", 1)),
+                                            "claims.csv", BOTH),
+    "a probes.csv cut at a line end": (cut("probes.csv"), "probes.csv", VERSION),  # the smoke fixture has no probes
+    "a metrics.json cut in half": (rewrite("metrics.json", lambda b: b[:len(b) // 2]), "metrics.json", BOTH),
+    "a metrics.json that is not UTF-8": (rewrite("metrics.json", lambda b: b"\xff\xfe" + b), "metrics.json", BOTH),
+    "a metrics.json without its steps": (rewrite("metrics.json", lambda b: b.replace(b'"steps"', b'"stops"', 1)),
+                                         "metrics.json", BOTH),
+    "a result.json garbled in the middle": (
+        rewrite("result.json", lambda b: b[:len(b) // 2] + b"\x00garbled" + b[len(b) // 2 + 8:]), "result.json", BOTH),
+    "an empty {} result.json": (rewrite("result.json", lambda b: b"{}\n"), "result.json", BOTH),
+    "a result.json without provenance": (rewrite("result.json", lambda b: b.replace(b'"provenance"', b'"prov"', 1)),
+                                         "result.json", BOTH),
+    "a manifest.json cut in half": (rewrite("manifest.json", lambda b: b[:len(b) // 2]), "manifest.json", VERSION),
+    "an empty {} manifest.json": (rewrite("manifest.json", lambda b: b"{}\n"), "manifest.json", VERSION),
+    "a missing manifest.json": (remove("manifest.json"), "manifest.json", VERSION),
+    "a run file the manifest lists, missing": (remove("result.json"), "result.json", VERSION),
+    "a training run's curve.csv, missing": (remove("curve.csv"), "curve.csv", VERSION),
+}

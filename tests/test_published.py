@@ -8,7 +8,7 @@ import yaml
 from attnlab.provenance import read_json
 from attnlab.registry import training
 from attnlab.report.site import build_site
-from attnlab.versions import MANIFEST, NAME, expected, versions
+from attnlab.versions import MANIFEST, NAME, check_version, expected, versions
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = [m["version"] for m in versions(REPO)]
@@ -38,6 +38,13 @@ def test_a_version_is_complete_and_from_one_commit(version):
             assert (folder / rel).is_file(), rel
     assert (folder / "claims.csv").is_file() or only
     assert not list(folder.rglob("*.pt")) and not list(folder.rglob("*.bin")), "no checkpoints or token files"
+
+
+@pytest.mark.parametrize("version", PUBLISHED)
+def test_every_file_of_a_version_is_whole(version):
+    """What `attnlab versions` checks before it builds any site: every JSON and CSV file parses, with the
+    columns and rows its kind has, and every run file the manifest lists is there."""
+    assert check_version(REPO / "results" / version)["version"] == version
 
 
 @pytest.mark.parametrize("version", COMPLETE[:1])

@@ -89,7 +89,7 @@ def write_fake_results(root: Path, val=None, train=None, diverged=(), skip=(), r
             "train_loss": None if bad else 3.9, "train_ppl": None if bad else train[row],
             "eval": {"method": "consecutive non-overlapping windows"} if bad else eval_section(row, val[row], train[row]),
             "tokens_per_second": 51234.0, "resumed_from_step": None, "provenance": provenance(seed=1337 + i)})
-        steps = range(0, 3001, 10)
+        steps = range(1, 3001)  # a row per step, as train.py logs it (a version's curve is checked for that)
         pd.DataFrame({"step": list(steps), "lr": 1e-3,
                       "train_loss": [5.0 - 1.0 * s / 3000 for s in steps],
                       "val_loss": [5.1 - 0.9 * s / 3000 if s % 500 == 0 else None for s in steps]}

@@ -4,6 +4,8 @@ version, stamped, with a selector and a comparison, rebuilt without training."""
 from __future__ import annotations
 
 import copy
+import functools
+import shutil
 import subprocess
 
 import pytest
@@ -12,8 +14,8 @@ from attnlab.config import load, spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json, write_json
 from attnlab.registry import experiments as registered
-from attnlab.versions import MANIFEST, expected, publish, versions
-from helpers import REPO
+from attnlab.versions import MANIFEST, claim_ids, expected, publish, versions
+from helpers import DAMAGE, REPO
 
 
 def git(root, *args):
@@ -38,22 +40,24 @@ def write_run(results, cfg, commit, date="2026-11-30T10:00:00+00:00", device="cp
     for rel in expected(cfg):
         path = results / rel
         path.parent.mkdir(parents=True, exist_ok=True)
+        run = path.parent.parent.name  # <experiment>/<run>/seed<k>/{metrics.json,curve.csv}
         if rel.endswith("metrics.json"):
-            run = path.parent.parent.name  # <experiment>/<run>/seed<k>/metrics.json
             write_json(path, {"name": run, "spec": spec_from_config(cfg, run).to_dict(), "status": "ok",
                               "steps": steps or train_settings(cfg, run)["steps"], "provenance": prov})
         elif rel.endswith(".json"):
             write_json(path, {"ratio_paired_median": 1.01, "provenance": prov})
-        else:
-            path.write_text("claim_id,verdict\n" if rel == "claims.csv" else "step,train_loss\n1,5.0\n")
+        elif rel == "claims.csv":
+            path.write_text("claim_id,chapter_value,reproduced_value,verdict,note\n"
+                            + "".join(f"{claim},1,1,reproduced,✓\n" for claim in claim_ids()))
+        else:  # curve.csv: a row per step, as train.py logs it
+            path.write_text("step,lr,train_loss,val_loss\n" + "".join(
+                f"{k},0.001,5.0,{5.1 if k % 10 == 0 else ''}\n" for k in range(1, (steps or train_settings(cfg, run)["steps"]) + 1)))
     (results / "ladder" / next(iter(cfg["ladder"])) / "seed1337" / "ckpt.pt").write_bytes(b"weights")  # never published
     return results
 
 
-@pytest.fixture()
-def project(tmp_path, cfg):
-    """A git checkout (clean, one commit) with a complete smoke run from that commit in results/smoke."""
-    root = tmp_path / "project"
+def checkout(root, cfg):
+    """A git checkout (clean, one commit) with a complete run of `cfg` from that commit in results/smoke."""
     (root / "src" / "attnlab" / "nn").mkdir(parents=True)
     (root / "src" / "attnlab" / "nn" / "model.py").write_text("# the model\n")
     (root / "docs").mkdir()
@@ -64,6 +68,11 @@ def project(tmp_path, cfg):
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
     write_run(root / "results" / "smoke", cfg, git(root, "rev-parse", "--short=12", "HEAD"))
     return root
+
+
+@pytest.fixture()
+def project(tmp_path, cfg):
+    return checkout(tmp_path / "project", cfg)
 
 
 def commit_all(root, message="change"):
@@ -202,3 +211,48 @@ def test_outside_git_a_run_records_the_given_commit_or_unknown(tmp_path, monkeyp
     monkeypatch.chdir(REPO)
     assert record({})["commit"].split("+")[0] == git(REPO, "rev-parse", "--short=12", "HEAD")
     assert record({})["commit_given"] is None
+
+
+NEWEST = next(m["version"] for m in versions(REPO) if m.get("complete", True))  # it holds every kind of file
+
+
+def one_line_error(capsys, argv) -> str:
+    """The CLI's one line of error output for `argv`, which must fail without a traceback."""
+    from attnlab.cli import main
+
+    code, err = main(argv), capsys.readouterr().err
+    assert code != 0 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err.strip()
+
+
+@pytest.mark.parametrize("verb, case", [(verb, case) for case, (_, _, verbs) in DAMAGE.items() for verb in verbs])
+def test_a_damaged_file_is_refused_in_one_line_naming_it(verb, case, tmp_path, capsys, monkeypatch):
+    """`publish` checks every file it would copy, and `versions` every file of every version before building any
+    site: a damaged one is named in one line, and nothing is published or built."""
+    from attnlab.report import site
+
+    damage, name, _ = DAMAGE[case]
+    if verb == "publish":
+        root = checkout(tmp_path / "project", load(REPO / "config" / "smoke.yaml"))
+        path = damage(root / "results" / "smoke")
+        line = one_line_error(capsys, ["publish", "--config", str(REPO / "config" / "smoke.yaml"),
+                                       "--results", str(root / "results" / "smoke")])
+        assert sorted(p.name for p in (root / "results").iterdir()) == ["smoke"]
+    else:
+        shutil.copytree(REPO / "results" / NEWEST, tmp_path / "results" / NEWEST)
+        path = damage(tmp_path / "results" / NEWEST)
+        monkeypatch.setattr(site, "build_versions", functools.partial(site.build_versions, root=tmp_path))
+        line = one_line_error(capsys, ["versions", "--claims", str(REPO / "claims"), "--site", str(tmp_path / "site")])
+        assert not (tmp_path / "site" / NEWEST).exists()
+    assert path.name == name and str(path) in line, line
+
+
+def test_a_damaged_run_file_is_named_wherever_results_are_read(project):
+    """A live results folder too: the report reads every JSON run file through the same checks."""
+    from attnlab.report.results import gather
+
+    metrics = sorted((project / "results" / "smoke").rglob("metrics.json"))[0]
+    metrics.write_text(metrics.read_text()[:40])
+    with pytest.raises(AttnlabError, match=f"run file {metrics} cannot be read as JSON") as err:
+        gather(project / "results" / "smoke")
+    assert "\n" not in str(err.value)

@@ -21,11 +21,15 @@ from pathlib import Path
 import yaml
 
 from attnlab import registry as experiments
+from attnlab import runfiles
 from attnlab.config import digest, read_yaml, resolve, spec_from_config, train_settings, validate
 from attnlab.errors import AttnlabError
-from attnlab.provenance import read_json, write_json
+from attnlab.provenance import write_json
+from attnlab.report.claims import load_registry
+from attnlab.runfiles import read_json
 
 MANIFEST = "manifest.json"
+MANIFEST_KEYS = ("version", "profile", "commit", "hardware", "published")  # what the site reads of one
 NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[A-Za-z][\w.-]*$")  # date first: `ls results/` is chronological
 
 def run_shaping() -> list[str]:
@@ -127,6 +131,7 @@ def check_publishable(results: Path, cfg: dict, root: Path, only: list[str] | No
         raise AttnlabError(f"{results} is not {what}: {len(missing)} run files missing "
                            f"({', '.join(missing[:3])}{', …' if len(missing) > 3 else ''}); run "
                            f"`snakemake --cores 4 --resources gpu=1 --config profile={cfg['profile']}` first")
+    runfiles.check_files(results, summaries(results, cfg, only), None if only else claim_ids())
     prov = provenances(results, cfg, only)
     by_commit: dict[str, list[str]] = {}
     for rel, p in prov.items():
@@ -237,13 +242,48 @@ def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] 
     return dest
 
 
+def claim_ids() -> list[str]:
+    """The id of every claim in the project's claims registry: what a complete run's claims.csv holds."""
+    return [c.id for c in load_registry(experiments.ROOT / "claims").claims]
+
+
+def read_manifest(folder: Path) -> dict:
+    """A version's manifest, whole; raises in one line where it is missing or damaged."""
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        raise AttnlabError(f"version {Path(folder).name} has no manifest: {path} is missing; restore it from git "
+                           "or remove the folder")
+    m = read_json(path, "manifest")
+    lacking = [key for key in MANIFEST_KEYS if not isinstance(m.get(key), str)]
+    if lacking:
+        raise AttnlabError(f"manifest {path} lacks {', '.join(lacking)}: it is not a whole manifest")
+    return m
+
+
 def versions(root: Path = experiments.ROOT) -> list[dict]:
-    """The manifest of every published version under root/results/, newest first."""
-    found = [read_json(p) for p in sorted(Path(root, "results").glob(f"*/{MANIFEST}")) if NAME.match(p.parent.name)]
-    return sorted(found, key=lambda m: (m.get("published") or "", m["version"]), reverse=True)
+    """The manifest of every published version (every folder named <date>-…) under root/results/, newest first."""
+    folders = [p for p in sorted(Path(root, "results").glob("*")) if p.is_dir() and NAME.match(p.name)]
+    return sorted(map(read_manifest, folders), key=lambda m: (m["published"], m["version"]), reverse=True)
+
+
+def check_version(folder: Path) -> dict:
+    """A published version's manifest, once every file it holds is checked (runfiles) and every run file its
+    manifest lists, and each training run's curve, is there; raises naming the first damaged or missing one."""
+    folder = Path(folder)
+    m = read_manifest(folder)
+    held = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                  if p.suffix in (".json", ".csv") and p.name != MANIFEST)
+    wanted = [*(m.get("runs") or {}).get("run_files", []),
+              *(rel.replace("metrics.json", "curve.csv") for rel in held if rel.endswith("metrics.json"))]
+    missing = [rel for rel in wanted if not (folder / rel).is_file()]
+    if missing:
+        raise AttnlabError(f"version {folder.name} is damaged: {len(missing)} of its run files are missing "
+                           f"({folder / missing[0]}{', …' if len(missing) > 1 else ''}); restore them from git")
+    runfiles.check_files(folder, held)
+    return m
 
 
 def manifest_of(results: Path) -> dict | None:
-    """The manifest of a published version's folder (None for a live results folder)."""
-    path = Path(results) / MANIFEST
-    return read_json(path) if path.is_file() else None
+    """The manifest of a published version's folder, every file checked (None for a live results folder)."""
+    results = Path(results)
+    return check_version(results) if (results / MANIFEST).is_file() or NAME.match(results.resolve().name) else None

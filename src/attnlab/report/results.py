@@ -9,7 +9,7 @@ from attnlab import registry as experiments
 from attnlab.config import declared
 from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
-from attnlab.provenance import read_json
+from attnlab.runfiles import read_json
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def gather(results_dir: str | Path) -> Results:
     res = Results(root=root)
     for what, rel in result_files().items():
         if (root / rel).is_file():
-            res.files[what] = _read(root / rel)
+            res.files[what] = read_json(root / rel)
     owner: dict[str, str] = {}
     for experiment in experiments.training():
         # <run>/seed<k>/metrics.json; <run>/metrics.json is a version's from before seeds (its one seed)
@@ -140,7 +140,7 @@ def gather(results_dir: str | Path) -> Results:
             if owner.setdefault(name, experiment) != experiment:
                 raise AttnlabError(f"two runs are named '{name}': {res.run_paths[name]} and "
                                    f"{path.relative_to(root)}; run names must be unique across experiments")
-            m = _read(path)
+            m = read_json(path)
             seed = (m.get("provenance") or {}).get("seed") if legacy else _seed_of(path.parent.name)
             res.by_seed.setdefault(name, {})[seed] = m
             res.seed_paths.setdefault(name, {})[seed] = str(path.relative_to(root))
@@ -155,13 +155,6 @@ def _seed_of(folder: str) -> int | None:
         return int(folder.removeprefix("seed"))
     except ValueError:
         return None
-
-
-def _read(path: Path) -> dict:
-    try:
-        return read_json(path)
-    except ValueError as err:
-        raise AttnlabError(f"run file {path} is not valid JSON: {err}") from None
 
 
 def diverged(metrics: dict) -> bool:

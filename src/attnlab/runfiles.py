@@ -1,0 +1,152 @@
+"""Run files, checked as they are read: a file that is cut, garbled or empty is named in one line, never read
+as if it were whole. `check_files` checks every file of a results folder by its kind; `publish` runs it on what
+it copies, and a published version is checked with it before its site is built.
+
+What each kind must be:
+    *.json       a JSON object that is not empty; a run file also holds its provenance
+    metrics.json a training run's: its spec, status and steps too
+    curve.csv    step, lr, train_loss, val_loss: one row per step its metrics.json counts (and the row of the
+                 step that diverged, where one did), every cell a number or empty
+    probes.csv   a step column, from the first to the last step its metrics.json says the probes ran at
+    claims.csv   claim_id, chapter_value, reproduced_value, verdict, note: one row per claim, each verdict one
+                 the verdicts know; complete against the claims registry where publishing asks it to be
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from attnlab.errors import AttnlabError
+
+CURVE = ("step", "lr", "train_loss", "val_loss")
+CLAIMS = ("claim_id", "chapter_value", "reproduced_value", "verdict", "note")  # every version's claims.csv has these
+
+
+def read_json(path: str | Path, what: str = "run file") -> dict:
+    """A JSON object that is not empty; `what` names the file in the one-line error."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise AttnlabError(f"{what} {path} cannot be read as JSON ({err}): it is cut or garbled") from None
+    if not isinstance(doc, dict):
+        raise AttnlabError(f"{what} {path} holds a JSON {type(doc).__name__}, not an object")
+    if not doc:
+        raise AttnlabError(f"{what} {path} is empty ({{}})")
+    return doc
+
+
+def read_run_file(path: str | Path) -> dict:
+    """A run file: a JSON object with its provenance."""
+    doc = read_json(path)
+    if not isinstance(doc.get("provenance"), dict) or not doc["provenance"]:
+        raise AttnlabError(f"run file {path} has no provenance: it is not a whole run file")
+    return doc
+
+
+def read_metrics(path: str | Path) -> dict:
+    """A training run's metrics.json: a run file with the spec, status and steps of the run."""
+    m = read_run_file(path)
+    if not (isinstance(m.get("spec"), dict) and isinstance(m.get("status"), str) and _count(m.get("steps"))):
+        raise AttnlabError(f"run file {path} lacks a training run's spec, status or steps: it is not a whole metrics.json")
+    return m
+
+
+def read_csv(path: str | Path, columns: Sequence[str]) -> list[dict]:
+    """The rows of a CSV file whose header has `columns`, every row as long as the header."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f, strict=True))
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise AttnlabError(f"{path} cannot be read as CSV ({err}): it is cut or garbled") from None
+    if not rows:
+        raise AttnlabError(f"{path} is empty")
+    lacking = [c for c in columns if c not in rows[0]]
+    if lacking:
+        raise AttnlabError(f"{path}: its header lacks {', '.join(lacking)} (it reads {','.join(rows[0])[:80]!r})")
+    for i, row in enumerate(rows[1:], 1):
+        if len(row) != len(rows[0]):
+            raise AttnlabError(f"{path}: row {i} has {len(row)} fields, the header {len(rows[0])}: it is cut or garbled")
+    return [dict(zip(rows[0], row)) for row in rows[1:]]
+
+
+def check_curve(path: Path, metrics: dict) -> None:
+    rows = read_csv(path, CURVE)
+    # train.py logs one row per step; a run that diverged within a step adds that step's row after the last
+    steps = metrics["steps"] + (metrics["status"] == "diverged" and metrics.get("diverged_at_step") == metrics["steps"] + 1)
+    bad = next((r for r in rows if not all(_number(r[c]) for c in CURVE)), None)
+    if bad:
+        raise AttnlabError(f"{path}: the row of step {bad['step']!r} holds something other than numbers: it is garbled")
+    if len(rows) != steps or (rows and _float(rows[-1]["step"]) != steps):
+        last = rows[-1]["step"] if rows else "none"
+        raise AttnlabError(f"{path} has {len(rows)} rows (last step {last}), but its metrics.json counts {steps} "
+                           "steps, one row each: it is cut or garbled")
+
+
+def check_probes(path: Path, metrics: dict) -> None:
+    rows = read_csv(path, ("step",))
+    steps = [_float(r["step"]) for r in rows]
+    if None in steps:
+        raise AttnlabError(f"{path}: row {steps.index(None) + 1} has no step number: it is garbled")
+    first, last = metrics.get("probes_first") or {}, metrics.get("probes_last") or {}
+    want, got = [first.get("step"), last.get("step")], [steps[0], steps[-1]] if steps else [None, None]
+    if got != want:
+        raise AttnlabError(f"{path} runs from step {rows[0]['step'] if rows else None} to "
+                           f"{rows[-1]['step'] if rows else None}, but its metrics.json says the probes ran from step "
+                           f"{want[0]} to {want[1]}: it is cut or garbled")
+
+
+def check_claims(path: Path, ids: Sequence[str] | None = None) -> None:
+    """claims.csv: one row per claim with a known verdict; with `ids` (the claims registry), one per claim there."""
+    from attnlab.report.verdicts import VERDICTS  # the report reads run files through this module
+
+    rows = read_csv(path, CLAIMS)
+    got = [r["claim_id"] for r in rows]
+    if not rows or not all(got):
+        raise AttnlabError(f"{path} has {'no claims' if not rows else 'a row without a claim id'}: it is cut or garbled")
+    bad = next((r for r in rows if r["verdict"] not in VERDICTS), None)
+    if bad:
+        raise AttnlabError(f"{path}: claim {bad['claim_id']} has verdict {bad['verdict']!r}, none of "
+                           f"{', '.join(VERDICTS)}: it is cut or garbled")
+    twice = sorted({i for i in got if got.count(i) > 1})
+    if twice:
+        raise AttnlabError(f"{path} holds claim {twice[0]} more than once")
+    missing, stray = [i for i in ids or () if i not in got], [i for i in got if ids is not None and i not in ids]
+    if missing or stray:
+        what = f"lacks {len(missing)} of its {len(ids)} claims ({', '.join(missing[:3])}{', …' if len(missing) > 3 else ''})" \
+            if missing else f"holds {len(stray)} claims it does not ({', '.join(stray[:3])})"
+        raise AttnlabError(f"{path} is not complete against the claims registry: it {what}; "
+                           "rerun the claims rule to rewrite it")
+
+
+def check_files(folder: Path, rels: Iterable[str], claim_ids: Sequence[str] | None = None) -> None:
+    """Every file `rels` names under `folder`, checked by its kind (see the top); raises naming the first that
+    is damaged. `claim_ids`: claims.csv must hold exactly these."""
+    for rel in rels:
+        path = Path(folder) / rel
+        if path.name in ("curve.csv", "probes.csv"):
+            metrics = read_metrics(path.with_name("metrics.json"))
+            (check_curve if path.name == "curve.csv" else check_probes)(path, metrics)
+        elif path.name == "claims.csv":
+            check_claims(path, claim_ids)
+        elif path.name == "metrics.json":
+            read_metrics(path)
+        elif path.suffix == ".json":
+            read_run_file(path)
+
+
+def _float(cell: str) -> float | None:
+    try:
+        return float(cell)
+    except ValueError:
+        return None
+
+
+def _number(cell: str) -> bool:
+    """An empty cell (not measured at that step) or a number (nan and inf included)."""
+    return cell == "" or _float(cell) is not None
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
