@@ -262,8 +262,8 @@ DAMAGE = {  # name -> (damage a results folder or a version's copy: the path it 
                                           "curve.csv", BOTH),
     "a claims.csv cut to 200 bytes": (cut("claims.csv", 200), "claims.csv", BOTH),
     "a claims.csv cut at a line end": (cut("claims.csv"), "claims.csv", PUBLISH),  # complete against the registry
-    "a claims.csv with a garbled verdict": (rewrite("claims.csv", lambda b: b.replace(b",reproduced,", b",repr0duced,", 1)),
-                                            "claims.csv", BOTH),
+    "a claims.csv with a garbled verdict": (
+        rewrite("claims.csv", lambda b: b.replace(b",reproduced,", b",repr0duced,", 1)), "claims.csv", BOTH),
     "a probes.csv cut at a line end": (cut("probes.csv"), "probes.csv", VERSION),  # the smoke fixture has no probes
     "a metrics.json cut in half": (rewrite("metrics.json", lambda b: b[:len(b) // 2]), "metrics.json", BOTH),
     "a metrics.json that is not UTF-8": (rewrite("metrics.json", lambda b: b"\xff\xfe" + b), "metrics.json", BOTH),

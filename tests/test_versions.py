@@ -50,8 +50,9 @@ def write_run(results, cfg, commit, date="2026-11-30T10:00:00+00:00", device="cp
             path.write_text("claim_id,chapter_value,reproduced_value,verdict,note\n"
                             + "".join(f"{claim},1,1,reproduced,✓\n" for claim in claim_ids()))
         else:  # curve.csv: a row per step, as train.py logs it
-            path.write_text("step,lr,train_loss,val_loss\n" + "".join(
-                f"{k},0.001,5.0,{5.1 if k % 10 == 0 else ''}\n" for k in range(1, (steps or train_settings(cfg, run)["steps"]) + 1)))
+            n = steps or train_settings(cfg, run)["steps"]
+            path.write_text("step,lr,train_loss,val_loss\n"
+                            + "".join(f"{k},0.001,5.0,{5.1 if k % 10 == 0 else ''}\n" for k in range(1, n + 1)))
     (results / "ladder" / next(iter(cfg["ladder"])) / "seed1337" / "ckpt.pt").write_bytes(b"weights")  # never published
     return results
 

@@ -49,7 +49,8 @@ def read_metrics(path: str | Path) -> dict:
     """A training run's metrics.json: a run file with the spec, status and steps of the run."""
     m = read_run_file(path)
     if not (isinstance(m.get("spec"), dict) and isinstance(m.get("status"), str) and _count(m.get("steps"))):
-        raise AttnlabError(f"run file {path} lacks a training run's spec, status or steps: it is not a whole metrics.json")
+        raise AttnlabError(f"run file {path} lacks a training run's spec, status or steps: "
+                           "it is not a whole metrics.json")
     return m
 
 
@@ -67,14 +68,16 @@ def read_csv(path: str | Path, columns: Sequence[str]) -> list[dict]:
         raise AttnlabError(f"{path}: its header lacks {', '.join(lacking)} (it reads {','.join(rows[0])[:80]!r})")
     for i, row in enumerate(rows[1:], 1):
         if len(row) != len(rows[0]):
-            raise AttnlabError(f"{path}: row {i} has {len(row)} fields, the header {len(rows[0])}: it is cut or garbled")
+            raise AttnlabError(f"{path}: row {i} has {len(row)} fields, the header {len(rows[0])}: "
+                               "it is cut or garbled")
     return [dict(zip(rows[0], row)) for row in rows[1:]]
 
 
 def check_curve(path: Path, metrics: dict) -> None:
     rows = read_csv(path, CURVE)
     # train.py logs one row per step; a run that diverged within a step adds that step's row after the last
-    steps = metrics["steps"] + (metrics["status"] == "diverged" and metrics.get("diverged_at_step") == metrics["steps"] + 1)
+    steps = metrics["steps"]
+    steps += metrics["status"] == "diverged" and metrics.get("diverged_at_step") == steps + 1
     bad = next((r for r in rows if not all(_number(r[c]) for c in CURVE)), None)
     if bad:
         raise AttnlabError(f"{path}: the row of step {bad['step']!r} holds something other than numbers: it is garbled")
@@ -104,7 +107,7 @@ def check_claims(path: Path, ids: Sequence[str] | None = None) -> None:
     rows = read_csv(path, CLAIMS)
     got = [r["claim_id"] for r in rows]
     if not rows or not all(got):
-        raise AttnlabError(f"{path} has {'no claims' if not rows else 'a row without a claim id'}: it is cut or garbled")
+        raise AttnlabError(f"{path} has {'a row without a claim id' if rows else 'no claims'}: it is cut or garbled")
     bad = next((r for r in rows if r["verdict"] not in VERDICTS), None)
     if bad:
         raise AttnlabError(f"{path}: claim {bad['claim_id']} has verdict {bad['verdict']!r}, none of "
@@ -112,12 +115,14 @@ def check_claims(path: Path, ids: Sequence[str] | None = None) -> None:
     twice = sorted({i for i in got if got.count(i) > 1})
     if twice:
         raise AttnlabError(f"{path} holds claim {twice[0]} more than once")
-    missing, stray = [i for i in ids or () if i not in got], [i for i in got if ids is not None and i not in ids]
+    if ids is None:
+        return
+    missing, stray = [i for i in ids if i not in got], [i for i in got if i not in ids]
     if missing or stray:
-        what = f"lacks {len(missing)} of its {len(ids)} claims ({', '.join(missing[:3])}{', …' if len(missing) > 3 else ''})" \
-            if missing else f"holds {len(stray)} claims it does not ({', '.join(stray[:3])})"
-        raise AttnlabError(f"{path} is not complete against the claims registry: it {what}; "
-                           "rerun the claims rule to rewrite it")
+        what = (f"lacks {len(missing)} of its {len(ids)} claims ({', '.join(missing[:3])}" if missing else
+                f"holds {len(stray)} claims it does not ({', '.join(stray[:3])}")
+        raise AttnlabError(f"{path} is not complete against the claims registry: it {what}"
+                           f"{', …' if len(missing or stray) > 3 else ''}); rerun the claims rule to rewrite it")
 
 
 def check_files(folder: Path, rels: Iterable[str], claim_ids: Sequence[str] | None = None) -> None:

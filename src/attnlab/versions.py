@@ -5,8 +5,9 @@ A version is complete (every experiment of the profile) or holds only some exper
 manifest: the commit, profile, hardware, GPU clocks, software versions, dates, the wall time of the whole DAG
 and the throughput ratio. `publish` refuses, with one line and before copying anything, a dirty tree, an
 incomplete run, run files from several commits (or from a dirty tree), runs whose code changed since, runs
-trained with other settings than the profile's, and a version that already exists. Versions are never
-rewritten; the site is rebuilt from them without training.
+trained with other settings than the profile's, a version that already exists, and a damaged file (runfiles).
+Versions are never rewritten; the site is rebuilt from them without training, once every file of every
+version is checked the same way.
 """
 from __future__ import annotations
 
@@ -21,12 +22,11 @@ from pathlib import Path
 import yaml
 
 from attnlab import registry as experiments
-from attnlab import runfiles
 from attnlab.config import digest, read_yaml, resolve, spec_from_config, train_settings, validate
 from attnlab.errors import AttnlabError
 from attnlab.provenance import write_json
 from attnlab.report.claims import load_registry
-from attnlab.runfiles import read_json
+from attnlab.runfiles import check_files, read_json
 
 MANIFEST = "manifest.json"
 MANIFEST_KEYS = ("version", "profile", "commit", "hardware", "published")  # what the site reads of one
@@ -131,7 +131,7 @@ def check_publishable(results: Path, cfg: dict, root: Path, only: list[str] | No
         raise AttnlabError(f"{results} is not {what}: {len(missing)} run files missing "
                            f"({', '.join(missing[:3])}{', …' if len(missing) > 3 else ''}); run "
                            f"`snakemake --cores 4 --resources gpu=1 --config profile={cfg['profile']}` first")
-    runfiles.check_files(results, summaries(results, cfg, only), None if only else claim_ids())
+    check_files(results, summaries(results, cfg, only), None if only else claim_ids())
     prov = provenances(results, cfg, only)
     by_commit: dict[str, list[str]] = {}
     for rel, p in prov.items():
@@ -268,7 +268,7 @@ def versions(root: Path = experiments.ROOT) -> list[dict]:
 
 def check_version(folder: Path) -> dict:
     """A published version's manifest, once every file it holds is checked (runfiles) and every run file its
-    manifest lists, and each training run's curve, is there; raises naming the first damaged or missing one."""
+    manifest lists (and each training run's curve) is there; raises naming the first damaged or missing one."""
     folder = Path(folder)
     m = read_manifest(folder)
     held = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
@@ -279,7 +279,7 @@ def check_version(folder: Path) -> dict:
     if missing:
         raise AttnlabError(f"version {folder.name} is damaged: {len(missing)} of its run files are missing "
                            f"({folder / missing[0]}{', …' if len(missing) > 1 else ''}); restore them from git")
-    runfiles.check_files(folder, held)
+    check_files(folder, held)
     return m
 
 

@@ -94,7 +94,9 @@ def build_versions(claims_path: Path, out_site: Path, root: Path = experiments.R
     between them (relative links: it works opened from disk), and out_site/index.html leading to the newest.
     Reads only the versions' run files: nothing is trained. Every version is checked first: a damaged one stops
     the build, in one line naming the file, before any site is built."""
-    names = [versions.check_version(Path(root) / "results" / m["version"])["version"] for m in versions.versions(root)]
+    names = [m["version"] for m in versions.versions(root)]
+    for name in names:
+        versions.check_version(Path(root) / "results" / name)
     if not names:
         raise AttnlabError(f"no published version under {Path(root) / 'results'}: `attnlab publish` makes one")
     out_site = Path(out_site)
