@@ -218,3 +218,41 @@ BAD = {  # name -> (edit of the smoke profile, the setting the one line must nam
     "no S4 head counts": (lambda c, t: c["multihead"].update(heads=[]), "multihead.heads"),
     "an unknown spec field": (lambda c, t: c["ladder"]["L1"].update(width=3), "('width' was unexpected)"),
 }
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`, read from /proc (Linux)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def argv_of(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return []
+
+
+def alive(pid: int) -> bool:
+    """Running: neither gone nor a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def wait_for(what, seconds: float = 300, every: float = 0.1):
+    """`what()` once it is true, polled; AssertionError after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not (value := what()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {seconds} s: {getattr(what, '__doc__', None) or what}")
+        time.sleep(every)
+    return value
