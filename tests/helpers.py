@@ -248,11 +248,11 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_for(what, seconds: float = 300, every: float = 0.1):
-    """`what()` once it is true, polled; AssertionError after `seconds`."""
+def wait_for(what, seconds: float, waiting_for: str):
+    """`what()` once it is true, polled; AssertionError naming what was awaited after `seconds`."""
     deadline = time.monotonic() + seconds
     while not (value := what()):
         if time.monotonic() > deadline:
-            raise AssertionError(f"not within {seconds} s: {getattr(what, '__doc__', None) or what}")
-        time.sleep(every)
+            raise AssertionError(f"waited {seconds} s for {waiting_for}")
+        time.sleep(0.1)
     return value

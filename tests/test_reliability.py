@@ -113,8 +113,9 @@ def test_a_second_writer_of_a_run_folder_is_refused_in_one_line_and_a_kill_leave
     job = ["train", "--config", str(cfg), "--run", "L9", "--data", str(data), "--out", str(out)]
     first = subprocess.Popen([*CLI, "--log", str(log), *job])
     try:
-        wait_for(lambda: (out / LOCK).is_file() and (out / LOCK).read_text().strip() == str(first.pid), 60)
-        wait_for(lambda: log.is_file() and "L9:" in log.read_text(), 120)  # training: its progress bar is in the log
+        wait_for(lambda: (out / LOCK).is_file() and (out / LOCK).read_text().strip() == str(first.pid), 60,
+                 "the first writer's lock")
+        wait_for(lambda: log.is_file() and "L9:" in log.read_text(), 120, "the first writer's progress bar in its log")
         said = log.read_text()
         second = subprocess.run([*CLI, "--log", str(log), *job], capture_output=True, text=True, timeout=60)
         assert second.returncode == 2 and second.stdout == ""

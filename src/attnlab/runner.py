@@ -167,13 +167,13 @@ def main(argv=None) -> int:
         overrides = {k: yaml.load(v, Loader=yaml.BaseLoader) for k, v in (item.split("=", 1) for item in a.set)}
         cfg = check(chosen({"profile": a.profile, **overrides}, []))  # every setting, before anything runs
         results = Path(a.results or f"results/{cfg['profile']}")
-        check_results(results, write=True)  # as the Snakefile does: a folder that cannot take the run files is one line
+        check_results(results, write=True)  # as the Snakefile does: one line if it cannot take the run files
         failed = execute(jobs(cfg, results, a.threads), results, a.jobs, git_commit())
         if failed:
             raise AttnlabError(f"{len(failed)} jobs failed or were skipped ({', '.join(failed[:3])}"
                                f"{', …' if len(failed) > 3 else ''}); their logs are under {results}/logs/")
-        claims = launch(["claims", "--results", str(results), "--claims", "claims", "--out", str(results / "claims.csv")],
-                        results / "logs" / "claims.log")
+        claims = launch(["claims", "--results", str(results), "--claims", "claims",
+                         "--out", str(results / "claims.csv")], results / "logs" / "claims.log")
         if claims.wait():
             raise AttnlabError(f"the verdicts failed; see {results}/logs/claims.log")
         print(f"attnlab.runner: every run file and claims.csv are in {results}", flush=True)
