@@ -280,3 +280,41 @@ DAMAGE = {  # name -> (damage a results folder or a version's copy: the path it 
     "a run file the manifest lists, missing": (remove("result.json"), "result.json", VERSION),
     "a training run's curve.csv, missing": (remove("curve.csv"), "curve.csv", VERSION),
 }
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`, read from /proc (Linux)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def argv_of(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return []
+
+
+def alive(pid: int) -> bool:
+    """Running: neither gone nor a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def wait_for(what, seconds: float, waiting_for: str):
+    """`what()` once it is true, polled; AssertionError naming what was awaited after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not (value := what()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {seconds} s for {waiting_for}")
+        time.sleep(0.1)
+    return value

@@ -3,6 +3,8 @@ one line before any job (checked here without Snakemake; the DAG's side is in te
 import copy
 import csv
 import json
+import os
+import signal
 import subprocess
 import sys
 
@@ -17,7 +19,8 @@ from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError
 from attnlab.config import spec_from_config
 from attnlab.train import train
-from helpers import BAD, REPO, tiny_config, ten_chars, write_tokens
+from attnlab.runlock import LOCK, held
+from helpers import BAD, REPO, tiny_config, ten_chars, wait_for, write_config, write_tokens
 
 CLI = [sys.executable, "-m", "attnlab"]
 
@@ -98,6 +101,32 @@ def test_a_damaged_checkpoint_is_set_aside_and_the_run_starts_afresh(tmp_path, d
     assert (out / "ckpt.pt.bad").is_file()
     assert m["resumed_from_step"] is None
     assert (m["val_loss"], m["train_loss"]) == (clean["val_loss"], clean["train_loss"])  # as if never interrupted
+
+
+# --- one writer per run folder ---------------------------------------------------------------------------
+
+def test_a_second_writer_of_a_run_folder_is_refused_in_one_line_and_a_kill_leaves_no_lock(tmp_path):
+    """Two drivers (a rerun beside a job a killed driver left running, the runner beside Snakemake) start the same
+    job: the second is refused, naming the folder and the writer, and leaves the first's log alone."""
+    cfg = write_config(tiny_config(steps=1_000_000, eval_every=1_000_000, ckpt_every=1_000_000), tmp_path / "cfg.yaml")
+    out, log, data = tmp_path / "run", tmp_path / "logs" / "L9.log", write_tokens(tmp_path / "data")
+    job = ["train", "--config", str(cfg), "--run", "L9", "--data", str(data), "--out", str(out)]
+    first = subprocess.Popen([*CLI, "--log", str(log), *job])
+    try:
+        wait_for(lambda: (out / LOCK).is_file() and (out / LOCK).read_text().strip() == str(first.pid), 60,
+                 "the first writer's lock")
+        wait_for(lambda: log.is_file() and "L9:" in log.read_text(), 120, "the first writer's progress bar in its log")
+        said = log.read_text()
+        second = subprocess.run([*CLI, "--log", str(log), *job], capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2 and second.stdout == ""
+        assert second.stderr.splitlines() == [f"attnlab: error: {out} is being written by another process "
+                                              f"(pid {first.pid}); wait for it to end, or stop it, then rerun"]
+        assert log.read_text().startswith(said) and first.poll() is None  # the first writes on, its log intact
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    with held(out):  # the kernel dropped the killed writer's lock: the next writer goes ahead
+        assert (out / LOCK).read_text() == f"{os.getpid()}\n"
 
 
 # --- every config error before the first job, in one line ------------------------------------------------

@@ -2,13 +2,21 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
 
 import pandas as pd
+import pytest
 
 from attnlab import runner
+from attnlab.check import check_results
 from attnlab.config import chosen, validate
+from attnlab.errors import AttnlabError
 from attnlab.versions import expected
-from helpers import REPO
+from helpers import REPO, alive, argv_of, children, wait_for
 
 
 def test_the_plan_is_the_dag_in_an_order_it_can_run():
@@ -47,11 +55,44 @@ def test_bad_input_is_one_line_before_any_job(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
-def test_the_runner_runs_the_smoke_profile_end_to_end_and_keeps_what_is_done(tmp_path, monkeypatch, capfd):
-    """Every run file and the verdicts, as the DAG would write them; a second call runs nothing again."""
+@pytest.mark.parametrize("case", ["a file", "read-only"])
+def test_a_results_folder_that_cannot_take_the_run_files_is_the_snakefiles_one_line(tmp_path, capsys, monkeypatch,
+                                                                                      case):
+    results = tmp_path / "r" / "smoke"
+    if case == "a file":
+        (tmp_path / "r").write_text("")
+    else:
+        results.mkdir(parents=True)
+        results.chmod(0o555)
+        if os.geteuid() == 0:  # root writes anywhere; a user hits exactly this
+            def refuse(*a, **k):
+                raise PermissionError(13, "Permission denied")
+
+            monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    with pytest.raises(AttnlabError) as snakefile:  # what the Snakefile says, before its first job
+        check_results(results, write=True)
+    assert runner.main(["smoke", "--results", str(results)]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"attnlab.runner: error: {snakefile.value}"]
+    assert not (results / "logs").exists()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a job ends with its runner through Linux's PR_SET_PDEATHSIG")
+def test_a_runner_killed_mid_run_takes_its_jobs_with_it_and_a_rerun_completes_the_smoke_profile(tmp_path, monkeypatch,
+                                                                                                 capfd):
+    """kill -9 of the runner while it trains: its jobs end within seconds (none writes on beside the rerun);
+    the rerun writes every run file and the verdicts, as the DAG would; a third call runs nothing again."""
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("PYTHONPATH", str(REPO / "src"))
     results = tmp_path / "smoke"
+    killed = subprocess.Popen([sys.executable, "-m", "attnlab.runner", "smoke", "--results", str(results), "--jobs",
+                               "2"], stdout=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: any("train" in argv_of(p) for p in children(killed.pid)), 300, "a training job")
+        jobs = children(killed.pid)
+    finally:
+        killed.send_signal(signal.SIGKILL)
+        killed.wait()
+    wait_for(lambda: not any(alive(p) for p in jobs), 5, f"the killed runner's jobs {jobs} to end")
     assert runner.main(["smoke", "--results", str(results), "--jobs", "2"]) == 0, capfd.readouterr()
     cfg = validate(chosen({"profile": "smoke"}, []))
     missing = [f for f in expected(cfg) if not (results / f).is_file()]

@@ -3,6 +3,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -17,7 +18,7 @@ from attnlab.config import load, resolve
 from attnlab.registry import load as load_registry
 from attnlab.registry import pages
 from attnlab.registry import training
-from helpers import BAD, CHROMIUM, playwright_or_skip
+from helpers import BAD, CHROMIUM, alive, argv_of, children, playwright_or_skip, wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "tools", "profiles", "environment.yml",
@@ -211,6 +212,38 @@ def test_a_second_invocation_cannot_change_a_running_one(tmp_path, corpus_path):
     assert first.returncode == 0, out[-3000:]
     steps = {run: json.loads((work / run).read_text())["steps"] for run in runs}
     assert set(steps.values()) == {40}, steps
+
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a job ends with Snakemake through Linux's PR_SET_PDEATHSIG")
+def test_a_snakemake_killed_mid_run_resumes_as_the_readme_says(tmp_path, corpus_path):
+    """kill -9 of Snakemake while it trains: its jobs end with it, its lock stays behind; the README's two
+    commands (unlock, then rerun with --rerun-incomplete) finish the run."""
+    work = checkout(tmp_path, corpus_path)
+    runs = [f"results/smoke/ladder/{row}/seed1337/metrics.json" for row in ("L1", "L2", "L3", "L4")]
+    env = {**os.environ, "PYTHONPATH": str(work / "src"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    killed = subprocess.Popen([sys.executable, "-m", "snakemake", *runs, "--cores", "2", "--config", "profile=smoke"],
+                              cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: any("train" in argv_of(p) for p in children(killed.pid)), 300, "a training job")
+        jobs = children(killed.pid)
+    finally:
+        killed.send_signal(signal.SIGKILL)
+        killed.wait()
+    wait_for(lambda: not any(alive(p) for p in jobs), 5, f"the killed Snakemake's jobs {jobs} to end")
+    assert not all((work / run).is_file() for run in runs)
+    refused = snakemake(work, *runs, "--cores", "2", "--config", "profile=smoke", check=False)
+    assert refused.returncode != 0 and "--unlock" in refused.stderr
+    readme = (REPO / "README.md").read_text()
+    unlock = "snakemake --unlock --config profile=quick"
+    resume = "snakemake --cores 4 --resources gpu=1 --rerun-incomplete --config profile=quick"
+    assert unlock in readme and resume in readme  # what the README tells the reader, here on smoke and four runs
+    snakemake(work, "--unlock", "--config", "profile=smoke")
+    snakemake(work, *runs, "--cores", "2", "--resources", "gpu=1", "--rerun-incomplete", "--config", "profile=smoke")
+    steps = {run: json.loads((work / run).read_text())["steps"] for run in runs}
+    assert set(steps.values()) == {40}, steps
+    assert planned(snakemake(work, *runs, "-n", "--config", "profile=smoke")) == {}
 
 
 SOURCES = sorted(str(p.relative_to(REPO)) for p in (REPO / "src" / "attnlab").rglob("*.py"))

@@ -7,6 +7,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from attnlab import runlock
 from attnlab.errors import AttnlabError
 
 
@@ -114,7 +115,8 @@ def cmd_benchmarks(a):
             print(f"== {e.name}: kept {out} (commit {commit}, the same settings)", flush=True)
             continue
         print(f"== {e.name} ({e.title}) -> {out}", flush=True)
-        importlib.import_module(e.producer).main(job, out)
+        with runlock.held(out.parent):
+            importlib.import_module(e.producer).main(job, out)
 
 
 def cmd_publish(a):
@@ -182,8 +184,26 @@ def log_to(path: str):
     return terminal
 
 
+WRITES = {  # the run folder each job verb writes, which it holds locked while it runs
+    "prepare": lambda a: Path(a.out),
+    "train": lambda a: Path(a.out),
+    "analyse": lambda a: Path(a.out).parent,
+}
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    runlock.die_with_parent()
+    folder = WRITES[args.verb](args) if args.verb in WRITES else None
+    try:
+        with runlock.held(folder):  # before --log truncates the log that the folder's other writer is writing
+            return execute(args)
+    except AttnlabError as err:
+        print(f"attnlab: error: {err}", file=sys.stderr)
+        return 2
+
+
+def execute(args) -> int:
     terminal = log_to(args.log) if args.log else None
     try:
         args.fn(args)

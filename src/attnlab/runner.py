@@ -15,16 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from attnlab import registry
+from attnlab import registry, runlock
 from attnlab.config import digest, job_settings
 from attnlab.errors import AttnlabError
 
@@ -95,10 +95,25 @@ def done(job: Job, results: Path, commit: str) -> bool:
         return False
 
 
+def launch(argv: list[str], log: Path) -> subprocess.Popen:
+    """`python -m attnlab --log LOG ...`: its output goes to LOG, a failure's one line to the terminal. It is in
+    the runner's process group, and on Linux the kernel kills it when the runner dies, even by kill -9."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), runlock.PARENT: str(os.getpid())}
+    return subprocess.Popen([sys.executable, "-m", "attnlab", "--log", str(log), *argv], env=env)
+
+
+def ended(procs) -> list[subprocess.Popen]:
+    """The processes of `procs` that have ended, as soon as one has."""
+    while not (out := [p for p in procs if p.poll() is not None]):
+        time.sleep(0.1)
+    return out
+
+
 def execute(plan: list[Job], results: Path, n_jobs: int, commit: str) -> list[str]:
     """Run the plan, up to n_jobs at once, each as soon as what it needs is done; returns the failed jobs'
     names (a job whose need failed is not started)."""
-    logs, pending = results / "logs", {j.name: j for j in plan}
+    pending = {j.name: j for j in plan}
     finished, failed, running = set(), [], {}
     kept = [j.name for j in plan if done(j, results, commit) and "unknown" not in commit]
     finished.update(kept)
@@ -107,15 +122,7 @@ def execute(plan: list[Job], results: Path, n_jobs: int, commit: str) -> list[st
     total, t0 = len(plan), time.perf_counter()
     print(f"attnlab.runner: {total} jobs, {len(kept)} already done (this commit, the same settings), "
           f"up to {n_jobs} at once", flush=True)
-
-    def start(job: Job):
-        log = logs / f"{job.name}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "attnlab", "--log", str(log), *job.argv]
-        env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-        return subprocess.run(cmd, env=env, capture_output=True, text=True).returncode, time.perf_counter()
-
-    with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+    try:
         while pending or running:
             blocked = [n for n, j in pending.items() if any(d in failed for d in j.needs)]
             for name in blocked:
@@ -123,25 +130,27 @@ def execute(plan: list[Job], results: Path, n_jobs: int, commit: str) -> list[st
                 print(f"  skipped {name}: what it needs failed", flush=True)
             ready = [j for j in pending.values() if all(d in finished for d in j.needs)]
             for job in ready[: n_jobs - len(running)]:
-                running[pool.submit(start, job)] = (job, time.perf_counter())
+                running[launch(job.argv, results / "logs" / f"{job.name}.log")] = (job, time.perf_counter())
                 pending.pop(job.name)
             if not running:
                 break
-            for fut in wait(running, return_when=FIRST_COMPLETED).done:
-                job, began = running.pop(fut)
-                rc, ended = fut.result()
+            for proc in ended(running):
+                (job, began), rc, now = running.pop(proc), proc.returncode, time.perf_counter()
                 (finished.add if rc == 0 else failed.append)(job.name)
                 if rc == 0:
                     ledger = results / LEDGER / f"{job.name}.json"
                     ledger.parent.mkdir(parents=True, exist_ok=True)
                     ledger.write_text(json.dumps(stamp(job, commit)))
                 print(f"  [{len(finished)}/{total}] {job.name}: {'done' if rc == 0 else 'FAILED, see its log'} "
-                      f"in {ended - began:.1f} s ({ended - t0:.0f} s so far)", flush=True)
+                      f"in {now - began:.1f} s ({now - t0:.0f} s so far)", flush=True)
+    finally:  # stopped early (Ctrl-C, SIGTERM, a bug): no job outlives the runner
+        for proc in running:
+            proc.kill()
     return failed
 
 
 def main(argv=None) -> int:
-    from attnlab.check import check
+    from attnlab.check import check, check_results
     from attnlab.config import chosen
     from attnlab.provenance import git_commit
 
@@ -158,14 +167,14 @@ def main(argv=None) -> int:
         overrides = {k: yaml.load(v, Loader=yaml.BaseLoader) for k, v in (item.split("=", 1) for item in a.set)}
         cfg = check(chosen({"profile": a.profile, **overrides}, []))  # every setting, before anything runs
         results = Path(a.results or f"results/{cfg['profile']}")
+        check_results(results, write=True)  # as the Snakefile does: one line if it cannot take the run files
         failed = execute(jobs(cfg, results, a.threads), results, a.jobs, git_commit())
         if failed:
             raise AttnlabError(f"{len(failed)} jobs failed or were skipped ({', '.join(failed[:3])}"
                                f"{', …' if len(failed) > 3 else ''}); their logs are under {results}/logs/")
-        claims = subprocess.run([sys.executable, "-m", "attnlab", "--log", str(results / "logs" / "claims.log"),
-                                 "claims", "--results", str(results), "--claims", "claims",
-                                 "--out", str(results / "claims.csv")])
-        if claims.returncode:
+        claims = launch(["claims", "--results", str(results), "--claims", "claims",
+                         "--out", str(results / "claims.csv")], results / "logs" / "claims.log")
+        if claims.wait():
             raise AttnlabError(f"the verdicts failed; see {results}/logs/claims.log")
         print(f"attnlab.runner: every run file and claims.csv are in {results}", flush=True)
         return 0
@@ -175,4 +184,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # through execute's `finally`
     sys.exit(main())

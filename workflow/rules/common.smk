@@ -1,11 +1,16 @@
 # Each job runs `python -m attnlab --log {log} VERB`: its output goes to its log, and a failure's one-line
 # error also reaches the terminal, so that Snakemake's "job failed" comes with its reason.
 # Every experiment, its runs and its result files come from the registry (src/attnlab/experiments.yaml).
+import os
+
 import attnlab.check
 import attnlab.config
 import attnlab.imports
 import attnlab.registry
+import attnlab.runlock
 import attnlab.runner
+
+os.environ[attnlab.runlock.PARENT] = str(os.getpid())  # its jobs end with this Snakemake, even on a kill -9
 
 ENV = "../../environment.yml"
 GPU = 1 if config["device"] == "cuda" or (config["device"] == "auto" and attnlab.check.cuda_usable()[0]) else 0
