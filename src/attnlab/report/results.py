@@ -1,13 +1,14 @@
 """The index of run files: everything the report reads from results/<profile>/, found through the registry."""
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from attnlab import registry as experiments
 from attnlab.config import declared
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, is_diverged, why_diverged
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import read_json
 
@@ -130,7 +131,7 @@ def gather(results_dir: str | Path) -> Results:
     res = Results(root=root)
     for what, rel in result_files().items():
         if (root / rel).is_file():
-            res.files[what] = _read(root / rel)
+            res.files[what] = _read(root / rel, records=True)
     owner: dict[str, str] = {}
     for experiment in experiments.training():
         # <run>/seed<k>/metrics.json; <run>/metrics.json is a version's from before seeds (its one seed)
@@ -157,8 +158,11 @@ def _seed_of(folder: str) -> int | None:
         return None
 
 
-def _read(path: Path) -> dict:
+def _read(path: Path, records: bool = False) -> dict:
+    """A run file; with `records`, a result file whose Diverged records (attnlab.errors) become DivergedRecords."""
     try:
+        if records:
+            return json.loads(path.read_text(), object_hook=lambda d: DivergedRecord(d) if is_diverged(d) else d)
         return read_json(path)
     except ValueError as err:
         raise AttnlabError(f"run file {path} is not valid JSON: {err}") from None
@@ -169,5 +173,33 @@ def diverged(metrics: dict) -> bool:
         return True
     val = metrics.get("val_ppl")
     return isinstance(val, float) and not math.isfinite(val)
+
+
+def measured(entries: dict) -> tuple[dict, list[dict]]:
+    """A result file's mapping of name -> measurement split in two: the measured entries, and the Diverged
+    records of those whose run diverged."""
+    return ({k: v for k, v in entries.items() if not is_diverged(v)},
+            [v for v in entries.values() if is_diverged(v)])
+
+
+class NotMeasured(Exception):
+    """What a claim reads was not measured: the run it is measured on diverged (the message says which, where)."""
+
+
+class DivergedRecord(dict):
+    """A result file's stand-in for what a diverged run would have given (attnlab.errors.Diverged): its own keys
+    read as in any mapping; reading anything else from it, or going through it, raises NotMeasured."""
+
+    @property
+    def why(self) -> str:
+        return why_diverged(dict.__getitem__(self, "run"), self)
+
+    def __getitem__(self, key):
+        if key in self:
+            return dict.__getitem__(self, key)
+        raise NotMeasured(self.why)
+
+    def __iter__(self):
+        raise NotMeasured(self.why)
 
 
