@@ -8,10 +8,14 @@ class Diverged(AttnlabError):
     diverged (a claim that reads through it is "not run", naming the run and the step)."""
 
     def __init__(self, run: str, step: int | None, where: str | None = None, source: dict | None = None):
-        self.record = {"status": "diverged", "run": run, "diverged_at_step": step}
-        if source:  # it never trained: the run it was to start from diverged
-            self.record["init_diverged"] = source
+        self.record = diverged_record(run, step, source)
         super().__init__(f"{why_diverged(run, self.record)}: {where or 'it'} has no finished model")
+
+
+def diverged_record(run: str, step: int | None, source: dict | None = None) -> dict:
+    """What stands in a result file for the measurements of a run that diverged (at `step`; `source`: it never
+    trained, because the run it was to start from diverged)."""
+    return {"status": "diverged", "run": run, "diverged_at_step": step, **({"init_diverged": source} if source else {})}
 
 
 def is_diverged(entry) -> bool:

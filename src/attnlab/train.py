@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from attnlab import provenance
+from attnlab import provenance, registry
 from attnlab.config import digest
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.nn.model import build, param_breakdown, pool_kv_heads
@@ -321,7 +321,9 @@ def finished_state(run_dir) -> tuple[dict, dict]:
         raise AttnlabError(f"run {run_dir} has no metrics.json: it has not finished (train it first)")
     m = provenance.read_json(metrics_path)
     if m.get("status") == "diverged":
-        raise Diverged(m.get("name") or run_dir.name, m.get("diverged_at_step"), str(run_dir), m.get("init_diverged"))
+        name = m.get("name") or run_dir.name  # a run of the profile is known by its name; an analysis's, with it
+        name = name if m.get("experiment") in registry.training() else f"{m.get('experiment')} {name}"
+        raise Diverged(name, m.get("diverged_at_step"), str(run_dir), m.get("init_diverged"))
     if m.get("status") != "ok":
         raise AttnlabError(f"run {run_dir} did not finish: its status is {m.get('status')!r}")
     if not ckpt_path.is_file():
