@@ -18,8 +18,8 @@ import torch
 
 from attnlab import provenance, registry
 from attnlab.data.bpe import Tokenizer
-from attnlab.errors import Diverged, is_diverged
 from attnlab.data.prepare import load_tokens
+from attnlab.errors import Diverged, is_diverged
 from attnlab.experiments import winograd as wg
 from attnlab.nn.model import SelfAttention
 from attnlab.train import finished, pick_device
