@@ -83,6 +83,14 @@ def tree(root: Path) -> dict:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
 
 
+def clone(smoke: Path, work: Path) -> Path:
+    """A copy of the finished smoke run (results and git history) that a test may change."""
+    shutil.copytree(smoke, work, symlinks=True)
+    git(work, "checkout", "--", ".")  # undo what other tests edited, so the tree is clean again
+    git(work, "clean", "-fdq")
+    return work
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory, corpus_path):
     work = checkout(tmp_path_factory.mktemp("attnlab"), corpus_path)
@@ -420,10 +428,7 @@ def test_a_new_experiment_is_one_declaration_through_dag_claims_and_site(tmp_pat
 
 
 def test_a_complete_run_publishes_as_a_version_whose_site_rebuilds_without_training(smoke, tmp_path):
-    work = tmp_path / "clone"
-    shutil.copytree(smoke, work, symlinks=True)  # the finished smoke run and its git history
-    git(work, "checkout", "--", ".")  # undo what other tests edited, so the tree is clean again
-    git(work, "clean", "-fdq")
+    work = clone(smoke, tmp_path / "clone")
     head = git(work, "rev-parse", "--short=12", "HEAD")
     done = attnlab(work, "publish", "--config", "config/smoke.yaml", "--results", "results/smoke")
     assert done.returncode == 0, done.stderr
@@ -442,14 +447,6 @@ def test_a_complete_run_publishes_as_a_version_whose_site_rebuilds_without_train
     page = (work / "site" / version.name / "ladder.html").read_text()
     assert f"Version <code>{version.name}</code> · runs at commit <code>{head}</code>" in page
     assert f'<option value="../{version.name}/ladder.html" selected>' in page
-
-
-def clone(smoke: Path, work: Path) -> Path:
-    """A copy of the finished smoke run (results and git history) that a test may change."""
-    shutil.copytree(smoke, work, symlinks=True)
-    git(work, "checkout", "--", ".")  # undo what other tests edited, so the tree is clean again
-    git(work, "clean", "-fdq")
-    return work
 
 
 def test_a_diverged_rerun_is_shown_as_diverged_where_its_old_weights_were_read(smoke, tmp_path):
@@ -514,10 +511,7 @@ def test_the_gpu_script_measures_on_a_copy_without_git_and_publishes_back_in_the
     """tools/gpu-benchmarks.sh as on the lent GPU machine: the tree travels without .git, so the commit is given;
     the results come back into the checkout, where the same command keeps them (they are current) and publishes
     them as a version that holds only those benchmarks."""
-    work = tmp_path / "clone"
-    shutil.copytree(smoke, work, symlinks=True)
-    git(work, "checkout", "--", ".")
-    git(work, "clean", "-fdq")
+    work = clone(smoke, tmp_path / "clone")
     head = git(work, "rev-parse", "--short=12", "HEAD")
     device = tmp_path / "device"
     shutil.copytree(work, device, ignore=shutil.ignore_patterns(".git", "results"))
