@@ -168,7 +168,6 @@ def test_a_claim_that_reads_a_diverged_models_record_is_not_run_naming_it(tmp_pa
     from helpers import rendered_page, site_for
     from attnlab.provenance import write_json
     from attnlab.report.pages import induction as page
-    from attnlab.report.verdicts import evaluate_all
 
     def scores(layers, induction):
         return {"prefix": [[induction] * 2] * layers, "previous": [[0.1] * 2] * layers, "induction": induction,
@@ -191,7 +190,6 @@ def test_a_claim_that_reads_a_diverged_models_record_is_not_run_naming_it(tmp_pa
     assert by_id["S10.1"].verdict == "reproduced"  # it reads no diverged model
     text = rendered_page(site, "induction", page.blocks)
     assert "Not measured, because the run diverged: L9 diverged at step 7." in text
-    assert evaluate_all(site.registry, site.res)[0].verdict  # the report reads it twice without tripping
 
 
 # --- a damaged checkpoint never blocks -----------------------------------------------------------------
