@@ -16,9 +16,9 @@ import attnlab.train
 from attnlab.check import check, check_results
 from attnlab.config import canonical, chosen, load_settings, resolve, validate
 from attnlab.data.prepare import load_tokens
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, Diverged, why_diverged
 from attnlab.config import spec_from_config
-from attnlab.train import train
+from attnlab.train import finished, initial_weights, train
 from attnlab.runlock import LOCK, held
 from helpers import BAD, REPO, tiny_config, ten_chars, wait_for, write_config, write_tokens
 
@@ -63,6 +63,136 @@ def test_a_final_loss_past_exps_range_is_diverged_not_an_overflow(tmp_path, data
     monkeypatch.setattr(attnlab.train, "evaluate", lambda *a, **k: attnlab.train.Scored(5000.0, 8))
     m = run(tiny_config(steps=3), data, tmp_path, row="L1")
     assert m["status"] == "diverged" and m["diverged_at_step"] == 3 and m["val_ppl"] is None
+
+
+# --- a checkpoint belongs to one run: a diverged run lends no weights -----------------------------------
+
+def test_a_diverged_rerun_leaves_no_weights_behind(tmp_path, data, capsys):
+    """A healthy run, then a rerun with other settings in its folder that diverges before its first checkpoint:
+    the healthy run's ckpt.pt must not survive to stand for the diverged run's model."""
+    healthy = run(tiny_config(steps=10), data, tmp_path)
+    assert healthy["status"] == "ok" and (tmp_path / "ckpt.pt").is_file()
+    m = run(tiny_config(steps=10, lr=100.0), data, tmp_path)
+    assert m["status"] == "diverged" and m["diverged_at_step"] < 5
+    assert not (tmp_path / "ckpt.pt").exists()
+    with pytest.raises(Diverged, match=rf"^L9 diverged at step {m['diverged_at_step']}: .* has no finished model$"):
+        finished(tmp_path)
+
+
+def test_a_run_that_diverges_after_a_checkpoint_leaves_none(tmp_path, data):
+    m = run(tiny_config(steps=30, lr=10.0, ckpt_every=1), data, tmp_path, row="L1")
+    assert m["status"] == "diverged" and m["diverged_at_step"] > 1  # checkpoints were written before it diverged
+    assert not (tmp_path / "ckpt.pt").exists()
+
+
+def stale_metrics(out, data):
+    """metrics.json of another run of the same row (other settings), beside this run's checkpoint."""
+    run(tiny_config(steps=10, lr=2e-3), data, out.parent / "other", row="S6-mha")
+    (out / "metrics.json").write_text((out.parent / "other" / "metrics.json").read_text())
+
+
+def earlier_step(out, data):
+    state = torch.load(out / "ckpt.pt", weights_only=True)
+    torch.save({**state, "step": state["step"] - 5}, out / "ckpt.pt")
+
+
+def diverged_metrics(out, data):
+    """The sequence of the issue: the run file says diverged, and the healthy checkpoint is back beside it."""
+    m = json.loads((out / "metrics.json").read_text())
+    (out / "metrics.json").write_text(json.dumps({**m, "status": "diverged", "diverged_at_step": 3}))
+
+
+def no_metrics(out, data):
+    (out / "metrics.json").unlink()
+
+
+def other_settings_hash(out, data):
+    state = torch.load(out / "ckpt.pt", weights_only=True)
+    torch.save({**state, "config_hash": "0" * 16}, out / "ckpt.pt")
+
+
+@pytest.mark.parametrize("tamper,error,message", [
+    (stale_metrics, AttnlabError, r"ckpt.pt belongs to another run \(run id \w+, settings \w+; the run file's are "),
+    (other_settings_hash, AttnlabError, r"ckpt.pt belongs to another run"),
+    (earlier_step, AttnlabError, r"ckpt.pt holds step 5, not the finished run's last step 10: rerun it"),
+    (diverged_metrics, Diverged, r"^S6-mha diverged at step 3: .* has no finished model$"),
+    (no_metrics, AttnlabError, r"(has no metrics.json: it has not finished|metrics.json is not there: train S6-mha)"),
+])
+def test_a_checkpoint_lends_its_weights_only_to_its_own_finished_run(tmp_path, data, tamper, error, message):
+    """finished() and initial_weights() (up-training) read a run's model through one check: the checkpoint's run
+    id and settings hash are the run file's, the run finished, and it did not diverge; else one line, no weights."""
+    out = tmp_path / "grouping" / "S6-mha" / "seed1337"
+    run(tiny_config(steps=10), data, out, row="S6-mha")
+    finished(out)  # untouched, it loads
+    tamper(out, data)
+    with pytest.raises(error, match=message):
+        finished(out)
+    cfg = tiny_config(steps=10)
+    with pytest.raises(error, match=message):
+        initial_weights(cfg, cfg["grouping"]["S6-gqa-up"], spec_from_config(cfg, "S6-gqa-up"),
+                        tmp_path / "grouping" / "S6-gqa-up" / "seed1337")
+
+
+def test_up_training_from_a_diverged_run_is_recorded_as_diverged(tmp_path):
+    """The up-trained run has nothing to start from: its job succeeds, and its run file says why it has no model."""
+    data_dir = write_tokens(tmp_path / "data")
+    cfg = tiny_config(steps=10, lr=100.0)
+    source = run(cfg, (load_tokens(data_dir, "train"), load_tokens(data_dir, "val")),
+                 tmp_path / "grouping" / "S6-mha" / "seed1337", row="S6-mha")
+    assert source["status"] == "diverged"
+    out = tmp_path / "grouping" / "S6-gqa-up" / "seed1337"
+    proc = subprocess.run([*CLI, "train", "--config", str(write_config(cfg, tmp_path / "cfg.yaml")), "--run",
+                           "S6-gqa-up", "--data", str(data_dir), "--out", str(out), "--quiet"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads((out / "metrics.json").read_text())
+    assert (m["status"], m["steps"], m["val_ppl"]) == ("diverged", 0, None)
+    assert m["init_diverged"] == {"status": "diverged", "run": "S6-mha", "diverged_at_step": source["diverged_at_step"]}
+    assert why_diverged("S6-gqa-up", m) == f"S6-gqa-up starts from S6-mha, which diverged at step {source['diverged_at_step']}"
+    assert (out / "curve.csv").read_text() == "step,lr,train_loss,val_loss\n" and not (out / "ckpt.pt").exists()
+
+
+def test_the_induction_analysis_records_a_diverged_shakespeare_model(tmp_path):
+    """S10 reads L9 and B2: a diverged L9 is recorded as diverged at its step; B2 is still measured."""
+    from attnlab.experiments.induction import on_text
+
+    data_dir = write_tokens(tmp_path / "data")
+    tokens = load_tokens(data_dir, "train"), load_tokens(data_dir, "val")
+    L9 = run(tiny_config(steps=10, lr=100.0), tokens, tmp_path / "ladder" / "L9" / "seed1337")
+    run(tiny_config(steps=10), tokens, tmp_path / "ladder" / "B2" / "seed1337", row="B2")
+    text = on_text(tiny_config(), tmp_path, data_dir, ["ladder.L9", "ladder.B2"])
+    assert text["L9"] == {"status": "diverged", "run": "L9", "diverged_at_step": L9["diverged_at_step"]}
+    assert text["B2"]["blocks"] == 2 and 0 <= text["B2"]["induction"] <= 1
+
+
+def test_a_claim_that_reads_a_diverged_models_record_is_not_run_naming_it(tmp_path):
+    """A result file's Diverged record: a claim that reads through it is "not run: L9 diverged at step N", one that
+    does not is judged as usual, and the page shows the run as diverged."""
+    from helpers import rendered_page, site_for
+    from attnlab.provenance import write_json
+    from attnlab.report.pages import induction as page
+
+    def scores(layers, induction):
+        return {"prefix": [[induction] * 2] * layers, "previous": [[0.1] * 2] * layers, "induction": induction,
+                "chance": 0.05, "icl": -0.5 * layers, "loss": 2.0, "losses": [2.0] * 4}
+
+    jump = {"step": 5, "before": 0.1, "after": 0.6, "start": 0.1, "end": 0.7, "change": 0.6}
+    control = {f"attn-only-{n}": {"layers": n, "steps": [0, 5, 10], "final": scores(n, 0.1 * n ** 3),
+                                  "series": [{"step": s, "induction": 0.1, "icl": 0.0} for s in (0, 5, 10)],
+                                  "copying": [[0.5, 0.5]] * n, "induction_jump": jump, "icl_drop": jump,
+                                  "same_phase": True, "n_params": 100} for n in (1, 2)}
+    settings = {"sequences": 64, "length": 16, "vocab_size": 16, "span": 4, "probe_every": 5, "probe_sequences": 8,
+                "model": {"d_model": 16, "n_heads": 2}}
+    write_json(tmp_path / "induction" / "result.json", {
+        "control": control, "settings": settings, "icl_positions": [0.1, 0.9],
+        "text": {"L9": Diverged("L9", 7).record, "B2": {"blocks": 2, "windows": 4, "context": 32,
+                                                        **scores(2, 0.5), "copying": [[0.5, 0.5]] * 2}}})
+    site = site_for(tmp_path, tiny_config())
+    by_id = {v.claim.id: v for v in site.verdicts}
+    assert (by_id["S10.3"].verdict, by_id["S10.3"].note) == ("not run", "L9 diverged at step 7")
+    assert by_id["S10.1"].verdict == "reproduced"  # it reads no diverged model
+    text = rendered_page(site, "induction", page.blocks)
+    assert "Not measured, because the run diverged: L9 diverged at step 7." in text
 
 
 # --- a damaged checkpoint never blocks -----------------------------------------------------------------

@@ -206,6 +206,33 @@ def test_run_returns_every_run_and_resumes(tmp_path):
     assert [r["token_accuracy"] for r in again["runs"]] == [r["token_accuracy"] for r in out["runs"]]
 
 
+def test_diverged_runs_are_recorded_and_the_claims_that_need_them_are_not_run(tmp_path):
+    """S1 at a learning rate every run diverges on: the result records each run as diverged (at its step), each
+    paired difference as the first diverged run's record; the claims that read them are "not run" naming that
+    run, the gradient path (no training) is still judged, and the page lists the diverged runs."""
+    from helpers import rendered_page, site_for, tiny_config
+    from attnlab.provenance import write_json
+    from attnlab.report.pages import seq2seq as page
+
+    section = {"tasks": ["copy", "reverse"], "lengths": [3, 5], "vocab": 4, "d_model": 8, "train_rows": 64, "eval_rows": 16, "gradient": {"lengths": [2, 4], "d": 4, "seeds": 1},
+               "train": {"steps": 4, "batch_size": 4, "eval_every": 2, "eval_windows": 4, "ckpt_every": 2, "lr": 1e30}}
+    out = s2s.run({"seed": 5, "seeds": [5], "device": "cpu", "threads": 1, "profile": "smoke", "seq2seq": section},
+                  tmp_path / "seq2seq")
+    assert {(r["status"], r["token_accuracy"]) for r in out["runs"]} == {("diverged", None)}
+    first = out["runs"][0]
+    assert out["contrasts"]["tasks"]["copy"]["none_drop"] == {
+        "status": "diverged", "run": f"seq2seq {first['name']}", "diverged_at_step": first["diverged_at_step"]}
+    assert out["contrasts"]["worst_gain"]["dot"]["status"] == out["contrasts"]["largest_drop_share"]["status"] == "diverged"
+    write_json(tmp_path / "seq2seq" / "result.json", out)
+    site = site_for(tmp_path, tiny_config())
+    by_id = {v.claim.id: v for v in site.verdicts}
+    assert (by_id["S1.1"].verdict, by_id["S1.1"].note) == ("not run", f"seq2seq {first['name']} diverged at step "
+                                                                      f"{first['diverged_at_step']}")
+    assert by_id["S1.2"].verdict == "not run" and "diverged at step" in by_id["S1.2"].note
+    assert by_id["S1.3"].verdict in ("reproduced", "not reproduced")
+    assert f"{first['name']} diverged at step {first['diverged_at_step']}" in rendered_page(site, "seq2seq", page.blocks)
+
+
 def fake_runs(values: dict) -> list[dict]:
     """Runs of one task: (variant, length) -> token accuracy per seed, each with a sampling error of 0.01."""
     return [{"task": "copy", "variant": v, "source_length": S, "seed": k, "token_accuracy": acc,

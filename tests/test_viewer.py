@@ -197,6 +197,25 @@ def test_check_data_names_the_place():
         check_data(data)
 
 
+def test_a_diverged_model_is_left_out_of_the_drawing_and_named():
+    """A model whose run diverged has its Diverged record in place of its maps: the viewer draws the others (an
+    example with none left goes, and so does an alternative of that model) and names it once."""
+    from attnlab.errors import diverged_record
+    from attnlab.report.viewer import drawable
+
+    lost = diverged_record("L9", 3)
+    d = make_data()
+    d["examples"][0]["models"]["M1"] = lost
+    d["examples"][1]["models"] = {"M1": lost, "M2": lost}
+    shown, named = drawable(d)
+    check_data(shown)
+    assert named == [lost] and [ex["id"] for ex in shown["examples"]] == ["ex-a"]
+    assert list(shown["examples"][0]["models"]) == ["M2"] and shown["examples"][0]["alternatives"] == []
+    with pytest.raises(AttnlabError, match="model 'M1'"):
+        check_data(d)  # undrawable as it is: what the page draws goes through drawable()
+    assert drawable({"examples": [{**d["examples"][1], "id": "only"}]}) == ({"examples": []}, [lost])
+
+
 def test_viewer_html_checks_first():
     data = make_data()
     ex(data)["models"]["M1"][0] = []

@@ -102,3 +102,30 @@ def test_the_experiment_trains_its_models_once_and_resumes(task, tmp_path):
     wg.main(cfg, out)
     resumed = {p.parent.name: json.loads(p.read_text())["resumed_from_step"] for p in out.parent.glob("*/metrics.json")}
     assert resumed == {f"{v}-{m}": 6 for v, models in wg.VERSIONS.items() for m in models}, "no step trained again"
+
+
+def test_diverged_models_are_recorded_and_s9_has_nothing_to_explain(tmp_path):
+    """E8 at a learning rate every model diverges on: each model (and the maps) is its Diverged record, S9 records
+    that the model it explains diverged, and their claims are "not run" naming the run and the step."""
+    from attnlab.experiments import explanation
+    from attnlab.report.pages import explanation as explanation_page
+    from attnlab.report.pages import winograd as winograd_page
+    from helpers import rendered_page, site_for
+
+    cfg = load(REPO / "config" / "smoke.yaml")
+    cfg["train"]["lr"] = 100.0
+    cfg["winograd"]["train"].update(steps=6, eval_every=3, ckpt_every=3)
+    r = wg.main(cfg, tmp_path / "winograd" / "result.json")
+    assert {m["status"] for v in r["versions"].values() for m in v["models"].values()} == {"diverged"}
+    two = r["versions"]["closed"]["models"]["two_blocks"]
+    assert r["maps"] == two and two["run"] == "winograd closed-two_blocks"
+    studied = r["versions"]["closed"]["models"][cfg["explanation"]["model"]]
+    e = explanation.main(cfg, tmp_path / "explanation" / "result.json")
+    assert (e["status"], e["run"], e["diverged_at_step"]) == ("diverged", studied["run"], studied["diverged_at_step"])
+    site = site_for(tmp_path, cfg)
+    notes = {v.claim.id: (v.verdict, v.note) for v in site.verdicts if v.claim.experiment in ("winograd", "explanation")}
+    assert notes["C8.3"] == ("not run", f"winograd closed-two_blocks diverged at step {two['diverged_at_step']}")
+    assert {verdict for verdict, _ in notes.values()} == {"not run"}
+    assert all("diverged at step" in note for _, note in notes.values())
+    for name, page in (("winograd", winograd_page), ("explanation", explanation_page)):
+        assert "Not measured, because the run diverged: " in rendered_page(site, name, page.blocks)

@@ -84,6 +84,14 @@ def tree(root: Path) -> dict:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
 
 
+def clone(smoke: Path, work: Path) -> Path:
+    """A copy of the finished smoke run (results and git history) that a test may change."""
+    shutil.copytree(smoke, work, symlinks=True)
+    git(work, "checkout", "--", ".")  # undo what other tests edited, so the tree is clean again
+    git(work, "clean", "-fdq")
+    return work
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory, corpus_path):
     work = checkout(tmp_path_factory.mktemp("attnlab"), corpus_path)
@@ -453,10 +461,7 @@ def test_a_new_experiment_is_one_declaration_through_dag_claims_and_site(tmp_pat
 
 
 def test_a_complete_run_publishes_as_a_version_whose_site_rebuilds_without_training(smoke, tmp_path):
-    work = tmp_path / "clone"
-    shutil.copytree(smoke, work, symlinks=True)  # the finished smoke run and its git history
-    git(work, "checkout", "--", ".")  # undo what other tests edited, so the tree is clean again
-    git(work, "clean", "-fdq")
+    work = clone(smoke, tmp_path / "clone")
     head = git(work, "rev-parse", "--short=12", "HEAD")
     done = attnlab(work, "publish", "--config", "config/smoke.yaml", "--results", "results/smoke")
     assert done.returncode == 0, done.stderr
@@ -477,6 +482,57 @@ def test_a_complete_run_publishes_as_a_version_whose_site_rebuilds_without_train
     assert f'<option value="../{version.name}/ladder.html" selected>' in page
 
 
+def test_a_diverged_rerun_is_shown_as_diverged_where_its_old_weights_were_read(smoke, tmp_path):
+    """The healthy smoke run, then L9 again at lr 100 in the same folder: S10 and S11 must report L9 as diverged,
+    never measure the healthy run's checkpoint as this run's, and the claims that need L9 say why they did not run."""
+    work = clone(smoke, tmp_path / "clone")
+    r = work / "results" / "smoke"
+    diverging = profile(work, "l9-diverges", lambda c: c["ladder"]["L9"].update(
+        train={**c["ladder"]["L9"].get("train", {}), "lr": 100}))
+    snakemake(work, "--cores", "2", "--resources", "gpu=1", "--configfile", diverging)
+    m = json.loads((r / "ladder" / "L9" / "seed1337" / "metrics.json").read_text())
+    assert m["status"] == "diverged" and not (r / "ladder" / "L9" / "seed1337" / "ckpt.pt").exists()
+    why = f"L9 diverged at step {m['diverged_at_step']}"
+    record = {"status": "diverged", "run": "L9", "diverged_at_step": m["diverged_at_step"]}
+    assert json.loads((r / "induction" / "result.json").read_text())["text"]["L9"] == record
+    viewer = json.loads((r / "viewer" / "result.json").read_text())
+    assert {json.dumps(ex["models"]["L9 (Shakespeare)"]) for ex in viewer["examples"] if "L9 (Shakespeare)" in ex["models"]} \
+        == {json.dumps(record)}
+    claims = pd.read_csv(r / "claims.csv").set_index("claim_id")
+    for claim in ("S10.3", "S11"):
+        assert (claims.loc[claim, "verdict"], claims.loc[claim, "note"]) == ("not run", why), claim
+    assert claims.loc["S10.1", "verdict"] != "not run"  # the control task reads no ladder run
+    for page in ("induction", "viewer"):
+        assert f"Not measured, because the run diverged: {why}." in (r / "site" / f"{page}.html").read_text()
+
+
+def test_the_smoke_dag_at_lr_100_everywhere_builds_its_site(smoke, tmp_path):
+    """train.lr: 100 for every run of the smoke profile (one key), rerun over the finished smoke run: every
+    analysis that trains or reads trained models finishes with its diverged runs recorded, and the site shows
+    them."""
+    work = clone(smoke, tmp_path / "clone")
+    r = work / "results" / "smoke"
+    cfg = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    cfg["train"]["lr"] = 100
+    (work / "config" / "lr100.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    snakemake(work, "--cores", "2", "--resources", "gpu=1", "--configfile", "config/lr100.yaml")
+    assert (r / "site" / "index.html").is_file()
+    for run in ("L9", "B2"):
+        assert json.loads((r / "ladder" / run / "seed1337" / "metrics.json").read_text())["status"] == "diverged"
+    up = json.loads((r / "grouping" / "S6-gqa-up" / "seed1337" / "metrics.json").read_text())
+    assert up["status"] == "diverged" and up["init_diverged"]["run"] == "S6-mha"
+    induction = json.loads((r / "induction" / "result.json").read_text())
+    assert {c["status"] for c in [*induction["control"].values(), *induction["text"].values()]} == {"diverged"}
+    winograd = json.loads((r / "winograd" / "result.json").read_text())
+    assert {m["status"] for v in winograd["versions"].values() for m in v["models"].values()} == {"diverged"}
+    assert json.loads((r / "explanation" / "result.json").read_text())["status"] == "diverged"
+    claims = pd.read_csv(r / "claims.csv").set_index("claim_id")
+    for claim in ("S10.1", "S10.3", "C8.1", "S9.1", "S11", "S6.3"):
+        assert claims.loc[claim, "verdict"] in ("not run", "diverged") and "diverged at step" in claims.loc[claim, "note"]
+    for page in ("induction", "winograd", "explanation", "viewer"):
+        assert "Not measured, because the run diverged" in (r / "site" / f"{page}.html").read_text(), page
+
+
 def gpu_script(work: Path, profile: str, **env):
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", **env}
     env.pop("PYTHONPATH", None)
@@ -488,10 +544,7 @@ def test_the_gpu_script_measures_on_a_copy_without_git_and_publishes_back_in_the
     """tools/gpu-benchmarks.sh as on the lent GPU machine: the tree travels without .git, so the commit is given;
     the results come back into the checkout, where the same command keeps them (they are current) and publishes
     them as a version that holds only those benchmarks."""
-    work = tmp_path / "clone"
-    shutil.copytree(smoke, work, symlinks=True)
-    git(work, "checkout", "--", ".")
-    git(work, "clean", "-fdq")
+    work = clone(smoke, tmp_path / "clone")
     head = git(work, "rev-parse", "--short=12", "HEAD")
     device = tmp_path / "device"
     shutil.copytree(work, device, ignore=shutil.ignore_patterns(".git", "results"))

@@ -8,7 +8,7 @@ import traceback
 from pathlib import Path
 
 from attnlab import runlock
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, Diverged
 
 
 def settings(a) -> dict:
@@ -64,7 +64,7 @@ def cmd_train(a):
     from attnlab.data.prepare import load_tokens
     from attnlab.experiments.probes import AttentionProbe, GradNormProbe
     from attnlab.config import spec_from_config
-    from attnlab.train import initial_weights, train
+    from attnlab.train import initial_weights, not_started, train
 
     cfg = settings(a)
     spec = spec_from_config(cfg, a.run)  # fails on a bad spec before any data is read
@@ -75,9 +75,13 @@ def cmd_train(a):
     probes = [AttentionProbe(val_tokens, spec.context, run["probe_every"])] if run.get("probe_every") else []
     if run.get("grad_probe_steps") is not None:
         probes.append(GradNormProbe(train_tokens, spec.context, run["grad_probe_steps"]))
-    init = initial_weights(cfg, run, spec, Path(a.out)) if run.get("init_from") else None
-    m = train(spec, run_cfg, train_tokens, val_tokens, Path(a.out), name=a.run, experiment=experiment,
-              probes=probes, progress=not a.quiet, init=init)
+    try:
+        init = initial_weights(cfg, run, spec, Path(a.out)) if run.get("init_from") else None
+    except Diverged as source:  # nothing to start from: recorded as a result, not a failure
+        m = not_started(spec, run_cfg, Path(a.out), name=a.run, experiment=experiment, source=source)
+    else:
+        m = train(spec, run_cfg, train_tokens, val_tokens, Path(a.out), name=a.run, experiment=experiment,
+                  probes=probes, progress=not a.quiet, init=init)
     print(f"{a.run}: {m['status']}, val ppl {m['val_ppl']}, train ppl {m['train_ppl']}")
 
 

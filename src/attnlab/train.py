@@ -16,9 +16,9 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from attnlab import provenance
+from attnlab import provenance, registry
 from attnlab.config import digest
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, Diverged
 from attnlab.nn.model import build, param_breakdown, pool_kv_heads
 from attnlab.nn.spec import ModelSpec
 
@@ -204,8 +204,9 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
 
     ckpt_path = out_dir / "ckpt.pt"
     state = load_checkpoint(ckpt_path, device, name)
-    if state is not None and state.get("run_id") != run_id:
-        print(f"[{name}] checkpoint belongs to other settings or code; starting afresh", file=sys.stderr)
+    if state is not None and state.get("run_id") != run_id:  # another run's weights must not outlive this one
+        ckpt_path.unlink()
+        print(f"[{name}] checkpoint belongs to other settings or code: removed; starting afresh", file=sys.stderr)
         state = None
     try:
         model, opt, gen, step, curve, probe_rows, resumed_from, train_seconds = start(state)
@@ -217,7 +218,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     status, diverged_at = "ok", None
 
     def checkpoint():
-        _save(ckpt_path, {"run_id": run_id, "model": model.state_dict(), "opt": opt.state_dict(),
+        _save(ckpt_path, {"run_id": run_id, "config_hash": digest(cfg), "model": model.state_dict(), "opt": opt.state_dict(),
                           "gen": gen.get_state(), "rng": torch.get_rng_state(), "step": step, "curve": curve,
                           "probes": probe_rows, "train_seconds": train_seconds})
 
@@ -297,6 +298,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
             metrics["eval"]["val_blocks_at"] = {n: a.blocks for n, a in at.items()}
     else:
         metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": 0, "train_tokens_scored": 0}
+        ckpt_path.unlink(missing_ok=True)  # a diverged run leaves no weights to load
     metrics["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start)
     _write_csv(out_dir / "curve.csv", curve)
     _write_csv(out_dir / "probes.csv", probe_rows)
@@ -309,28 +311,82 @@ def make_model(spec):
     return spec.build() if hasattr(spec, "build") else build(spec)
 
 
-def finished(run_dir, spec=None):
-    """The finished model of the training run in `run_dir` (its ckpt.pt), in eval mode. `spec`: the model's
-    spec; default, the ModelSpec its metrics.json records."""
+def finished_state(run_dir) -> tuple[dict, dict]:
+    """(metrics.json, ckpt.pt) of the finished training run in `run_dir`, once shown to be one run's: the
+    checkpoint's run id and settings hash are the run file's, and it holds the run's last step. A diverged run
+    raises Diverged; any other run without its own finished weights, AttnlabError (one line: the run and why)."""
     run_dir = Path(run_dir)
-    if spec is None:
-        spec = ModelSpec(**provenance.read_json(run_dir / "metrics.json")["spec"])
-    model = make_model(spec)
-    model.load_state_dict(torch.load(run_dir / "ckpt.pt", map_location="cpu", weights_only=True)["model"])
+    metrics_path, ckpt_path = run_dir / "metrics.json", run_dir / "ckpt.pt"
+    if not metrics_path.is_file():
+        raise AttnlabError(f"run {run_dir} has no metrics.json: it has not finished (train it first)")
+    m = provenance.read_json(metrics_path)
+    if m.get("status") == "diverged":
+        name = m.get("name") or run_dir.name  # a run of the profile is known by its name; an analysis's, with it
+        name = name if m.get("experiment") in registry.training() else f"{m.get('experiment')} {name}"
+        raise Diverged(name, m.get("diverged_at_step"), str(run_dir), m.get("init_diverged"))
+    if m.get("status") != "ok":
+        raise AttnlabError(f"run {run_dir} did not finish: its status is {m.get('status')!r}")
+    if not ckpt_path.is_file():
+        raise AttnlabError(f"run {run_dir} has no {ckpt_path.name}: its finished weights are gone (rerun it)")
+    try:
+        state = torch.load(ckpt_path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises many types for a damaged file; each means the same here
+        raise AttnlabError(f"run {run_dir}: {ckpt_path.name} cannot be read ({type(err).__name__}: "
+                           f"{first_line(err)}); rerun it") from None
+    ours = (m.get("run_id"), (m.get("provenance") or {}).get("config_hash"))
+    theirs = (state.get("run_id"), state.get("config_hash")) if isinstance(state, dict) else (None, None)
+    if theirs != ours:
+        raise AttnlabError(f"run {run_dir}: {ckpt_path.name} belongs to another run (run id {theirs[0]}, settings "
+                           f"{theirs[1]}; the run file's are {ours[0]}, {ours[1]}): rerun it")
+    if state.get("step") != m.get("steps"):
+        raise AttnlabError(f"run {run_dir}: {ckpt_path.name} holds step {state.get('step')}, not the finished "
+                           f"run's last step {m.get('steps')}: rerun it")
+    return m, state
+
+
+def finished(run_dir, spec=None):
+    """The finished model of the training run in `run_dir` (see finished_state: a diverged run raises Diverged),
+    in eval mode. `spec`: the model's spec; default, the ModelSpec its metrics.json records."""
+    m, state = finished_state(run_dir)
+    model = make_model(ModelSpec(**m["spec"]) if spec is None else spec)
+    model.load_state_dict(state["model"])
     return model.eval()
 
 
 def initial_weights(cfg: dict, run: dict, spec, out: Path) -> tuple[str, dict]:
     """The finished weights of the run this one starts from, at the same seed (out is
-    results/<profile>/<experiment>/<run>/seed<k>), pooled to this run's key/value heads: (its path, the weights)."""
+    results/<profile>/<experiment>/<run>/seed<k>), pooled to this run's key/value heads: (its path, the weights).
+    Raises Diverged where that run diverged."""
     from attnlab.config import find_run, spec_from_config
 
     source = run["init_from"]
     experiment, _ = find_run(cfg, source)
     results = out.parents[2]
-    path = results / experiment / source / out.name / "ckpt.pt"
-    if not path.is_file():
-        raise AttnlabError(f"run {out.parent.name} starts from run {source}'s weights, and {path} is not there: "
-                           f"train {source} ({out.name}) first")
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    return str(path.relative_to(results)), pool_kv_heads(state["model"], spec_from_config(cfg, source), spec)
+    folder = results / experiment / source / out.name
+    if not (folder / "metrics.json").is_file():
+        raise AttnlabError(f"run {out.parent.name} starts from run {source}'s weights, and {folder / 'metrics.json'} "
+                           f"is not there: train {source} ({out.name}) first")
+    _, state = finished_state(folder)
+    return str((folder / "ckpt.pt").relative_to(results)), pool_kv_heads(state["model"], spec_from_config(cfg, source), spec)
+
+
+def not_started(spec, cfg: dict, out_dir: Path, *, name: str, experiment: str, source: Diverged) -> dict:
+    """The run file of a run that starts from another run's weights where that run diverged: it is recorded as
+    diverged too, at no step of its own (init_diverged names the run it starts from), with an empty curve."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "ckpt.pt").unlink(missing_ok=True)
+    model = make_model(spec)
+    metrics = {"name": name, "experiment": experiment, "spec": spec.to_dict(),
+               "n_params": sum(p.numel() for p in model.parameters()), "param_breakdown": param_breakdown(model),
+               "status": "diverged", "diverged_at_step": None, "steps": 0, "init_from": source.record["run"],
+               "init_diverged": source.record,
+               "val_loss": None, "val_ppl": None, "train_loss": None, "train_ppl": None,
+               "eval": {"method": EVAL_METHOD, "val_tokens_scored": 0, "train_tokens_scored": 0},
+               "provenance": provenance.record(cfg, device=pick_device(cfg.get("device", "auto")))}
+    (out_dir / "curve.csv").write_text("step,lr,train_loss,val_loss\n")
+    (out_dir / "probes.csv").unlink(missing_ok=True)
+    provenance.write_json(out_dir / "metrics.json", metrics)
+    print(f"[{name}] starts from run {source.record['run']}, which diverged at step "
+          f"{source.record['diverged_at_step']}: recorded as diverged, not trained", file=sys.stderr)
+    return metrics

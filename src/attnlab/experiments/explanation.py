@@ -29,7 +29,7 @@ from contextlib import contextmanager
 import torch
 import torch.nn.functional as F
 
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, Diverged
 from attnlab.nn.model import SelfAttention
 
 LN2 = math.log(2.0)
@@ -499,7 +499,8 @@ def median_of(values) -> float | None:
 
 def main(cfg: dict, out_path) -> dict:
     """S9 on E8's trained block: its held-out Winograd sentences, the word after "so the" as the output; a
-    second model of the same kind, trained with another seed, for Wiegreffe and Pinter's yardstick."""
+    second model of the same kind, trained with another seed, for Wiegreffe and Pinter's yardstick. Where E8's
+    block diverged, the result is its Diverged record (with the settings); where the second model did, "seeds" is."""
     from pathlib import Path
 
     from attnlab import provenance
@@ -518,17 +519,29 @@ def main(cfg: dict, out_path) -> dict:
                                "vocabulary")
         trained, held = wg.split_pairs(w, "closed", torch.Generator().manual_seed(cfg["seed"]))
         data, test = wg.encode(w, trained, vocab), wg.encode(w, held, vocab)
-        model = finished(out_path.parent.parent / "winograd" / f"closed-{s['model']}")
-        other, _ = wg.train_model({**cfg, "seed": cfg["seed"] + 1}, w, "closed", s["model"], data, test, vocab,
-                                  out_path.parent / f"seed{cfg['seed'] + 1}")
+        studied = f"E8 closed version, {s['model'].replace('_', ' ')}"
+        try:
+            model = finished(out_path.parent.parent / "winograd" / f"closed-{s['model']}")
+        except Diverged as err:
+            print(f"  {err}: nothing to explain", flush=True)
+            return {**err.record, "model": studied, "settings": s}
+        other, other_diverged = None, None
+        try:
+            other, _ = wg.train_model({**cfg, "seed": cfg["seed"] + 1}, w, "closed", s["model"], data, test, vocab,
+                                      out_path.parent / f"seed{cfg['seed'] + 1}")
+        except Diverged as err:
+            print(f"  the second seed's model: {err}", flush=True)
+            other_diverged = err.record
         n = min(s["examples"], len(test["rows"]))
         rows = test["rows"][torch.randperm(len(test["rows"]), generator=torch.Generator().manual_seed(cfg["seed"]))[:n]]
         target = rows[:, test["pos"] + 1]
         result = explain(model, rows, test["pos"], target, neutral=vocab.index(s["neutral"]), n_perm=s["permutations"],
                          k=s["adversaries"], eps=s["eps"], steps=s["steps"], seed=cfg["seed"], n_show=s["show"],
                          other=other)
+        if other_diverged:
+            result["seeds"] = other_diverged
         result["words"] = [[vocab[t] for t in row[: test["pos"] + 1]] for row in rows[: s["show"]].tolist()]
-        result["model"] = f"E8 closed version, {s['model'].replace('_', ' ')}"
+        result["model"] = studied
         result["settings"] = s
         return result
 

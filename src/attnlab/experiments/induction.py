@@ -24,7 +24,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from attnlab import registry
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, Diverged
 from attnlab.nn.model import SelfAttention
 
 EARLY, LATE = 0.1, 0.9  # where icl_score reads the loss, as fractions of the context (Olsson: 50 and 500 of 512)
@@ -274,7 +274,8 @@ def probed(path) -> list[dict]:
 
 
 def control(cfg: dict, out_dir) -> dict:
-    """Attention-only models of each depth trained on repeated spans, probed as they learn."""
+    """Attention-only models of each depth trained on repeated spans, probed as they learn; a model that
+    diverged is recorded as such (its Diverged record, with its depth)."""
     from attnlab.nn.spec import ModelSpec
     from attnlab.train import finished, train
 
@@ -291,11 +292,16 @@ def control(cfg: dict, out_dir) -> dict:
         name = f"attn-only-{layers}"
         metrics = train(spec, run_cfg, data, val, out_dir / name, name=name, experiment="induction",
                         probes=[InductionProbe(probe_rows, s["probe_every"])], progress=False)
+        try:
+            model = finished(out_dir / name)
+        except Diverged as err:
+            out[name] = {**err.record, "layers": layers}
+            print(f"  {name}: {err}", flush=True)
+            continue
         rows = probed(out_dir / name / "probes.csv")
         steps = [int(r["step"]) for r in rows]
         rise = phase_change(steps, [r["induction"] for r in rows])
         drop = phase_change(steps, [r["icl"] for r in rows])
-        model = finished(out_dir / name)
         final = measure(model, probe_rows)
         out[name] = {"layers": layers, "steps": steps, "series": rows, "final": final,
                      "copying": copying(model).tolist(), "induction_jump": rise, "icl_drop": drop,
@@ -306,7 +312,8 @@ def control(cfg: dict, out_dir) -> dict:
 
 
 def on_text(cfg: dict, results, data_dir, runs: list[str]) -> dict:
-    """The same scores on the chapter's trained Shakespeare models, on windows of the validation split."""
+    """The same scores on the chapter's trained Shakespeare models, on windows of the validation split (a run
+    that diverged: its Diverged record)."""
     from attnlab.data.prepare import load_tokens
     from attnlab.train import finished
 
@@ -315,7 +322,12 @@ def on_text(cfg: dict, results, data_dir, runs: list[str]) -> dict:
     out = {}
     for run in runs:
         experiment, _, name = run.partition(".")
-        model = finished(results / registry.get(experiment).run_dir(name, cfg["seed"]))
+        try:
+            model = finished(results / registry.get(experiment).run_dir(name, cfg["seed"]))
+        except Diverged as err:
+            out[name] = err.record
+            print(f"  {name} on Shakespeare: {err}", flush=True)
+            continue
         T = model.spec.context
         n = min(s["text_windows"], (len(tokens) - 1) // (T + 1))
         rows = tokens[: n * (T + 1)].view(n, T + 1)

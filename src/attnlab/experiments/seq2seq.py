@@ -42,7 +42,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, diverged_record, is_diverged
 from attnlab.experiments.tasks import CELLS, PATH_KINDS, VARIANTS, check_seq2seq
 from attnlab.experiments.tasks import SEQ2SEQ_TASKS as TASKS
 from attnlab.nn.model import SelfAttention
@@ -367,7 +367,8 @@ def summary(runs: list[dict]) -> list[dict]:
 
 def paired(runs: list[dict], task: str, a: tuple[str, int], b: tuple[str, int]) -> dict | None:
     """Token accuracy of (variant, length) a minus that of b, seed by seed (each seed's runs share their rows)
-    -> mean, its standard error and how that was found, every seed's difference; None if a run is missing.
+    -> mean, its standard error and how that was found, every seed's difference; None if a run is missing, the
+    Diverged record (attnlab.errors) of the first run that diverged if one did.
 
     The error is the larger of two: the seed-to-seed spread of the differences over sqrt(seeds), and the
     held-out sampling error (each accuracy's error over sequences, the two added in quadrature, averaged over
@@ -376,8 +377,12 @@ def paired(runs: list[dict], task: str, a: tuple[str, int], b: tuple[str, int]) 
     at = {(r["variant"], r["source_length"], r["seed"]): r for r in runs if r["task"] == task}
     seeds = sorted({seed for (_, _, seed) in at})
     pairs = [(at.get((*a, k)), at.get((*b, k))) for k in seeds]
-    if not pairs or any(x is None or y is None or x["token_accuracy"] is None or y["token_accuracy"] is None
-                        for x, y in pairs):
+    if not pairs or any(x is None or y is None for x, y in pairs):
+        return None
+    lost = next((r for pair in pairs for r in pair if r.get("status") == "diverged"), None)
+    if lost:
+        return diverged_record(f"seq2seq {lost['name']}", lost.get("diverged_at_step"))
+    if any(x["token_accuracy"] is None or y["token_accuracy"] is None for x, y in pairs):
         return None
     diffs = [x["token_accuracy"] - y["token_accuracy"] for x, y in pairs]
     mean, sd = mean_sd(diffs)
@@ -392,7 +397,8 @@ def paired(runs: list[dict], task: str, a: tuple[str, int], b: tuple[str, int]) 
 def contrasts(runs: list[dict], s: dict) -> dict:
     """What the claims read, per task: the fixed vector's drop from the shortest to the longest length, and for
     every score function its gain over the fixed vector at the longest length and its own drop; then, over the
-    tasks, each score function's smallest gain (the task it is on) and the largest ratio of a drop to none's."""
+    tasks, each score function's smallest gain (the task it is on) and the largest ratio of a drop to none's.
+    Where a run they need diverged, each of those is the Diverged record of that run."""
     short, long = min(s["lengths"]), max(s["lengths"])
     scores = [v for v in s["variants"] if v != "none"]
     out = {"shortest": short, "longest": long, "tasks": {}}
@@ -404,14 +410,19 @@ def contrasts(runs: list[dict], s: dict) -> dict:
     worst, share = {}, None
     for v in scores:
         gains = [(t["gain_at_longest"][v], task) for task, t in out["tasks"].items() if t["gain_at_longest"][v]]
-        if gains:
+        lost = next((g for g, _ in gains if is_diverged(g)), None)
+        if lost:
+            worst[v] = lost
+        elif gains:
             gain, task = min(gains, key=lambda g: g[0]["mean"])
             worst[v] = {**gain, "task": task}
         for t in out["tasks"].values():
-            if t["drop"][v] and t["none_drop"] and t["none_drop"]["mean"] > 0:
-                ratio = max(t["drop"][v]["mean"], 0) / t["none_drop"]["mean"]
+            drop, none = t["drop"][v], t["none_drop"]
+            if drop and none and not is_diverged(drop) and not is_diverged(none) and none["mean"] > 0:
+                ratio = max(drop["mean"], 0) / none["mean"]
                 share = ratio if share is None else max(share, ratio)
-    out["worst_gain"], out["largest_drop_share"] = worst, share
+    lost = [d for t in out["tasks"].values() for d in (t["none_drop"], *t["drop"].values()) if is_diverged(d)]
+    out["worst_gain"], out["largest_drop_share"] = worst, lost[0] if lost else share
     return out
 
 
@@ -462,6 +473,7 @@ def run(cfg: dict, out_dir, *, progress: bool = False) -> dict:
                     acc = accuracy(model, held_out) if model is not None else dict.fromkeys(ACCURACIES)
                     runs.append({"task": task, "source_length": S, "variant": variant, "seed": run_seed,
                                  "name": name, **acc, "val_loss": metrics["val_loss"], "status": metrics["status"],
+                                 "diverged_at_step": metrics["diverged_at_step"],
                                  "n_params": metrics["n_params"],
                                  "wall_seconds": metrics["provenance"]["wall_seconds"]})
                     done += 1

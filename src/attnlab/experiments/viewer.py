@@ -6,7 +6,8 @@ validation split. For S9's sentences the viewer can also show the adversarial at
 map with the scored position's row replaced, head by head, by the adversary's.
 
 Output (results/<profile>/viewer/result.json): the viewer's data ({"examples": [...]}, checked by
-attnlab.report.viewer.check_data), settings, provenance.
+attnlab.report.viewer.check_data; a model whose run diverged has its Diverged record in place of its maps),
+settings, provenance.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import torch
 from attnlab import provenance, registry
 from attnlab.data.bpe import Tokenizer
 from attnlab.data.prepare import load_tokens
+from attnlab.errors import Diverged, is_diverged
 from attnlab.experiments import winograd as wg
 from attnlab.nn.model import SelfAttention
 from attnlab.train import finished, pick_device
@@ -43,12 +45,26 @@ def rounded(weights: torch.Tensor) -> list[list[float]]:
     return [[round(x, DECIMALS) for x in row] for row in weights.tolist()]
 
 
+def trained(run_dir: Path):
+    """The finished model of a run, or its Diverged record: the viewer shows that in place of its maps."""
+    try:
+        return finished(run_dir)
+    except Diverged as err:
+        print(f"  {err}", flush=True)
+        return err.record
+
+
+def maps_of(models: dict, tokens: list[int]) -> dict:
+    """Every model's maps on one sequence; a diverged model's record as it is."""
+    return {name: m if is_diverged(m) else maps(m, tokens) for name, m in models.items()}
+
+
 def winograd_examples(cfg: dict, results: Path) -> list[dict]:
     """The map sentences and S9's sentences, through E8's one- and two-block models."""
     w, s = cfg["winograd"], cfg["viewer"]
     vocab = wg.vocabulary(w)
     index = {word: i for i, word in enumerate(vocab)}
-    models = {f"E8 {name.replace('_', ' ')}": finished(results / "winograd" / f"closed-{name}")
+    models = {f"E8 {name.replace('_', ' ')}": trained(results / "winograd" / f"closed-{name}")
               for name in ("one_block", "two_blocks")}
     out = []
     for adj in s["adjectives"]:
@@ -56,12 +72,14 @@ def winograd_examples(cfg: dict, results: Path) -> list[dict]:
         words = words[: w["template"].split().index("{ref}")]  # up to the word that must name the referent
         ids = [index[t] for t in words]
         out.append({"id": f"winograd-{adj}", "label": f"Winograd: … too {adj} , so the [{ref}]", "tokens": words,
-                    "models": {name: maps(m, ids) for name, m in models.items()}})
+                    "models": maps_of(models, ids)})
     explained = json.loads((results / "explanation" / "result.json").read_text())
+    if is_diverged(explained):  # the model S9 explains diverged: it has no sentences to show
+        return out
     studied = f"E8 {explained['settings']['model'].replace('_', ' ')}"
     for i, (ex, words) in enumerate(zip(explained["examples"], explained["words"])):
         ids, pos = [index[t] for t in words], ex["pos"]
-        learned = {name: maps(m, ids) for name, m in models.items()}
+        learned = maps_of(models, ids)
         best = max(range(len(ex["adversarial_jsd"])), key=lambda k: (ex["adversarial_feasible"][k],
                                                                      ex["adversarial_jsd"][k] or 0))
         alternatives = []
@@ -88,8 +106,8 @@ def shakespeare_examples(cfg: dict, results: Path, data_dir: Path, runs: list[st
     models = {}
     for run in runs:
         experiment, _, name = run.partition(".")
-        models[f"{name} (Shakespeare)"] = finished(results / registry.get(experiment).run_dir(name, cfg["seed"]))
-    length = min([s["tokens"], *(m.spec.context for m in models.values())])
+        models[f"{name} (Shakespeare)"] = trained(results / registry.get(experiment).run_dir(name, cfg["seed"]))
+    length = min([s["tokens"], *(m.spec.context for m in models.values() if not is_diverged(m))])
     newline = tok.encode("\n")
     starts = [i + len(newline) for i in range(len(val) - len(newline)) if val[i:i + len(newline)] == newline]
     out = []
@@ -98,12 +116,12 @@ def shakespeare_examples(cfg: dict, results: Path, data_dir: Path, runs: list[st
         ids = val[start:start + length]
         out.append({"id": f"shakespeare-{n}", "label": f"Shakespeare: {tok.decode(ids)[:60].strip()} …",
                     "tokens": [tok.decode([t]) for t in ids],
-                    "models": {name: maps(m, ids) for name, m in models.items()}})
+                    "models": maps_of(models, ids)})
     return out
 
 
 def main(cfg: dict, out_path, data_dir) -> dict:
-    from attnlab.report.viewer import check_data
+    from attnlab.report.viewer import check_data, drawable
 
     out_path = Path(out_path)
     results = out_path.parent.parent
@@ -112,7 +130,9 @@ def main(cfg: dict, out_path, data_dir) -> dict:
     def run():
         data = {"examples": winograd_examples(cfg, results)
                 + shakespeare_examples(cfg, results, Path(data_dir), runs)}
-        check_data(data)  # what the page will draw: checked here, where a bad map is cheap to find
+        shown, _ = drawable(data)  # what the page will draw: checked here, where a bad map is cheap to find
+        if shown["examples"]:
+            check_data(shown)
         return {**data, "settings": cfg["viewer"]}
 
     return provenance.measured(cfg, out_path, run, device=pick_device("cpu"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import math
 
+from attnlab.errors import why_diverged
+
 
 def fmt(x, max_str: int | None = None) -> str:
     """A compact, stable rendering of a value for tables and CSV (long strings cut to max_str for pages)."""
@@ -69,6 +71,15 @@ def not_run(*paths: str, command: str | None = None) -> str:
     if command:
         body += f" Produce it with `{command}`."
     return f'!!! warning "not run"\n    {body}\n'
+
+
+def diverged_note(records: list[dict]) -> str:
+    """The notice a page shows for the runs it could not measure because they diverged (Diverged records,
+    attnlab.errors); '' for none."""
+    if not records:
+        return ""
+    body = "; ".join(why_diverged(r["run"], r) for r in records)
+    return f'!!! warning "diverged"\n    Not measured, because the run diverged: {body}.\n'
 
 
 def chart(chart_id: str, spec: dict) -> str:

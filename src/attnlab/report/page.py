@@ -157,7 +157,7 @@ class Site:
             f'<tr><td><a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
             f"{html.escape(v.claim.id)}</a></td><td>{html.escape(v.claim.claim)}</td>"
             f"<td>{parts_cell(v.claim.chapter_value)}</td>"
-            f"<td>{reproduced_cell(v)}</td><td>{badge(v.verdict)}{alone(v)}</td></tr>"
+            f"<td>{reproduced_cell(v)}</td><td>{badge(v.verdict)}{why_not(v)}{alone(v)}</td></tr>"
             for v in chosen)
         survey = {v.claim.id.startswith("S") for v in chosen}  # the survey's claims are S1...S11
         source = "chapter / survey" if len(survey) > 1 else "survey" if survey == {True} else "chapter"
@@ -251,6 +251,11 @@ def reproduced_cell(v: Verdict) -> str:
     hover = "; ".join(f"{part + ' ' if part else ''}at seeds {', '.join(map(str, v.seeds))}: "
                       f"{', '.join(fmt(x) for x in values)}" for part, values in per_seed.items())
     return f'<span class="seeds" title="{html.escape(hover)}">{parts_cell(v.shown())}</span>'
+
+
+def why_not(v: Verdict) -> str:
+    """Under a verdict that is not a value's test (not run, diverged): why, e.g. which run diverged at which step."""
+    return f'<div class="why">{html.escape(v.note)}</div>' if v.verdict in ("not run", "diverged") and v.note else ""
 
 
 def alone(v: Verdict) -> str:

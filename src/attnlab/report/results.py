@@ -7,7 +7,7 @@ from pathlib import Path
 
 from attnlab import registry as experiments
 from attnlab.config import declared
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, is_diverged, why_diverged
 from attnlab.nn.spec import ModelSpec
 from attnlab.runfiles import read_json
 
@@ -130,7 +130,7 @@ def gather(results_dir: str | Path) -> Results:
     res = Results(root=root)
     for what, rel in result_files().items():
         if (root / rel).is_file():
-            res.files[what] = read_json(root / rel)
+            res.files[what] = _records(read_json(root / rel))
     owner: dict[str, str] = {}
     for experiment in experiments.training():
         # <run>/seed<k>/metrics.json; <run>/metrics.json is a version's from before seeds (its one seed)
@@ -157,10 +157,46 @@ def _seed_of(folder: str) -> int | None:
         return None
 
 
+def _records(doc):
+    """A result file's contents with every Diverged record (attnlab.errors) made a DivergedRecord."""
+    if isinstance(doc, dict):
+        doc = {k: _records(v) for k, v in doc.items()}
+        return DivergedRecord(doc) if is_diverged(doc) else doc
+    return [_records(v) for v in doc] if isinstance(doc, list) else doc
+
+
 def diverged(metrics: dict) -> bool:
     if metrics.get("status") == "diverged":
         return True
     val = metrics.get("val_ppl")
     return isinstance(val, float) and not math.isfinite(val)
+
+
+def measured(entries: dict) -> tuple[dict, list[dict]]:
+    """A result file's mapping of name -> measurement split in two: the measured entries, and the Diverged
+    records of those whose run diverged."""
+    return ({k: v for k, v in entries.items() if not is_diverged(v)},
+            [v for v in entries.values() if is_diverged(v)])
+
+
+class NotMeasured(Exception):
+    """What a claim reads was not measured: the run it is measured on diverged (the message says which, where)."""
+
+
+class DivergedRecord(dict):
+    """A result file's stand-in for what a diverged run would have given (attnlab.errors.Diverged): its own keys
+    read as in any mapping; reading anything else from it, or going through it, raises NotMeasured."""
+
+    @property
+    def why(self) -> str:
+        return why_diverged(dict.__getitem__(self, "run"), self)
+
+    def __getitem__(self, key):
+        if key in self:
+            return dict.__getitem__(self, key)
+        raise NotMeasured(self.why)
+
+    def __iter__(self):
+        raise NotMeasured(self.why)
 
 

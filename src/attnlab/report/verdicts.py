@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, why_diverged
 from attnlab.report.claims import (DIRECTIONS, ROW_VIEWS, SAFE_BUILTINS, Claim, Registry, apply_check,
                                    load_registry)
 from attnlab.report.format import fmt
-from attnlab.report.results import Results, diverged, gather
+from attnlab.report.results import NotMeasured, Results, diverged, gather
 
 COLUMNS = ["claim_id", "chapter_value", "reproduced_value", "verdict", "note", "seeds", "per_seed", "single_seed"]
 VERDICTS = ("reproduced", "not reproduced", "not run", "diverged")
@@ -80,12 +80,12 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
         return Verdict(claim, "not run", note="missing: " + ", ".join(missing))
     bad = [(seed, r) for seed, view in views.items() for r in sorted(claim.trained_rows) if diverged(view.runs[r])]
     if bad:
-        where = [f"{r}{'' if len(views) < 2 else f' (seed {seed})'} diverged at step "
-                 f"{views[seed].runs[r].get('diverged_at_step')}" for seed, r in bad]
+        where = [why_diverged(r + ("" if len(views) < 2 else f" (seed {seed})"), views[seed].runs[r])
+                 for seed, r in bad]
         return Verdict(claim, "diverged", note="; ".join(where))
     try:
         each = {seed: _measure(claim, view) for seed, view in views.items()}
-    except _NotRun as why:
+    except (_NotRun, NotMeasured) as why:  # NotMeasured: the claim read through a diverged run's record
         return Verdict(claim, "not run", note=str(why))
     if len(each) == 1:
         (values, se), = each.values()

@@ -28,7 +28,7 @@ import json
 import math
 import re
 
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, is_diverged
 
 TOL = 1e-3  # how far a row's visible sum may stray from 1, and the largest weight allowed right of the query
 ID_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
@@ -156,6 +156,19 @@ def check_data(data) -> None:
         if ex["id"] in seen:
             _fail(f"example {k}", f"id {ex['id']!r} is used twice")
         seen.add(ex["id"])
+
+
+def drawable(data: dict) -> tuple[dict, list[dict]]:
+    """The viewer's data without the models whose run diverged (their Diverged records, attnlab.errors, stand in
+    for their maps; an example left with no model goes too), and those records, each once."""
+    examples, lost = [], {}
+    for ex in data["examples"]:
+        models = {name: layers for name, layers in ex["models"].items() if not is_diverged(layers)}
+        lost |= {layers["run"]: layers for layers in ex["models"].values() if is_diverged(layers)}
+        if models:
+            alternatives = [a for a in ex.get("alternatives", []) if a["model"] in models]
+            examples.append({**ex, "models": models, **({"alternatives": alternatives} if "alternatives" in ex else {})})
+    return {"examples": examples}, list(lost.values())
 
 
 def _embedded_json(data: dict) -> str:

@@ -8,7 +8,7 @@ from collections import Counter
 
 from attnlab import registry
 from attnlab.report.format import badge
-from attnlab.report.page import alone, anchor, parts_cell, reproduced_cell
+from attnlab.report.page import alone, anchor, parts_cell, reproduced_cell, why_not
 from attnlab.report.verdicts import VERDICTS, Verdict
 from attnlab.versions import hardware
 
@@ -31,12 +31,11 @@ def where(site, v: Verdict) -> str:
 
 def row(site, v: Verdict, titles: dict[str, str]) -> str:
     c = v.claim
-    why = f'<div class="why">{html.escape(v.note)}</div>' if v.verdict in ("not run", "diverged") and v.note else ""
     return (f'<tr data-verdict="{html.escape(v.verdict)}" data-experiment="{html.escape(c.experiment)}">'
             f'<td><a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a></td>'
             f"<td>{html.escape(titles.get(c.experiment, c.experiment))}</td>"
             f"<td>{html.escape(c.claim)}</td><td>{parts_cell(c.chapter_value)}</td><td>{reproduced_cell(v)}</td>"
-            f"<td>{badge(v.verdict)}{why}{alone(v)}</td><td>{where(site, v)}</td></tr>")
+            f"<td>{badge(v.verdict)}{why_not(v)}{alone(v)}</td><td>{where(site, v)}</td></tr>")
 
 
 def controls(verdicts: list[Verdict], titles: dict[str, str]) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, md_table
+from attnlab.errors import is_diverged
+from attnlab.report.format import chart, diverged_note, md_table
 
 NAME = "explanation"
 
@@ -80,6 +81,9 @@ def blocks(site) -> dict[str, str]:
     out = site.skeleton(NAME)
     if r is None:
         return out | {"settings": "_not run_", "jsd_chart": "", "reading": "", "summary_table": site.missing(NAME)}
+    if is_diverged(r):  # E8's model it explains diverged
+        return out | {"settings": f"_not measured: {r['model']} diverged_", "jsd_chart": "", "reading": "",
+                      "summary_table": diverged_note([r])}
     s = r["settings"]
     out["settings"] = (
         f"The model is {r['model']} ({r['n_heads']} heads), trained by E8; the examples are {r['n_examples']} of its "
@@ -91,7 +95,8 @@ def blocks(site) -> dict[str, str]:
         f"{s['adversaries']} adversarial rows per sentence, found by {s['steps']} steps of gradient ascent on their "
         f"divergence from the learned row while the output may move by at most {s['eps']} in total variation; the "
         f"row made uniform; and the same row in a second model trained with another seed.")
-    out["summary_table"] = md_table(summary(r), {"measure": "measure", "value": "value"}, {"value": value})
+    out["summary_table"] = (md_table(summary(r), {"measure": "measure", "value": "value"}, {"value": value})
+                            + ("\n" + diverged_note([r["seeds"]]) if is_diverged(r.get("seeds")) else ""))
     out["jsd_chart"] = chart("chart-explanation-jsd", jsd_chart(r))
     out["reading"] = reading(r)
     return out

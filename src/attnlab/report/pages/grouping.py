@@ -50,5 +50,6 @@ def blocks(site) -> dict[str, str]:
                                      "cache_bytes": "KV cache bytes / token"},
                                  {"val_spread": spread(2), "train_spread": spread(2), "n_params": lambda v: f"{int(v):,}",
                                   "cache_bytes": lambda v: f"{int(v):,}", "steps": lambda v: str(int(v))})
-    out["ppl_chart"] = chart("chart-grouping-ppl", ppl_chart(t))
+    out["ppl_chart"] = (chart("chart-grouping-ppl", ppl_chart(t)) if t["val_ppl"].notna().any()
+                        else "_No run has a finite perplexity to chart: each diverged (see its status above)._\n")
     return out

@@ -4,7 +4,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, md_table, num
+from attnlab.report.format import chart, diverged_note, md_table, num
+from attnlab.report.results import measured
 
 NAME = "induction"
 SERIES = {"induction": "best prefix-matching score", "icl": "in-context-learning score (nats)"}
@@ -84,13 +85,16 @@ def blocks(site) -> dict[str, str]:
                        f"after gaps of random length, until the sequence is full; models of width "
                        f"{s['model'].get('d_model')} with {s['model'].get('n_heads')} heads, read every "
                        f"{s['probe_every']} steps on {s['probe_sequences']} held-back sequences")
-    out["phase_chart"] = chart("chart-induction-phase", phase_chart(r["control"]))
-    out["reading"] = reading(r["control"])
-    heads = [row for name, c in r["control"].items() for row in head_rows(name, {**c["final"], "copying": c["copying"]})]
-    out["control_table"] = ("Every head at the end of training (copying: the share of tokens whose own logit the "
-                            "head's OV circuit makes the largest; chance 1 / vocabulary):\n\n"
-                            + md_table(pd.DataFrame(heads), HEADS, FORMATS))
-    text = pd.DataFrame([row for name, t in r["text"].items() for row in head_rows(name, t)])
-    out["text_table"] = md_table(text, HEADS, FORMATS)
-    out["text_reading"] = text_reading(r["text"])
+    control, lost = measured(r["control"])
+    out["phase_chart"] = chart("chart-induction-phase", phase_chart(control)) if control else ""
+    out["reading"] = reading(control) if control else ""
+    heads = [row for name, c in control.items() for row in head_rows(name, {**c["final"], "copying": c["copying"]})]
+    out["control_table"] = diverged_note(lost) + ("\nEvery head at the end of training (copying: the share of tokens "
+                                                  "whose own logit the head's OV circuit makes the largest; chance "
+                                                  "1 / vocabulary):\n\n" + md_table(pd.DataFrame(heads), HEADS, FORMATS)
+                                                  if heads else "")
+    text, lost = measured(r["text"])
+    rows = pd.DataFrame([row for name, t in text.items() for row in head_rows(name, t)])
+    out["text_table"] = diverged_note(lost) + ("\n" + md_table(rows, HEADS, FORMATS) if len(rows) else "")
+    out["text_reading"] = text_reading(text) if text else ""
     return out

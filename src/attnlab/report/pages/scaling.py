@@ -72,7 +72,8 @@ def blocks(site) -> dict[str, str]:
     out["runs_table"] = md_table(table, {"run": "run", "setup": "setup", "d_k": "d_k", "divided": "÷ √d_k",
                                          "steps": "steps", "val_spread": "val ppl", "train_spread": "train ppl",
                                          "status": "status"}, {"val_spread": spread(2), "train_spread": spread(2)})
-    out["gain_chart"] = chart("chart-scaling-gain", gain_chart(table))
+    out["gain_chart"] = (chart("chart-scaling-gain", gain_chart(table)) if table["val_ppl"].notna().any()
+                         else "_No run has a finite perplexity to chart: each diverged (see its status above)._\n")
     probes = probes_table(site)
     out["probes_chart"] = chart("chart-scaling-probes", probes_chart(probes)) if len(probes) else \
         "_No probes recorded._"

@@ -7,7 +7,8 @@ import math
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, md_table
+from attnlab.errors import diverged_record, is_diverged
+from attnlab.report.format import chart, diverged_note, md_table
 
 NAME = "seq2seq"
 VARIANTS = {"none": "none (fixed vector)", "bahdanau": "Bahdanau (additive)", "dot": "Luong dot",
@@ -100,22 +101,22 @@ def reading(r: dict) -> str:
     at = {(row["task"], row["source_length"], row["variant"]): row for row in r["summary"]}
     for task, t in c["tasks"].items():
         none_short, none_long = at[(task, short, "none")], at[(task, long, "none")]
-        if t["none_drop"] is None:
+        if t["none_drop"] is None or is_diverged(t["none_drop"]):
             continue
-        gains = {v: g for v, g in t["gain_at_longest"].items() if g}
+        gains = {v: g for v, g in t["gain_at_longest"].items() if g and not is_diverged(g)}
         best = max(gains, key=lambda v: gains[v]["mean"]) if gains else None
         worst = min(gains, key=lambda v: gains[v]["mean"]) if gains else None
         line = (f"**{task.capitalize()}.** With no attention, greedy token accuracy goes from "
                 f"{none_short['token_accuracy']:.3f} at length {short} to {none_long['token_accuracy']:.3f} at "
                 f"length {long} (paired change {diff({**t['none_drop'], 'mean': -t['none_drop']['mean']})}, standard "
                 f"error from the {t['none_drop']['se_from']}).")
-        if best:
-            own = [-d["mean"] for d in t["drop"].values() if d]
+        own = [-d["mean"] for d in t["drop"].values() if d and not is_diverged(d)]
+        if best and own:
             line += (f" At length {long} the scores gain between {diff(gains[worst])} ({VARIANTS[worst]}) and "
                      f"{diff(gains[best])} ({VARIANTS[best]}) over it, and their own accuracy changes by "
                      f"{min(own):+.3f} to {max(own):+.3f} from length {short} to {long}.")
         out.append(line)
-    if c["largest_drop_share"] is not None:
+    if c["largest_drop_share"] is not None and not is_diverged(c["largest_drop_share"]):
         out.append(f"The largest fall of a score function, as a share of the fixed vector's fall on the same task, "
                    f"is {c['largest_drop_share']:.2f}.")
     return "\n\n".join(out) + "\n"
@@ -230,8 +231,10 @@ def blocks(site) -> dict[str, str]:
                        f"{t['lr']:g}) on {s['train_rows']:,} examples, at seed{'s' if len(seed_list(r)) > 1 else ''} "
                        f"{', '.join(map(str, seed_list(r)))}"
                        f", and read by greedy decoding on {s['eval_rows']:,} held-out examples")
-    out["accuracy_chart"] = chart("chart-seq2seq-accuracy", accuracy_chart(r))
-    out["accuracy_table"] = accuracy_tables(r)
+    lost = [diverged_record(run["name"], run.get("diverged_at_step")) for run in r["runs"]
+            if run.get("status") == "diverged"]
+    out["accuracy_chart"] = chart("chart-seq2seq-accuracy", accuracy_chart(r)) if len(seed_rows(r)) else ""
+    out["accuracy_table"] = diverged_note(lost) + "\n" + accuracy_tables(r)
     out["reading"] = reading(r)
     out["gradient_chart"] = chart("chart-seq2seq-gradient", gradient_chart(r))
     out["gradient_reading"] = gradient_reading(r)

@@ -1,7 +1,8 @@
 """S11: the interactive attention viewer, filled with the trained models' weights (viewer/result.json)."""
 from __future__ import annotations
 
-from attnlab.report.viewer import viewer_html
+from attnlab.report.format import diverged_note
+from attnlab.report.viewer import drawable, viewer_html
 
 NAME = "viewer"
 
@@ -11,9 +12,10 @@ def blocks(site) -> dict[str, str]:
     out = site.skeleton(NAME)
     if r is None:
         return out | {"viewer": site.missing(NAME), "contents": ""}
-    examples = r["examples"]
+    shown, lost = drawable(r)
+    examples = shown["examples"]
     models = sorted({m for e in examples for m in e["models"]})
-    out["viewer"] = viewer_html({"examples": examples})
-    out["contents"] = (f"{len(examples)} sentences and {len(models)} models ({', '.join(models)}); "
+    out["viewer"] = diverged_note(lost) + ("\n" + viewer_html(shown) if examples else "")
+    out["contents"] = (f"{len(examples)} sentences and {len(models)} models ({', '.join(models) or 'none'}); "
                        f"{sum(bool(e.get('alternatives')) for e in examples)} sentences carry S9's adversarial rows")
     return out

@@ -4,8 +4,9 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, md_table, spread
-from attnlab.report.results import Spread
+from attnlab.errors import is_diverged
+from attnlab.report.format import chart, diverged_note, md_table, spread
+from attnlab.report.results import Spread, measured
 
 NAME = "winograd"
 MODELS = {"average": "uniform average", "one_block": "one block", "two_blocks": "two blocks"}
@@ -14,7 +15,11 @@ VERSIONS = {"cheat": "animal / place (cheating)", "closed": "closed (16 nouns, e
 
 def accuracy_rows(r: dict) -> pd.DataFrame:
     return pd.DataFrame([{"version": VERSIONS[v], "model": MODELS[m], **d}
-                         for v, e in r["versions"].items() for m, d in e["models"].items()])
+                         for v, e in r["versions"].items() for m, d in measured(e["models"])[0].items()])
+
+
+def diverged_models(r: dict) -> list[dict]:
+    return [d for e in r["versions"].values() for d in measured(e["models"])[1]]
 
 
 def accuracy_chart(rows: pd.DataFrame) -> dict:
@@ -104,9 +109,13 @@ def seeds_table(r: dict) -> str:
                 "on this page measures how much the seed moves an accuracy.\n")
     rows = pd.DataFrame([{"version": VERSIONS[v], "model": MODELS[m],
                           "accuracy": Spread({int(k): d["versions"][v]["models"][m]["accuracy"]
-                                              for k, d in by_seed.items()})}
+                                              for k, d in by_seed.items()
+                                              if not is_diverged(d["versions"][v]["models"][m])})}
                          for v, e in r["versions"].items() for m in e["models"]])
-    widest = max(rows.itertuples(), key=lambda t: t.accuracy.sd)
+    rows = rows[rows.accuracy.map(lambda sp: bool(sp.by_seed))]  # a model diverged at every seed has none
+    if rows.empty:
+        return f"Every model diverged at each of the {len(by_seed)} seeds ({', '.join(by_seed)}).\n"
+    widest = max(rows.itertuples(), key=lambda t: t.accuracy.sd or 0)
     return (f"Every model was trained at {len(by_seed)} seeds ({', '.join(by_seed)}) on the same sentences, with "
             f"the same held-out pairs; the table and chart above, and the maps below, are the first seed's. The "
             f"claims use the mean over seeds. The widest spread is the {widest.model}'s on the "
@@ -134,15 +143,19 @@ def blocks(site) -> dict[str, str]:
                                         "sentences_held_out": "sentences held out"})
     rows = accuracy_rows(r)
     pct = lambda v: f"{100 * v:.1f} %"  # noqa: E731
-    out["accuracy_table"] = md_table(rows.assign(se=2 * rows.accuracy_se),
-                                     {"version": "version", "model": "model", "accuracy": "held-out accuracy",
-                                      "se": "± 2 SE", "other_noun": "the other noun", "elsewhere": "another word",
-                                      "train_accuracy": "training accuracy", "n_params": "parameters"},
-                                     {k: pct for k in ("accuracy", "se", "other_noun", "elsewhere", "train_accuracy")}
-                                     | {"n_params": lambda v: f"{int(v):,}"})
-    out["accuracy_chart"] = chart("chart-winograd-accuracy", accuracy_chart(rows))
-    out["maps_chart"] = chart("chart-winograd-maps", sentence_chart(r["maps"]))
-    out["adjectives_chart"] = chart("chart-winograd-adjectives", adjective_chart(r["maps"]))
-    out["reading"] = reading(r)
+    out["accuracy_table"] = diverged_note(diverged_models(r)) + ("\n" + md_table(
+        rows.assign(se=2 * rows.accuracy_se),
+        {"version": "version", "model": "model", "accuracy": "held-out accuracy", "se": "± 2 SE",
+         "other_noun": "the other noun", "elsewhere": "another word", "train_accuracy": "training accuracy",
+         "n_params": "parameters"},
+        {k: pct for k in ("accuracy", "se", "other_noun", "elsewhere", "train_accuracy")}
+        | {"n_params": lambda v: f"{int(v):,}"}) if len(rows) else "")
+    out["accuracy_chart"] = chart("chart-winograd-accuracy", accuracy_chart(rows)) if len(rows) else ""
+    if is_diverged(r["maps"]):
+        out |= {"maps_chart": diverged_note([r["maps"]]), "adjectives_chart": "", "reading": ""}
+    else:
+        out["maps_chart"] = chart("chart-winograd-maps", sentence_chart(r["maps"]))
+        out["adjectives_chart"] = chart("chart-winograd-adjectives", adjective_chart(r["maps"]))
+        out["reading"] = reading(r)
     out["seeds"] = seeds_table(r)
     return out
