@@ -7,7 +7,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, refused
 
 
 def settings(a) -> dict:
@@ -184,12 +184,15 @@ def log_to(path: str):
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
-    terminal = log_to(args.log) if args.log else None
+    terminal = None
     try:
+        terminal = log_to(args.log) if args.log else None
         args.fn(args)
     except Exception as err:
         if isinstance(err, AttnlabError):
             line, code = f"attnlab: error: {err}", 2
+        elif refused(err) and getattr(err, "filename", None):  # a full disk or a read-only folder: not a bug
+            line, code = f"attnlab: error: {refused(err)}: {err.filename}", 2
         else:  # a bug, not bad input: the traceback goes to the log
             traceback.print_exc()
             line, code = f"attnlab: error: {args.verb} failed with {type(err).__name__}: {err}", 1

@@ -5,6 +5,7 @@ import copy
 import hashlib
 import json
 import math
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from attnlab.device import device_memory
 from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
 from attnlab.registry import ROOT, training
@@ -66,8 +68,7 @@ def validate(cfg: dict, partial: bool = False) -> dict:
     try:
         jsonschema.validate(cfg, root)
     except jsonschema.ValidationError as err:
-        where = ".".join(str(p) for p in err.absolute_path) or "<top level>"
-        raise AttnlabError(f"config error at '{where}': {err.message}") from None
+        raise schema_error(err, ".".join(str(p) for p in err.absolute_path) or "<top level>") from None
     cfg = copy.deepcopy(cfg)
     _fill_defaults(cfg, root, root)
     if "seeds" in cfg and (not partial or "seed" not in cfg):
@@ -79,6 +80,18 @@ def validate(cfg: dict, partial: bool = False) -> dict:
             raise AttnlabError(f"config error at 'multihead.heads': {h} heads do not divide "
                                f"multihead.d_model={width} (each head would be {width / h:g} wide)")
     return cfg
+
+
+def schema_error(err: jsonschema.ValidationError, where: str) -> AttnlabError:
+    """The one line for a schema error at `where`; a number YAML 1.1 read as text (`1e-3`) gets its fix."""
+    hint = ""
+    if err.validator == "type" and "number" in str(err.validator_value) and isinstance(err.instance, str):
+        number = re.fullmatch(r"([-+]?\d+)(\.\d*)?[eE]([-+]?)(\d+)", err.instance.strip())
+        if number:
+            whole, frac, sign, exp = number.groups()
+            hint = (f"; YAML 1.1 reads {err.instance} as text: write it with a dot and a signed exponent, "
+                    f"{whole}{frac if frac and len(frac) > 1 else '.0'}e{sign or '+'}{exp}")
+    return AttnlabError(f"config error at '{where}': {err.message}{hint}")
 
 
 def _numbers(node, path=""):
@@ -94,8 +107,9 @@ def _numbers(node, path=""):
 
 
 def _check_runs(cfg: dict) -> None:
-    """Every training run: a unique name, a valid spec, and windows its settings can actually score."""
-    seen = {}
+    """Every training run: a unique name, a valid spec, a size that fits in memory, and windows its settings can
+    actually score."""
+    seen, checked = {}, {}
     for experiment, name in runs(cfg):
         if name in seen:
             raise AttnlabError(f"config error: run name '{name}' is used by both '{seen[name]}' and "
@@ -107,6 +121,9 @@ def _check_runs(cfg: dict) -> None:
             if spec.position == "learned" and n > spec.positions:
                 raise AttnlabError(f"config error: run '{name}' evaluates windows of {n} tokens but its learned "
                                    f"position table has {spec.positions} rows; set max_positions: {n} or more")
+        check_memory(cfg, name, spec, settings["batch_size"])
+        checked[name] = spec, settings
+    for name, (spec, settings) in checked.items():  # after every size: a context too long to fit is named as such
         scored = settings["train_eval_tokens"]
         if scored is not None and scored < spec.context:
             where = setting_path(cfg, name, "train_eval_tokens")
@@ -124,6 +141,39 @@ def setting_path(cfg: dict, name: str, key: str) -> str:
     """Where run `name`'s train setting `key` is written: its own override, else the profile's train section."""
     experiment, run = find_run(cfg, name)
     return f"{experiment}.{name}.train.{key}" if key in (run.get("train") or {}) else f"train.{key}"
+
+
+def spec_path(cfg: dict, name: str, key: str) -> str:
+    """Where run `name`'s model setting `key` is written: its own entry, else the profile's model section."""
+    experiment, run = find_run(cfg, name)
+    return f"{experiment}.{name}.{key}" if key in run else f"model.{key}"
+
+
+def check_memory(cfg: dict, name: str, spec: ModelSpec, batch_size: int) -> None:
+    """Refuse a run whose training clearly cannot fit in the memory of the device it would run on: a lower bound
+    of its bytes (fp32; the parameters with their gradients and AdamW's two moments, and what autograd keeps
+    of each window) against all of the device's memory. The setting named is the first that alone is too big."""
+    have, where = device_memory(cfg["device"])
+    if have is None:
+        return
+    params, window = spec.training_floor()
+    p_bytes, w_bytes = 16 * params, 4 * window
+    for need, what, key in [
+        (w_bytes, f"the activations of one window of {spec.context:,} tokens", spec_path(cfg, name, "context")),
+        (p_bytes, f"its {params:,} parameters (with their gradients and AdamW's two moments)",
+         spec_path(cfg, name, "d_model")),
+        (p_bytes + batch_size * w_bytes, f"a batch of {batch_size:,} windows ({size(p_bytes)} for the parameters, "
+         f"{size(batch_size * w_bytes)} for the activations)", setting_path(cfg, name, "batch_size")),
+    ]:
+        if need > have:
+            raise AttnlabError(f"config error at '{key}': run '{name}' needs at least {size(need)} for {what}, "
+                               f"more than the {size(have)} {where}")
+
+
+def size(n_bytes: float) -> str:
+    """Bytes in MiB, GiB or TiB, whichever reads best."""
+    gib = n_bytes / 2**30
+    return f"{gib * 1024:,.1f} MiB" if gib < 1 else f"{gib:,.1f} GiB" if gib < 1000 else f"{gib / 1024:,.0f} TiB"
 
 
 def longest_window(cfg: dict, name: str) -> int:
@@ -148,9 +198,10 @@ def train_settings(cfg: dict, name: str) -> dict:
     sch = schema()["properties"]["train"]
     try:
         jsonschema.validate(settings, sch)
-    except jsonschema.ValidationError as err:
-        where = ".".join(str(p) for p in err.absolute_path) or "train"
-        raise AttnlabError(f"config error at '{experiment}.{name}.train.{where}': {err.message}") from None
+    except jsonschema.ValidationError as err:  # the profile's own train section passed: the run's overrides broke it
+        key, *rest = [*err.absolute_path] or [None]
+        where = f"{experiment}.{name}.train" if key is None else setting_path(cfg, name, key)
+        raise schema_error(err, ".".join([where, *map(str, rest)])) from None
     return settings
 
 

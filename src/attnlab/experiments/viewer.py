@@ -18,6 +18,7 @@ import torch
 from attnlab import provenance, registry
 from attnlab.data.bpe import Tokenizer
 from attnlab.data.prepare import load_tokens
+from attnlab.errors import AttnlabError
 from attnlab.experiments import winograd as wg
 from attnlab.nn.model import SelfAttention
 from attnlab.train import finished, pick_device
@@ -89,7 +90,10 @@ def shakespeare_examples(cfg: dict, results: Path, data_dir: Path, runs: list[st
     for run in runs:
         experiment, _, name = run.partition(".")
         models[f"{name} (Shakespeare)"] = finished(results / registry.get(experiment).run_dir(name, cfg["seed"]))
-    length = min([s["tokens"], *(m.spec.context for m in models.values())])
+    length = s["tokens"]
+    for name, m in models.items():
+        if m.spec.context < length:  # the profile check refuses this first; a model trained elsewhere could
+            raise AttnlabError(f"viewer.tokens is {length}, more than the context of {name} ({m.spec.context})")
     newline = tok.encode("\n")
     starts = [i + len(newline) for i in range(len(val) - len(newline)) if val[i:i + len(newline)] == newline]
     out = []

@@ -104,11 +104,15 @@ class Results:
         return ModelSpec(**self.runs[run]["spec"])
 
     def path(self, what: str) -> str:
-        """Path of a result file (by experiment) or a run's metrics (by run name) relative to the results root."""
+        """Path of a result file (by experiment) or a run's metrics (by run name) relative to the results root; a
+        missing run's at the first seed the other runs have (seed* where none has one)."""
         if what in self.run_paths:
             return self.run_paths[what]
         files = result_files()
-        return files[what] if what in files else f"{declared(what) or '*'}/{what}/metrics.json"
+        if what in files:
+            return files[what]
+        seeds = sorted(s for r in self.by_seed for s in self.seeds(r) if s is not None)
+        return f"{declared(what) or '*'}/{what}/seed{seeds[0] if seeds else '*'}/metrics.json"
 
     def provenance(self) -> dict[str, dict]:
         """Run file (relative path) -> its provenance, for every file present (every seed's)."""
