@@ -35,6 +35,14 @@ def cmd_check(a):
     print(f"{a.config}: valid {cfg['profile']} profile ({runs})")
 
 
+def cmd_download(a):
+    from attnlab.data.corpus import download, read_text
+
+    data = settings(a)["data"]
+    download(data["url"], Path(a.out), data["sha256"])
+    print(f"{a.out}: {len(read_text(Path(a.out), data['sha256'], key='data.url')):,} characters from {data['url']}")
+
+
 def cmd_prepare(a):
     from attnlab.data.prepare import prepare
 
@@ -152,6 +160,7 @@ def parser() -> argparse.ArgumentParser:
 
     verb("check", cmd_check, "validate a profile and exit").add_argument(
         "--slurm-profile", help="and a Snakemake profile for SLURM (profiles/slurm): every resource it names")
+    verb("download", cmd_download, "fetch the corpus from data.url (checksum-checked) to --out", "out")
     verb("prepare", cmd_prepare, "corpus -> BPE -> token splits + stats.json", "out")
     analyse = verb("analyse", cmd_analyse, "an experiment that trains nothing (see experiments.yaml)", "out")
     analyse.add_argument("name", help="the experiment's name in the registry")

@@ -121,9 +121,9 @@ def _check_runs(cfg: dict) -> None:
             if spec.position == "learned" and n > spec.positions:
                 raise AttnlabError(f"config error: run '{name}' evaluates windows of {n} tokens but its learned "
                                    f"position table has {spec.positions} rows; set max_positions: {n} or more")
-        check_memory(cfg, name, spec, settings["batch_size"])
         checked[name] = spec, settings
-    for name, (spec, settings) in checked.items():  # after every size: a context too long to fit is named as such
+    check_memory(cfg, {name: (spec, settings["batch_size"]) for name, (spec, settings) in checked.items()})
+    for name, (spec, settings) in checked.items():  # after the sizes: a context too long to fit is named as such
         scored = settings["train_eval_tokens"]
         if scored is not None and scored < spec.context:
             where = setting_path(cfg, name, "train_eval_tokens")
@@ -149,25 +149,30 @@ def spec_path(cfg: dict, name: str, key: str) -> str:
     return f"{experiment}.{name}.{key}" if key in run else f"model.{key}"
 
 
-def check_memory(cfg: dict, name: str, spec: ModelSpec, batch_size: int) -> None:
-    """Refuse a run whose training clearly cannot fit in the memory of the device it would run on: a lower bound
-    of its bytes (fp32; the parameters with their gradients and AdamW's two moments, and what autograd keeps
-    of each window) against all of the device's memory. The setting named is the first that alone is too big."""
+def check_memory(cfg: dict, sizes: dict[str, tuple[ModelSpec, int]]) -> None:
+    """Refuse runs (name -> (spec, batch size)) whose training clearly cannot fit in the memory of the device they
+    would run on: a lower bound of their bytes (fp32: the parameters with their gradients and AdamW's two moments,
+    and what autograd keeps of each window) against all of the device's memory. Named: the context if one window
+    alone is too big for some run, else the width if the parameters alone are, else the batch size."""
     have, where = device_memory(cfg["device"])
     if have is None:
         return
-    params, window = spec.training_floor()
-    p_bytes, w_bytes = 16 * params, 4 * window
-    for need, what, key in [
-        (w_bytes, f"the activations of one window of {spec.context:,} tokens", spec_path(cfg, name, "context")),
-        (p_bytes, f"its {params:,} parameters (with their gradients and AdamW's two moments)",
-         spec_path(cfg, name, "d_model")),
-        (p_bytes + batch_size * w_bytes, f"a batch of {batch_size:,} windows ({size(p_bytes)} for the parameters, "
-         f"{size(batch_size * w_bytes)} for the activations)", setting_path(cfg, name, "batch_size")),
-    ]:
-        if need > have:
-            raise AttnlabError(f"config error at '{key}': run '{name}' needs at least {size(need)} for {what}, "
-                               f"more than the {size(have)} {where}")
+    rows = []
+    for name, (spec, batch) in sizes.items():
+        params, window = spec.training_floor()
+        p, w = 16 * params, 4 * window
+        rows.append([
+            (w, f"the activations of one window of {spec.context:,} tokens", spec_path(cfg, name, "context")),
+            (p, f"its {params:,} parameters (with their gradients and AdamW's two moments)",
+             spec_path(cfg, name, "d_model")),
+            (p + batch * w, f"a batch of {batch:,} windows ({size(p)} for the parameters, {size(batch * w)} for the "
+                            f"activations)", setting_path(cfg, name, "batch_size")),
+        ])
+    for tier in zip(*rows):  # every run's one window, then every run's parameters, then every run's batch
+        for name, (n_bytes, what, key) in zip(sizes, tier):
+            if n_bytes > have:
+                raise AttnlabError(f"config error at '{key}': run '{name}' needs at least {size(n_bytes)} for {what}, "
+                                   f"more than the {size(have)} {where}")
 
 
 def size(n_bytes: float) -> str:
@@ -195,14 +200,20 @@ def train_settings(cfg: dict, name: str) -> dict:
     experiment, run = find_run(cfg, name)
     overrides = run.get("train") or {}
     settings = {**cfg["train"], **overrides}
-    sch = schema()["properties"]["train"]
-    try:
-        jsonschema.validate(settings, sch)
-    except jsonschema.ValidationError as err:  # the profile's own train section passed: the run's overrides broke it
+    err = jsonschema.exceptions.best_match(_train_validator().iter_errors(settings))  # what validate() raises
+    if err is not None:  # the profile's own train section passed: the run's overrides broke it
         key, *rest = [*err.absolute_path] or [None]
         where = f"{experiment}.{name}.train" if key is None else setting_path(cfg, name, key)
-        raise schema_error(err, ".".join([where, *map(str, rest)])) from None
+        raise schema_error(err, ".".join([where, *map(str, rest)]))
     return settings
+
+
+@lru_cache(maxsize=None)
+def _train_validator():
+    # built once: every check reads each run's train settings, several times (jsonschema.validate would check
+    # the schema itself on every call, most of `attnlab check`'s time)
+    sch = _schema()["properties"]["train"]
+    return jsonschema.validators.validator_for(sch)(sch)
 
 
 def read_yaml(path: str | Path, what: str) -> dict:

@@ -105,7 +105,7 @@ class Results:
 
     def path(self, what: str) -> str:
         """Path of a result file (by experiment) or a run's metrics (by run name) relative to the results root; a
-        missing run's at the first seed the other runs have (seed* where none has one)."""
+        missing run's at the lowest seed the other runs have (seed* where none has one)."""
         if what in self.run_paths:
             return self.run_paths[what]
         files = result_files()
