@@ -355,17 +355,18 @@ def spec_from_config(cfg: dict, name: str) -> ModelSpec:
 def check_splits(cfg: dict, n_train: int, n_val: int, *, names=None, at_most: bool = False,
                  source: tuple[str, str] = ("data.path", "the corpus")) -> None:
     """Each run (of `names`, default all) needs one training window plus a target, and its longest window on
-    the validation split. `at_most`: the counts are upper bounds."""
+    the validation split. `at_most`: the counts are upper bounds. Too few tokens in all is named before a split
+    too small for some run: no validation fraction can mend the first."""
     key, what = source
     q = "at most " if at_most else ""
     vf = cfg["data"]["val_fraction"]
-    for _, name in runs(cfg):
-        if names is not None and name not in names:
-            continue
-        need_train, need_val = spec_from_config(cfg, name).context + 2, longest_window(cfg, name) + 1
+    needs = [(name, spec_from_config(cfg, name).context + 2, longest_window(cfg, name) + 1)
+             for _, name in runs(cfg) if names is None or name in names]
+    for name, need_train, need_val in needs:
         if n_train + n_val < need_train + need_val:
             raise AttnlabError(f"config error at '{key}': {what} gives {q}{n_train + n_val:,} tokens, too few for "
                                f"run '{name}', which needs {need_train} to train on and {need_val} to validate on")
+    for name, need_train, need_val in needs:
         for split, have, need in (("validation", n_val, need_val), ("training", n_train, need_train)):
             if have < need:
                 raise AttnlabError(f"config error at 'data.val_fraction': {vf} leaves {q}{have:,} {split} tokens, "
