@@ -59,7 +59,8 @@ def read_text(path: Path, expected_sha256: str | None, key: str = "data.path") -
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise bad(f"corpus file is not valid UTF-8: {path} (byte 0x{data[err.start]:02x} at offset {err.start})") from None
+        where = f"byte 0x{data[err.start]:02x} at offset {err.start}"
+        raise bad(f"corpus file is not valid UTF-8: {path} ({where})") from None
     if expected_sha256 is not None:
         got = hashlib.sha256(data).hexdigest()
         if got != expected_sha256:

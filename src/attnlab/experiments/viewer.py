@@ -92,7 +92,7 @@ def shakespeare_examples(cfg: dict, results: Path, data_dir: Path, runs: list[st
         models[f"{name} (Shakespeare)"] = finished(results / registry.get(experiment).run_dir(name, cfg["seed"]))
     length = s["tokens"]
     for name, m in models.items():
-        if m.spec.context < length:  # the profile check refuses this first; a model trained elsewhere could
+        if m.spec.context < length:  # the profile's check refuses it before any job; this is a job run by hand
             raise AttnlabError(f"viewer.tokens is {length}, more than the context of {name} ({m.spec.context})")
     newline = tok.encode("\n")
     starts = [i + len(newline) for i in range(len(val) - len(newline)) if val[i:i + len(newline)] == newline]
