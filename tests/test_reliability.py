@@ -277,6 +277,20 @@ def test_a_size_that_cannot_fit_says_its_estimate_and_the_memory(monkeypatch, co
                         r"than the 1.0 GiB that this test's device has", str(err.value)), err.value
 
 
+def test_the_memory_is_the_gpus_where_jobs_run_on_it(monkeypatch):
+    import attnlab.device
+
+    gpu = SimpleNamespace(nvmlInit=lambda: None, nvmlDeviceGetHandleByIndex=lambda i: i,
+                          nvmlDeviceGetMemoryInfo=lambda handle: SimpleNamespace(total=141 * 10**9))
+    monkeypatch.setitem(sys.modules, "pynvml", gpu)
+    monkeypatch.setattr(attnlab.device, "cuda_usable", lambda: (True, "1 CUDA device(s)"))
+    memory = attnlab.device.device_memory.__wrapped__  # not the cached answer for this machine
+    assert memory("auto") == memory("cuda") == (141 * 10**9, "that the GPU has")
+    assert memory("cpu") == (os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "that this machine has")
+    del gpu.nvmlDeviceGetMemoryInfo  # NVML that cannot say: no estimate, no refusal
+    assert memory("auto") == (None, "that the GPU has")
+
+
 @pytest.mark.parametrize("profile", ["smoke", "quick", "chapter"])
 def test_every_profile_fits_in_eight_gib(monkeypatch, profile):
     """The estimate refuses only what clearly cannot fit: every real profile fits a small GPU."""

@@ -36,8 +36,7 @@ def device_memory(device: str) -> tuple[int | None, str]:
             import pynvml
 
             pynvml.nvmlInit()
-            gpu = pynvml.nvmlDeviceGetHandleByIndex(0)
-            return pynvml.nvmlDeviceGetMemoryInfo(gpu).total, f"that {pynvml.nvmlDeviceGetName(gpu)} has"
+            return pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(0)).total, "that the GPU has"
         except Exception:  # NVML refused: no estimate is better than a wrong one
-            return None, "the GPU"
+            return None, "that the GPU has"
     return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "that this machine has"
