@@ -19,8 +19,7 @@ except ImportError:
 
 
 try:  # one clear line naming the problem, before any job starts; nothing is written here
-    config = attnlab.check.check(attnlab.config.chosen(config, workflow.overwrite_configfiles))
-    attnlab.check.check_results(f"results/{config['profile']}")
+    config = attnlab.check.check(attnlab.config.chosen(config, workflow.overwrite_configfiles))  # results/ too
 except AttnlabError as err:
     sys.exit(f"attnlab: error: {err}")
 validate(config, "src/attnlab/schemas/config.schema.yaml")

@@ -143,6 +143,15 @@ def ten_chars(tmp_path):
     return {"path": str(path), "sha256": hashlib.sha256(b"0123456789").hexdigest()}
 
 
+def one_word_corpus(tmp_path):
+    """One word said 300 times: 3,001 bytes, enough for the smoke profile at one token a byte, but 301 tokens
+    once BPE has learnt the word."""
+    text = " wherefore" * 300 + "\n"
+    path = tmp_path / "one-word.txt"
+    path.write_text(text)
+    return {"path": str(path), "sha256": hashlib.sha256(text.encode()).hexdigest()}
+
+
 BAD = {  # name -> (edit of the smoke profile, the setting the one line must name)
     "val split shorter than a window": (lambda c, t: c["data"].update(val_fraction=1e-5), "data.val_fraction"),
     "train_eval_tokens below the context": (lambda c, t: c["train"].update(train_eval_tokens=16),
@@ -191,9 +200,25 @@ BAD = {  # name -> (edit of the smoke profile, the setting the one line must nam
     "windows read past the learned table": (lambda c, t: c["position"]["E5-learned"].update(max_positions=64),
                                             "set max_positions: 128"),
     "a corpus that is not there": (lambda c, t: c["data"].update(path="no/such/input.txt"),
-                                   "corpus file not found: no/such/input.txt"),
+                                   "config error at 'data.path': corpus file not found: no/such/input.txt"),
+    "a folder as the corpus": (lambda c, t: c["data"].update(path=str(t)), "is a folder; give the corpus file itself"),
+    "a corpus too short once tokenised": (lambda c, t: c["data"].update(one_word_corpus(t)),
+                                          "(tokenised with data.vocab_size=1024) gives 301 tokens, too few"),
     "a corpus with another checksum": (lambda c, t: c["data"].update(sha256="0" * 64), "corpus checksum mismatch"),
     "a negative learning rate": (lambda c, t: c["train"].update(lr=-1e-3), "train.lr"),
+    "a learning rate YAML 1.1 reads as text": (lambda c, t: c["train"].update(lr="1e-3"),
+                                               "'train.lr': '1e-3' is not of type 'number'; YAML 1.1 reads 1e-3 as "
+                                               "text: write it with a dot and a signed exponent, 1.0e-3"),
+    "a run's misspelt train setting": (lambda c, t: c["ladder"]["L6"].update(train={"stpes": 3}),
+                                       "config error at 'ladder.L6.train': Additional properties"),
+    "a width that cannot fit in memory": (lambda c, t: c["model"].update(d_model=10**6),
+                                          "config error at 'model.d_model': run"),
+    "a batch that cannot fit in memory": (lambda c, t: c["train"].update(batch_size=10**9),
+                                          "config error at 'train.batch_size': run"),
+    "a context that cannot fit in memory": (lambda c, t: c["model"].update(context=10**8),
+                                            "config error at 'model.context': run"),
+    "viewer tokens beyond the models' context": (lambda c, t: c["viewer"].update(tokens=33),
+                                                 "config error at 'viewer.tokens': 33 tokens"),
     "a batch of zero": (lambda c, t: c["train"].update(batch_size=0), "train.batch_size"),
     "steps as words": (lambda c, t: c["train"].update(steps="ten"), "train.steps"),
     "heads that do not divide the width": (lambda c, t: c["ladder"]["L7"].update(n_heads=5),

@@ -40,21 +40,27 @@ def bad_corpora(tmp_path):
     latin.write_bytes("First Citizen: caf\u00e9".encode("latin-1"))
     wrong = tmp_path / "wrong.txt"
     wrong.write_text("Before we proceed any further, hear me speak.\n")
+    folder = tmp_path / "folder"
+    folder.mkdir(exist_ok=True)
     return [
         ("missing", tmp_path / "nope.txt", SHA256, ["not found"]),
+        ("folder", folder, SHA256, ["is a folder; give the corpus file itself"]),
         ("empty", empty, SHA256, ["empty"]),
         ("not-utf8", latin, SHA256, ["not valid UTF-8", "offset 18", "0xe9"]),
         ("checksum", wrong, SHA256, ["checksum mismatch", SHA256, sha256_file(wrong)]),
     ]
 
 
-@pytest.mark.parametrize("kind", ["missing", "empty", "not-utf8", "checksum"])
+KINDS = ["missing", "folder", "empty", "not-utf8", "checksum"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_bad_corpus_one_clear_line(tmp_path, kind):
     _, path, digest, words = next(c for c in bad_corpora(tmp_path) if c[0] == kind)
     with pytest.raises(AttnlabError) as err:
         load_corpus(make_cfg(path, digest)["data"], tmp_path / "cache")
     msg = str(err.value)
-    assert "\n" not in msg and str(path) in msg
+    assert "\n" not in msg and str(path) in msg and msg.startswith("config error at 'data.path': ")
     for word in words:
         assert word in msg
     assert not (tmp_path / "cache").exists()
@@ -90,7 +96,15 @@ def test_download_failures(small_corpus, tmp_path):
     assert list(cache.iterdir()) == []  # no partial or unverified file left behind
 
 
-@pytest.mark.parametrize("kind", ["missing", "empty", "not-utf8", "checksum"])
+def test_a_bad_downloaded_copy_names_the_url_it_came_from(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "input.txt").write_text("not the corpus\n")
+    with pytest.raises(AttnlabError, match=r"^config error at 'data.url': corpus checksum mismatch for .*input.txt"):
+        load_corpus(make_cfg(None, SHA256)["data"], cache)
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_prepare_bad_corpus_writes_nothing(tmp_path, kind):
     _, path, digest, words = next(c for c in bad_corpora(tmp_path / "in") if c[0] == kind)
     out = tmp_path / "out"

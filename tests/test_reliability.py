@@ -2,17 +2,23 @@
 one line before any job (checked here without Snakemake; the DAG's side is in test_workflow.py)."""
 import copy
 import csv
+import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 import yaml
 
+import attnlab.config
 import attnlab.train
+from attnlab import provenance
 from attnlab.check import check, check_results
 from attnlab.config import canonical, chosen, load_settings, resolve, validate
 from attnlab.data.prepare import load_tokens
@@ -405,3 +411,140 @@ def test_a_job_failure_reaches_the_terminal_as_one_line(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "could not download corpus" in lines[0] and "data.path" in lines[0]
     assert str(log) in lines[0] and "could not download corpus" in log.read_text()
+
+
+def test_attnlab_check_refuses_a_results_folder_that_is_a_file(tmp_path, corpus_path):
+    """`attnlab check` runs every check the DAG runs, the results folder's included."""
+    path = tmp_path / "smoke.yaml"
+    path.write_text(yaml.safe_dump(with_corpus(smoke(), corpus_path)))
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "smoke").write_text("")
+    proc = subprocess.run([*CLI, "check", "--config", str(path)], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.strip() == (
+        "attnlab: error: results folder results/smoke cannot be made: results/smoke is a file, not a folder")
+
+
+def test_a_size_that_cannot_fit_says_its_estimate_and_the_memory(monkeypatch, corpus_path):
+    monkeypatch.setattr(attnlab.config, "device_memory", lambda device: (2**30, "that this test's device has"))
+    cfg = with_corpus(smoke(), corpus_path)
+    cfg["train"]["batch_size"] = 100_000
+    with pytest.raises(AttnlabError) as err:
+        check(cfg)
+    assert re.fullmatch(r"config error at 'train.batch_size': run 'L1' needs at least [\d.]+ GiB for a batch of "
+                        r"100,000 windows \([\d.]+ MiB for the parameters, [\d.]+ GiB for the activations\), more "
+                        r"than the 1.0 GiB that this test's device has", str(err.value)), err.value
+
+
+def test_the_memory_is_the_gpus_where_jobs_run_on_it(monkeypatch):
+    import attnlab.device
+
+    gpu = SimpleNamespace(nvmlInit=lambda: None, nvmlDeviceGetHandleByIndex=lambda i: i,
+                          nvmlDeviceGetMemoryInfo=lambda handle: SimpleNamespace(total=141 * 10**9))
+    monkeypatch.setitem(sys.modules, "pynvml", gpu)
+    monkeypatch.setattr(attnlab.device, "cuda_usable", lambda: (True, "1 CUDA device(s)"))
+    memory = attnlab.device.device_memory.__wrapped__  # not the cached answer for this machine
+    assert memory("auto") == memory("cuda") == (141 * 10**9, "that the GPU has")
+    assert memory("cpu") == (os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "that this machine has")
+    del gpu.nvmlDeviceGetMemoryInfo  # NVML that cannot say: no estimate, no refusal
+    assert memory("auto") == (None, "that the GPU has")
+
+
+@pytest.mark.parametrize("profile", ["smoke", "quick", "chapter"])
+def test_every_profile_fits_in_eight_gib(monkeypatch, profile):
+    """The estimate refuses only what clearly cannot fit: every real profile fits a small GPU."""
+    monkeypatch.setattr(attnlab.config, "device_memory", lambda device: (8 * 2**30, "that a small GPU has"))
+    validate(chosen({"profile": profile}, []))
+
+
+def test_a_corpus_settled_by_its_chunks_is_not_tokenised_by_the_check(monkeypatch, corpus_path):
+    """The whole corpus has more pre-split chunks than any run needs tokens: the check stays fast."""
+    from attnlab.data.bpe import RegexTokenizer
+
+    def refuse(*a, **k):
+        raise AssertionError("the check trained a tokenizer")
+
+    monkeypatch.setattr(RegexTokenizer, "train", refuse)
+    check(with_corpus(smoke(), corpus_path))
+
+
+# --- a refused write is one line naming the file -------------------------------------------------------
+
+@pytest.mark.parametrize("code,words", [(errno.ENOSPC, "no space left on device"),
+                                        (errno.EROFS, "read-only file system"), (errno.EACCES, "permission denied")])
+def test_a_refused_run_file_is_one_line_naming_it_and_the_last_good_one_stays(tmp_path, monkeypatch, code, words):
+    path = tmp_path / "run" / "metrics.json"
+    provenance.write_json(path, {"v": 1})
+
+    def refuse(self, *a, **k):
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(Path, "write_text", refuse)
+    with pytest.raises(AttnlabError) as err:
+        provenance.write_json(path, {"v": 2})
+    assert str(err.value) == f"{words} writing {path}"
+    assert json.loads(path.read_text()) == {"v": 1} and [p.name for p in path.parent.iterdir()] == ["metrics.json"]
+
+
+TORCH_SHORT = "[enforce fail at inline_container.cc:672] . unexpected pos 3200 vs 3094"
+
+
+@pytest.mark.parametrize("behind,free,words", [
+    (OSError(errno.ENOSPC, "No space left on device"), 10**9, "no space left on device"),  # what a full disk does
+    (None, 0, "no space left on device"),  # torch's error alone, on a full disk
+    (None, 10**9, f"torch's writer stopped short ({TORCH_SHORT})"),  # ... on one with room: say what torch said
+])
+def test_a_checkpoint_torch_cannot_write_is_one_line_naming_it(tmp_path, data, monkeypatch, behind, free, words):
+    def short(obj, f):
+        if behind is None:
+            raise RuntimeError(TORCH_SHORT)
+        try:
+            raise behind
+        except OSError:
+            raise RuntimeError(TORCH_SHORT)
+
+    monkeypatch.setattr(attnlab.provenance.torch, "save", short)
+    monkeypatch.setattr(attnlab.provenance.shutil, "disk_usage", lambda folder: SimpleNamespace(free=free))
+    with pytest.raises(AttnlabError) as err:
+        run(tiny_config(steps=10, ckpt_every=5), data, tmp_path / "run")
+    assert str(err.value) == f"{words} writing {tmp_path / 'run' / 'ckpt.pt'}"
+    assert not list((tmp_path / "run").glob("*.tmp*"))
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs (mounting needs root: skipped where it is refused)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip() or proc.returncode}")
+    yield disk
+    subprocess.run(["umount", "--lazy", str(disk)], check=True)  # lazy: a failed test may still hold a file open
+
+
+def test_a_full_disk_mid_run_names_the_checkpoint(small_disk, data):
+    with pytest.raises(AttnlabError) as err:  # a checkpoint of even the tiny model is larger than the disk
+        run(tiny_config(steps=10, ckpt_every=5), data, small_disk / "run")
+    assert str(err.value) == f"no space left on device writing {small_disk / 'run' / 'ckpt.pt'}"
+    assert [p.name for p in (small_disk / "run").iterdir()] == []  # nor half a checkpoint
+
+
+def test_a_folder_made_read_only_mid_run_names_the_file(small_disk):
+    provenance.write_json(small_disk / "metrics.json", {"v": 1})
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    with pytest.raises(AttnlabError, match=f"^read-only file system writing {small_disk / 'metrics.json'}$"):
+        provenance.write_json(small_disk / "metrics.json", {"v": 2})
+
+
+def test_a_log_that_cannot_be_written_is_one_line(monkeypatch, capsys):
+    import attnlab.cli
+
+    def refuse(path):
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+
+    monkeypatch.setattr(attnlab.cli, "log_to", refuse)
+    assert attnlab.cli.main(["--log", "results/smoke/logs/x.log", "check", "--config", "smoke"]) == 2
+    assert capsys.readouterr().err == "attnlab: error: permission denied: results/smoke/logs/x.log\n"

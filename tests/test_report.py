@@ -155,6 +155,16 @@ def test_missing_runs_are_not_run_and_named(tmp_path):
     assert got["C1.1"]["reproduced_value"] == ""
 
 
+def test_a_missing_run_is_named_with_its_seed_folder(tmp_path):
+    root = write_fake_results(tmp_path, skip={"L5"})
+    for m in root.glob("ladder/*/metrics.json"):  # the layout of a run with seeds: <run>/seed<k>/metrics.json
+        (m.parent / "seed1337").mkdir()
+        m.rename(m.parent / "seed1337" / "metrics.json")
+    got = verdicts(root)
+    assert got["C2.6"]["verdict"] == "not run"
+    assert got["C2.6"]["note"] == "missing: ladder/L5/seed1337/metrics.json"
+
+
 def test_diverged_run_gives_diverged(tmp_path):
     got = verdicts(write_fake_results(tmp_path, diverged={"L5"}))
     assert got["C2.6"]["verdict"] == "diverged"

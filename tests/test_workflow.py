@@ -145,6 +145,18 @@ def test_deleting_a_run_file_makes_the_default_target_rebuild_it(smoke, tmp_path
     assert jobs.get("train") == 1 and jobs.get("claims") == 1 and jobs.get("site") == 1
 
 
+def test_a_failed_download_leaves_the_token_files(smoke):
+    """The corpus download is a job of its own: when it fails, prepare_data never starts, so Snakemake never
+    deletes the token files that job would replace."""
+    data = smoke / "results" / "smoke" / "data"
+    before = {p.name: p.read_bytes() for p in data.iterdir()}
+    offline = profile(smoke, "offline", lambda c: c["data"].update(path=None, url=(smoke / "gone.txt").as_uri()))
+    proc = snakemake(smoke, "results/smoke/data/stats.json", "--cores", "1", "--configfile", offline, check=False)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("attnlab: error:")]
+    assert proc.returncode != 0 and len(errors) == 1 and "could not download corpus" in errors[0], proc.stderr
+    assert {p.name: p.read_bytes() for p in data.iterdir()} == before
+
+
 def test_the_profile_can_be_named_instead_of_given_as_a_file(smoke):
     assert planned(snakemake(smoke, "-n", "--config", "profile=smoke")) == {}
 

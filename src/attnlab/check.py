@@ -4,12 +4,11 @@ Nothing here imports torch: the Snakefile runs it on every invocation, so it mus
 """
 from __future__ import annotations
 
-import importlib.util
-import re
 from pathlib import Path
 
 from attnlab.bench.settings import check_cost, check_decode
 from attnlab.config import check_splits, runs, validate
+from attnlab.device import cuda_usable
 from attnlab.errors import AttnlabError
 from attnlab.experiments.tasks import check_induction, check_seq2seq, check_winograd
 
@@ -17,16 +16,19 @@ from attnlab.experiments.tasks import check_induction, check_seq2seq, check_wino
 def check(cfg: dict, results: str | Path = "results", corpus: bool = True) -> dict:
     """The validated profile; raise AttnlabError naming the first setting that would fail a job.
 
-    `results`: the folder of every profile's results, where a corpus downloaded by an earlier run is cached.
+    `results`: the folder of every profile's results: results/<profile> must be able to be a folder, and a corpus
+    downloaded by an earlier run is cached in it.
     `corpus`: False where no job reads it (the benchmarks run alone).
     """
     cfg = validate(cfg)
+    check_results(Path(results) / cfg["profile"])
     check_device(cfg["device"])
     check_decode(cfg["decode"])
     check_winograd(cfg["winograd"])
     check_induction(cfg["induction"])
     check_seq2seq(cfg["seq2seq"])
     check_init(cfg)
+    check_viewer(cfg)
     check_cost(cfg["cost"], on_cpu=cfg["device"] == "cpu" or (cfg["device"] == "auto" and not cuda_usable()[0]))
     if corpus:
         check_corpus(cfg, Path(results) / cfg["profile"] / "data")
@@ -53,6 +55,19 @@ def check_init(cfg: dict) -> None:
                                f"and {b.kv_heads} must divide its {a.kv_heads}")
 
 
+def check_viewer(cfg: dict) -> None:
+    """The viewer shows `viewer.tokens` tokens of each line through trained models: no more than their context."""
+    from attnlab.config import spec_from_config
+    from attnlab.registry import get
+
+    tokens = cfg["viewer"]["tokens"]
+    for name in (need.partition(".")[2] for need in get("viewer").needs if "." in need):
+        context = spec_from_config(cfg, name).context
+        if tokens > context:
+            raise AttnlabError(f"config error at 'viewer.tokens': {tokens} tokens are more than the context of run "
+                               f"'{name}' ({context}), which the viewer reads them through; set {context} or fewer")
+
+
 def check_claims(cfg: dict) -> None:
     """The registry and its claims files load, and every run a claim reads is declared by some profile."""
     from attnlab.config import chosen
@@ -74,25 +89,6 @@ def check_claims(cfg: dict) -> None:
                                f"which no profile in config/ declares")
 
 
-def cuda_usable() -> tuple[bool, str]:
-    """Whether torch can run on a CUDA GPU here, and why not; torch's build is read, not imported."""
-    found = importlib.util.find_spec("torch")
-    if found is None or not found.origin:
-        return False, "torch is not installed"
-    version = (Path(found.origin).parent / "version.py").read_text()
-    built = re.search(r"^cuda\b[^=]*=\s*['\"]([^'\"]+)['\"]", version, re.M)
-    if not built:
-        return False, "this torch build has no CUDA support"
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        count = pynvml.nvmlDeviceGetCount()
-    except Exception as err:  # no driver, no library: NVML says why
-        return False, f"no NVIDIA driver answered ({err})"
-    return (count > 0), f"{count} CUDA device(s)"
-
-
 def check_device(device: str) -> None:
     if device == "cuda":
         ok, why = cuda_usable()
@@ -102,11 +98,13 @@ def check_device(device: str) -> None:
 
 
 def check_corpus(cfg: dict, cache: Path) -> None:
-    """A local corpus (or one downloaded earlier) must match its checksum and hold enough tokens.
+    """A local corpus (or one downloaded earlier) must match its checksum and give every run enough tokens.
 
-    Byte-level BPE never makes more tokens than the corpus has bytes, so the bytes bound every split
-    from above: a split that is too short even then is an error now, not after the data job.
+    Its token count lies between one per pre-split chunk (BPE never merges across chunks) and one per byte. A
+    corpus too short even at one per byte, or long enough at one per chunk, is settled at once; only one in
+    between (a short corpus, or any with pattern none: one chunk) is tokenised here, as the data job would.
     """
+    from attnlab.data.bpe import RegexTokenizer
     from attnlab.data.corpus import read_text
 
     data = cfg["data"]
@@ -116,9 +114,20 @@ def check_corpus(cfg: dict, cache: Path) -> None:
         path, key = cache / "input.txt", "data.url"
     else:
         return  # downloaded by the data job, checked when it lands; the splits are checked before training
-    n_bytes = len(read_text(path, data["sha256"]).encode())
-    n_val = int(n_bytes * data["val_fraction"])
-    check_splits(cfg, n_bytes - n_val, n_val, at_most=True, source=(key, f"the corpus {path} ({n_bytes:,} bytes)"))
+    text = read_text(path, data["sha256"], key)
+
+    def enough(n_tokens: int, what: str, at_most: bool = False) -> None:
+        n_val = int(n_tokens * data["val_fraction"])
+        check_splits(cfg, n_tokens - n_val, n_val, at_most=at_most, source=(key, f"the corpus {path} {what}"))
+
+    n_bytes = len(text.encode())
+    enough(n_bytes, f"({n_bytes:,} bytes)", at_most=True)
+    tok = RegexTokenizer(data["pattern"])
+    try:
+        enough(len(tok.split(text)), "")
+    except AttnlabError:
+        tok.train(text, data["vocab_size"])
+        enough(len(tok.encode(text)), f"(tokenised with data.vocab_size={data['vocab_size']})")
 
 
 def check_results(results: str | Path, write: bool = False) -> None:

@@ -8,7 +8,7 @@ import traceback
 from pathlib import Path
 
 from attnlab import runlock
-from attnlab.errors import AttnlabError, Diverged
+from attnlab.errors import AttnlabError, Diverged, refused
 
 
 def settings(a) -> dict:
@@ -34,6 +34,14 @@ def cmd_check(a):
     cfg = check(chosen({"profile": a.config}, []))  # what the Snakefile checks: schema, specs, device, corpus
     runs = "; ".join(f"{e}: {', '.join(cfg[e])}" for e in training() if cfg.get(e))
     print(f"{a.config}: valid {cfg['profile']} profile ({runs})")
+
+
+def cmd_download(a):
+    from attnlab.data.corpus import download, read_text
+
+    data = settings(a)["data"]
+    download(data["url"], Path(a.out), data["sha256"])
+    print(f"{a.out}: {len(read_text(Path(a.out), data['sha256'], key='data.url')):,} characters from {data['url']}")
 
 
 def cmd_prepare(a):
@@ -158,6 +166,7 @@ def parser() -> argparse.ArgumentParser:
 
     verb("check", cmd_check, "validate a profile and exit").add_argument(
         "--slurm-profile", help="and a Snakemake profile for SLURM (profiles/slurm): every resource it names")
+    verb("download", cmd_download, "fetch the corpus from data.url (checksum-checked) to --out", "out")
     verb("prepare", cmd_prepare, "corpus -> BPE -> token splits + stats.json", "out")
     analyse = verb("analyse", cmd_analyse, "an experiment that trains nothing (see experiments.yaml)", "out")
     analyse.add_argument("name", help="the experiment's name in the registry")
@@ -208,12 +217,15 @@ def main(argv=None) -> int:
 
 
 def execute(args) -> int:
-    terminal = log_to(args.log) if args.log else None
+    terminal = None
     try:
+        terminal = log_to(args.log) if args.log else None
         args.fn(args)
     except Exception as err:
         if isinstance(err, AttnlabError):
             line, code = f"attnlab: error: {err}", 2
+        elif refused(err) and getattr(err, "filename", None):  # a full disk or a read-only folder: not a bug
+            line, code = f"attnlab: error: {refused(err)}: {err.filename}", 2
         else:  # a bug, not bad input: the traceback goes to the log
             traceback.print_exc()
             line, code = f"attnlab: error: {args.verb} failed with {type(err).__name__}: {err}", 1

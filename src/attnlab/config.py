@@ -5,6 +5,7 @@ import copy
 import hashlib
 import json
 import math
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from attnlab.device import device_memory
 from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
 from attnlab.registry import ROOT, training
@@ -66,8 +68,7 @@ def validate(cfg: dict, partial: bool = False) -> dict:
     try:
         jsonschema.validate(cfg, root)
     except jsonschema.ValidationError as err:
-        where = ".".join(str(p) for p in err.absolute_path) or "<top level>"
-        raise AttnlabError(f"config error at '{where}': {err.message}") from None
+        raise schema_error(err, ".".join(str(p) for p in err.absolute_path) or "<top level>") from None
     cfg = copy.deepcopy(cfg)
     _fill_defaults(cfg, root, root)
     if "seeds" in cfg and (not partial or "seed" not in cfg):
@@ -79,6 +80,18 @@ def validate(cfg: dict, partial: bool = False) -> dict:
             raise AttnlabError(f"config error at 'multihead.heads': {h} heads do not divide "
                                f"multihead.d_model={width} (each head would be {width / h:g} wide)")
     return cfg
+
+
+def schema_error(err: jsonschema.ValidationError, where: str) -> AttnlabError:
+    """The one line for a schema error at `where`; a number YAML 1.1 read as text (`1e-3`) gets its fix."""
+    hint = ""
+    if err.validator == "type" and "number" in str(err.validator_value) and isinstance(err.instance, str):
+        number = re.fullmatch(r"([-+]?\d+)(\.\d*)?[eE]([-+]?)(\d+)", err.instance.strip())
+        if number:
+            whole, frac, sign, exp = number.groups()
+            hint = (f"; YAML 1.1 reads {err.instance} as text: write it with a dot and a signed exponent, "
+                    f"{whole}{frac if frac and len(frac) > 1 else '.0'}e{sign or '+'}{exp}")
+    return AttnlabError(f"config error at '{where}': {err.message}{hint}")
 
 
 def _numbers(node, path=""):
@@ -94,8 +107,9 @@ def _numbers(node, path=""):
 
 
 def _check_runs(cfg: dict) -> None:
-    """Every training run: a unique name, a valid spec, and windows its settings can actually score."""
-    seen = {}
+    """Every training run: a unique name, a valid spec, a size that fits in memory, and windows its settings can
+    actually score."""
+    seen, checked = {}, {}
     for experiment, name in runs(cfg):
         if name in seen:
             raise AttnlabError(f"config error: run name '{name}' is used by both '{seen[name]}' and "
@@ -107,6 +121,9 @@ def _check_runs(cfg: dict) -> None:
             if spec.position == "learned" and n > spec.positions:
                 raise AttnlabError(f"config error: run '{name}' evaluates windows of {n} tokens but its learned "
                                    f"position table has {spec.positions} rows; set max_positions: {n} or more")
+        checked[name] = spec, settings
+    check_memory(cfg, {name: (spec, settings["batch_size"]) for name, (spec, settings) in checked.items()})
+    for name, (spec, settings) in checked.items():  # after the sizes: a context too long to fit is named as such
         scored = settings["train_eval_tokens"]
         if scored is not None and scored < spec.context:
             where = setting_path(cfg, name, "train_eval_tokens")
@@ -124,6 +141,44 @@ def setting_path(cfg: dict, name: str, key: str) -> str:
     """Where run `name`'s train setting `key` is written: its own override, else the profile's train section."""
     experiment, run = find_run(cfg, name)
     return f"{experiment}.{name}.train.{key}" if key in (run.get("train") or {}) else f"train.{key}"
+
+
+def spec_path(cfg: dict, name: str, key: str) -> str:
+    """Where run `name`'s model setting `key` is written: its own entry, else the profile's model section."""
+    experiment, run = find_run(cfg, name)
+    return f"{experiment}.{name}.{key}" if key in run else f"model.{key}"
+
+
+def check_memory(cfg: dict, sizes: dict[str, tuple[ModelSpec, int]]) -> None:
+    """Refuse runs (name -> (spec, batch size)) whose training clearly cannot fit in the memory of the device they
+    would run on: a lower bound of their bytes (fp32: the parameters with their gradients and AdamW's two moments,
+    and what autograd keeps of each window) against all of the device's memory. Named: the context if one window
+    alone is too big for some run, else the width if the parameters alone are, else the batch size."""
+    have, where = device_memory(cfg["device"])
+    if have is None:
+        return
+    rows = []
+    for name, (spec, batch) in sizes.items():
+        params, window = spec.training_floor()
+        p, w = 16 * params, 4 * window
+        rows.append([
+            (w, f"the activations of one window of {spec.context:,} tokens", spec_path(cfg, name, "context")),
+            (p, f"its {params:,} parameters (with their gradients and AdamW's two moments)",
+             spec_path(cfg, name, "d_model")),
+            (p + batch * w, f"a batch of {batch:,} windows ({size(p)} for the parameters, {size(batch * w)} for the "
+                            f"activations)", setting_path(cfg, name, "batch_size")),
+        ])
+    for tier in zip(*rows):  # every run's one window, then every run's parameters, then every run's batch
+        for name, (n_bytes, what, key) in zip(sizes, tier):
+            if n_bytes > have:
+                raise AttnlabError(f"config error at '{key}': run '{name}' needs at least {size(n_bytes)} for {what}, "
+                                   f"more than the {size(have)} {where}")
+
+
+def size(n_bytes: float) -> str:
+    """Bytes in MiB, GiB or TiB, whichever reads best."""
+    gib = n_bytes / 2**30
+    return f"{gib * 1024:,.1f} MiB" if gib < 1 else f"{gib:,.1f} GiB" if gib < 1000 else f"{gib / 1024:,.0f} TiB"
 
 
 def longest_window(cfg: dict, name: str) -> int:
@@ -145,13 +200,20 @@ def train_settings(cfg: dict, name: str) -> dict:
     experiment, run = find_run(cfg, name)
     overrides = run.get("train") or {}
     settings = {**cfg["train"], **overrides}
-    sch = schema()["properties"]["train"]
-    try:
-        jsonschema.validate(settings, sch)
-    except jsonschema.ValidationError as err:
-        where = ".".join(str(p) for p in err.absolute_path) or "train"
-        raise AttnlabError(f"config error at '{experiment}.{name}.train.{where}': {err.message}") from None
+    err = jsonschema.exceptions.best_match(_train_validator().iter_errors(settings))  # what validate() raises
+    if err is not None:  # the profile's own train section passed: the run's overrides broke it
+        key, *rest = [*err.absolute_path] or [None]
+        where = f"{experiment}.{name}.train" if key is None else setting_path(cfg, name, key)
+        raise schema_error(err, ".".join([where, *map(str, rest)]))
     return settings
+
+
+@lru_cache(maxsize=None)
+def _train_validator():
+    # built once: every check reads each run's train settings, several times (jsonschema.validate would check
+    # the schema itself on every call, most of `attnlab check`'s time)
+    sch = _schema()["properties"]["train"]
+    return jsonschema.validators.validator_for(sch)(sch)
 
 
 def read_yaml(path: str | Path, what: str) -> dict:
@@ -293,17 +355,18 @@ def spec_from_config(cfg: dict, name: str) -> ModelSpec:
 def check_splits(cfg: dict, n_train: int, n_val: int, *, names=None, at_most: bool = False,
                  source: tuple[str, str] = ("data.path", "the corpus")) -> None:
     """Each run (of `names`, default all) needs one training window plus a target, and its longest window on
-    the validation split. `at_most`: the counts are upper bounds."""
+    the validation split. `at_most`: the counts are upper bounds. Too few tokens in all is named before a split
+    too small for some run: no validation fraction can mend the first."""
     key, what = source
     q = "at most " if at_most else ""
     vf = cfg["data"]["val_fraction"]
-    for _, name in runs(cfg):
-        if names is not None and name not in names:
-            continue
-        need_train, need_val = spec_from_config(cfg, name).context + 2, longest_window(cfg, name) + 1
+    needs = [(name, spec_from_config(cfg, name).context + 2, longest_window(cfg, name) + 1)
+             for _, name in runs(cfg) if names is None or name in names]
+    for name, need_train, need_val in needs:
         if n_train + n_val < need_train + need_val:
             raise AttnlabError(f"config error at '{key}': {what} gives {q}{n_train + n_val:,} tokens, too few for "
                                f"run '{name}', which needs {need_train} to train on and {need_val} to validate on")
+    for name, need_train, need_val in needs:
         for split, have, need in (("validation", n_val, need_val), ("training", n_train, need_train)):
             if have < need:
                 raise AttnlabError(f"config error at 'data.val_fraction': {vf} leaves {q}{have:,} {split} tokens, "

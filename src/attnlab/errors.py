@@ -1,3 +1,6 @@
+import errno
+
+
 class AttnlabError(Exception):
     """A problem with the user's input, reported as one clear line before any expensive work."""
 
@@ -30,3 +33,16 @@ def why_diverged(run: str, entry: dict) -> str:
     if source:
         return f"{run} starts from {source['run']}, which diverged at step {source['diverged_at_step']}"
     return f"{run} diverged at step {entry.get('diverged_at_step')}"
+
+
+REFUSED = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
+           errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
+
+
+def refused(err: BaseException) -> str | None:
+    """Why the disk or the folder refused a write ('no space left on device'), from the OSError that is `err` or
+    lies behind it (torch's writer raises its own error over it); None for any other failure."""
+    for e in (err, err.__cause__, err.__context__):
+        if isinstance(e, OSError) and e.errno in REFUSED:
+            return REFUSED[e.errno]
+    return None

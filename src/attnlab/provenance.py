@@ -1,10 +1,12 @@
 """Where a number came from: commit, config hash, profile, device, versions, clocks, time."""
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -13,6 +15,7 @@ from pathlib import Path
 import torch
 
 from attnlab.config import digest
+from attnlab.errors import AttnlabError, refused
 
 
 GIVEN_COMMIT = "ATTNLAB_COMMIT"  # where a tree travels without .git (a GPU machine): the commit it was copied at
@@ -82,13 +85,48 @@ def record(cfg: dict, *, device="cpu", wall_seconds: float | None = None, seed: 
     }
 
 
+def replace_into(path: str | Path, write) -> None:
+    """Call write(tmp), then move tmp over `path`, so that readers never see half a file. A write the disk or the
+    folder refuses (full, read-only, not ours) is one line naming `path`, whatever did the writing."""
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write(tmp)
+        os.replace(tmp, path)
+    except (OSError, RuntimeError) as err:
+        why = refused(err) or short_write(err, path.parent)
+        if why is None:
+            raise
+        raise AttnlabError(f"{why} writing {path}") from None
+    finally:
+        with contextlib.suppress(OSError):  # a read-only folder refuses this too; the error above says why
+            tmp.unlink(missing_ok=True)
+
+
+def short_write(err: BaseException, folder: Path) -> str | None:
+    """Why torch's writer stopped short ("[enforce fail at inline_container.cc] unexpected pos ..." with no OSError
+    behind it): a full disk where the folder has (almost) no room left."""
+    if not (isinstance(err, RuntimeError) and "inline_container" in str(err)):
+        return None
+    with contextlib.suppress(OSError):
+        if shutil.disk_usage(folder).free < 2**20:
+            return "no space left on device"
+    return f"torch's writer stopped short ({str(err).strip().splitlines()[0][:160]})"
+
+
+def save_torch(path: str | Path, obj) -> None:
+    """torch.save through a Python file, so that a refused write keeps its OSError (and its reason)."""
+    def write(tmp):
+        with open(tmp, "wb") as f:
+            torch.save(obj, f)
+
+    replace_into(path, write)
+
+
 def write_json(path: str | Path, payload: dict) -> None:
     """Write atomically, so an interrupted run never leaves half a file behind."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(payload, indent=2, default=float) + "\n")
-    os.replace(tmp, path)
+    replace_into(path, lambda tmp: tmp.write_text(json.dumps(payload, indent=2, default=float) + "\n"))
 
 
 def read_json(path: str | Path) -> dict:

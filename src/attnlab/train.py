@@ -146,22 +146,18 @@ def set_aside(path: Path, name: str, why: str) -> None:
     print(f"[{name}] checkpoint {path} set aside as {bad.name}: {why}; starting afresh", file=sys.stderr)
 
 
-def _save(path: Path, state: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
-
-
 def _write_csv(path: Path, rows: list[dict]) -> None:
     if not rows:
         return
     keys = list(dict.fromkeys(k for row in rows for k in row))
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, path)
+
+    def write(tmp: Path):
+        with tmp.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys)
+            w.writeheader()
+            w.writerows(rows)
+
+    provenance.replace_into(path, write)
 
 
 def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: torch.Tensor, out_dir: Path,
@@ -218,9 +214,10 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     status, diverged_at = "ok", None
 
     def checkpoint():
-        _save(ckpt_path, {"run_id": run_id, "config_hash": digest(cfg), "model": model.state_dict(), "opt": opt.state_dict(),
-                          "gen": gen.get_state(), "rng": torch.get_rng_state(), "step": step, "curve": curve,
-                          "probes": probe_rows, "train_seconds": train_seconds})
+        provenance.save_torch(ckpt_path, {"run_id": run_id, "config_hash": digest(cfg), "model": model.state_dict(),
+                                          "opt": opt.state_dict(), "gen": gen.get_state(),
+                                          "rng": torch.get_rng_state(), "step": step, "curve": curve,
+                                          "probes": probe_rows, "train_seconds": train_seconds})
 
     T, B = spec.context, tc["batch_size"]
     if train_tokens.dim() == 2:

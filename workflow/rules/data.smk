@@ -1,8 +1,30 @@
+CORPUS = config["data"]["path"] or f"{R}/data/input.txt"  # a copy on this machine, or the one from data.url
+
+
+if not config["data"]["path"]:
+
+    rule download_corpus:
+        """The corpus from data.url (checksum-checked), in a job of its own: Snakemake deletes a job's outputs
+        before running it, so a download that fails here never starts prepare_data, and its token files stay."""
+        output:
+            CORPUS,
+        params:  # only what the download reads: another vocabulary must not fetch the corpus again
+            settings=lambda w: attnlab.config.canonical(
+                {"profile": PROFILE, "data": {k: config["data"][k] for k in ("url", "sha256")}}
+            ),
+        log:
+            f"{LOGS}/download_corpus.log",
+        conda:
+            ENV
+        shell:
+            "python -m attnlab --log {log} download --config {params.settings:q} --out {output}"
+
+
 rule prepare_data:
     """Corpus (checksum-checked) -> byte-level BPE -> uint16 train/val tokens and stats.json (C0.x)."""
     input:
         code=code("prepare"),
-        corpus=[config["data"]["path"]] if config["data"]["path"] else [],
+        corpus=CORPUS,
     output:
         train=f"{R}/data/train.bin",
         val=f"{R}/data/val.bin",

@@ -43,23 +43,28 @@ def download(url: str, dest: Path, expected_sha256: str | None = None) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def read_text(path: Path, expected_sha256: str | None) -> str:
-    """Read `path` as UTF-8 text, checking it exists, is non-empty and matches the checksum."""
+def read_text(path: Path, expected_sha256: str | None, key: str = "data.path") -> str:
+    """Read `path` as UTF-8 text, checking it is a non-empty file matching the checksum; `key` is the setting
+    that names it (data.path, or data.url for the copy downloaded from it), so each error line says what to fix."""
+    def bad(msg):
+        return AttnlabError(f"config error at '{key}': {msg}")
+
+    if path.is_dir():
+        raise bad(f"{path} is a folder; give the corpus file itself")
     if not path.is_file():
-        raise AttnlabError(f"corpus file not found: {path}")
+        raise bad(f"corpus file not found: {path}")
     data = path.read_bytes()
     if not data:
-        raise AttnlabError(f"corpus file is empty: {path}")
+        raise bad(f"corpus file is empty: {path}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise AttnlabError(
-            f"corpus file is not valid UTF-8: {path} (byte 0x{data[err.start]:02x} at offset {err.start})"
-        ) from None
+        where = f"byte 0x{data[err.start]:02x} at offset {err.start}"
+        raise bad(f"corpus file is not valid UTF-8: {path} ({where})") from None
     if expected_sha256 is not None:
         got = hashlib.sha256(data).hexdigest()
         if got != expected_sha256:
-            raise AttnlabError(f"corpus checksum mismatch for {path}: expected sha256 {expected_sha256}, got {got}")
+            raise bad(f"corpus checksum mismatch for {path}: data.sha256 is {expected_sha256}, the file's is {got}")
     return text
 
 
@@ -71,4 +76,4 @@ def load_corpus(data_cfg: dict, cache_dir: Path) -> str:
     dest = Path(cache_dir) / "input.txt"
     if not dest.is_file():
         download(data_cfg["url"], dest, expected)
-    return read_text(dest, expected)
+    return read_text(dest, expected, key="data.url")

@@ -1,7 +1,6 @@
 """Corpus -> BPE tokenizer -> train.bin / val.bin (uint16) + tokenizer.json + stats.json."""
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -19,16 +18,6 @@ SPLITS = ("train", "val")
 
 def _log(msg: str) -> None:
     print(f"[prepare] {msg}", file=sys.stderr)
-
-
-def _replace_into(path: Path, write) -> None:
-    """Call write(tmp_path) then move it over `path`, so readers never see half a file."""
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def prepare(cfg: dict, out_dir: Path) -> dict:
@@ -59,9 +48,9 @@ def prepare(cfg: dict, out_dir: Path) -> dict:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "stats.json").unlink(missing_ok=True)  # stale stats must not describe new token files
-    _replace_into(out_dir / "train.bin", ids[:n_train].tofile)
-    _replace_into(out_dir / "val.bin", ids[n_train:].tofile)
-    _replace_into(out_dir / "tokenizer.json", tok.save)
+    provenance.replace_into(out_dir / "train.bin", ids[:n_train].tofile)
+    provenance.replace_into(out_dir / "val.bin", ids[n_train:].tofile)
+    provenance.replace_into(out_dir / "tokenizer.json", tok.save)
     stats = {
         "n_chars": len(text),
         "n_tokens": n_tokens,

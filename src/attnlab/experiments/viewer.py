@@ -19,7 +19,7 @@ import torch
 from attnlab import provenance, registry
 from attnlab.data.bpe import Tokenizer
 from attnlab.data.prepare import load_tokens
-from attnlab.errors import Diverged, is_diverged
+from attnlab.errors import AttnlabError, Diverged, is_diverged
 from attnlab.experiments import winograd as wg
 from attnlab.nn.model import SelfAttention
 from attnlab.train import finished, pick_device
@@ -107,7 +107,10 @@ def shakespeare_examples(cfg: dict, results: Path, data_dir: Path, runs: list[st
     for run in runs:
         experiment, _, name = run.partition(".")
         models[f"{name} (Shakespeare)"] = trained(results / registry.get(experiment).run_dir(name, cfg["seed"]))
-    length = min([s["tokens"], *(m.spec.context for m in models.values() if not is_diverged(m))])
+    length = s["tokens"]
+    for name, m in models.items():
+        if not is_diverged(m) and m.spec.context < length:  # the profile's check refuses it before any job
+            raise AttnlabError(f"viewer.tokens is {length}, more than the context of {name} ({m.spec.context})")
     newline = tok.encode("\n")
     starts = [i + len(newline) for i in range(len(val) - len(newline)) if val[i:i + len(newline)] == newline]
     out = []

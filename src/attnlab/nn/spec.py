@@ -79,6 +79,18 @@ class ModelSpec:
         value_dim = self.d_model // self.heads
         return self.n_blocks * self.kv_heads * (self.head_dim + value_dim) * bytes_per_value
 
+    def training_floor(self) -> tuple[int, int]:
+        """Lower bounds for training: (parameters, values autograd keeps for one window of `context` tokens).
+        Counted from the big matrices only (no biases, norms or output projection), so real models hold more."""
+        d, T, V = self.d_model, self.context, self.vocab_size
+        attention = self.mixer in ("head", "multihead")
+        hidden = self.mlp_ratio * d if self.mlp else 0
+        block = 2 * hidden * d + (d * self.head_dim * (self.heads + self.kv_heads) if attention else 0)
+        params = V * d * (1 if self.tie_embeddings else 2) + self.n_blocks * block
+        params += self.positions * d if self.position == "learned" else 0
+        per_block = T * (d + hidden) + (self.heads * T * T if attention else 0)  # the stream, MLP, attention weights
+        return params, T * V + self.n_blocks * per_block
+
     @property
     def head_dim(self) -> int:
         """Query/key width of one head."""

@@ -104,11 +104,18 @@ class Results:
         return ModelSpec(**self.runs[run]["spec"])
 
     def path(self, what: str) -> str:
-        """Path of a result file (by experiment) or a run's metrics (by run name) relative to the results root."""
+        """Path of a result file (by experiment) or a run's metrics (by run name) relative to the results root; a
+        missing run's in the folder of the lowest seed the other runs have (seed* where none has one)."""
         if what in self.run_paths:
             return self.run_paths[what]
         files = result_files()
-        return files[what] if what in files else f"{declared(what) or '*'}/{what}/metrics.json"
+        if what in files:
+            return files[what]
+        seeded = sorted(s for paths in self.seed_paths.values() for s, p in paths.items()
+                        if Path(p).parent.name == f"seed{s}")
+        if self.seed_paths and not seeded:  # a version from before seeds: one folder a run
+            return f"{declared(what) or '*'}/{what}/metrics.json"
+        return f"{declared(what) or '*'}/{what}/seed{seeded[0] if seeded else '*'}/metrics.json"
 
     def provenance(self) -> dict[str, dict]:
         """Run file (relative path) -> its provenance, for every file present (every seed's)."""
