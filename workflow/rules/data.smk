@@ -14,6 +14,8 @@ if not config["data"]["path"]:
             ),
         log:
             f"{LOGS}/download_corpus.log",
+        benchmark:
+            f"{R}/benchmarks/download_corpus.tsv"
         conda:
             ENV
         shell:
