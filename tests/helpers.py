@@ -8,6 +8,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -333,6 +334,20 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def kill_while_training(cmd: list[str], **popen) -> list[int]:
+    """Start the driver `cmd`, kill -9 it once one of its jobs trains, and wait until its jobs have ended
+    (they must die with it): the jobs' pids."""
+    driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, **popen)
+    try:
+        wait_for(lambda: any("train" in argv_of(p) for p in children(driver.pid)), 300, "a training job")
+        jobs = children(driver.pid)
+    finally:
+        driver.send_signal(signal.SIGKILL)
+        driver.wait()
+    wait_for(lambda: not any(alive(p) for p in jobs), 5, f"the killed driver's jobs {jobs} to end")
+    return jobs
 
 
 def wait_for(what, seconds: float, waiting_for: str):

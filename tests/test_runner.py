@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 
@@ -16,7 +14,7 @@ from attnlab.check import check_results
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
 from attnlab.versions import expected
-from helpers import REPO, alive, argv_of, children, wait_for
+from helpers import REPO, kill_while_training
 
 
 def test_the_plan_is_the_dag_in_an_order_it_can_run():
@@ -84,15 +82,7 @@ def test_a_runner_killed_mid_run_takes_its_jobs_with_it_and_a_rerun_completes_th
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("PYTHONPATH", str(REPO / "src"))
     results = tmp_path / "smoke"
-    killed = subprocess.Popen([sys.executable, "-m", "attnlab.runner", "smoke", "--results", str(results), "--jobs",
-                               "2"], stdout=subprocess.DEVNULL)
-    try:
-        wait_for(lambda: any("train" in argv_of(p) for p in children(killed.pid)), 300, "a training job")
-        jobs = children(killed.pid)
-    finally:
-        killed.send_signal(signal.SIGKILL)
-        killed.wait()
-    wait_for(lambda: not any(alive(p) for p in jobs), 5, f"the killed runner's jobs {jobs} to end")
+    kill_while_training([sys.executable, "-m", "attnlab.runner", "smoke", "--results", str(results), "--jobs", "2"])
     assert runner.main(["smoke", "--results", str(results), "--jobs", "2"]) == 0, capfd.readouterr()
     cfg = validate(chosen({"profile": "smoke"}, []))
     missing = [f for f in expected(cfg) if not (results / f).is_file()]

@@ -3,7 +3,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from attnlab.config import load, resolve
 from attnlab.registry import load as load_registry
 from attnlab.registry import pages
 from attnlab.registry import training
-from helpers import BAD, CHROMIUM, alive, argv_of, children, playwright_or_skip, wait_for
+from helpers import BAD, CHROMIUM, kill_while_training, playwright_or_skip
 
 REPO = Path(__file__).resolve().parents[1]
 COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "tools", "profiles", "environment.yml",
@@ -243,15 +242,8 @@ def test_a_snakemake_killed_mid_run_resumes_as_the_readme_says(tmp_path, corpus_
     runs = [f"results/smoke/ladder/{row}/seed1337/metrics.json" for row in ("L1", "L2", "L3", "L4")]
     env = {**os.environ, "PYTHONPATH": str(work / "src"),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    killed = subprocess.Popen([sys.executable, "-m", "snakemake", *runs, "--cores", "2", "--config", "profile=smoke"],
-                              cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for(lambda: any("train" in argv_of(p) for p in children(killed.pid)), 300, "a training job")
-        jobs = children(killed.pid)
-    finally:
-        killed.send_signal(signal.SIGKILL)
-        killed.wait()
-    wait_for(lambda: not any(alive(p) for p in jobs), 5, f"the killed Snakemake's jobs {jobs} to end")
+    kill_while_training([sys.executable, "-m", "snakemake", *runs, "--cores", "2", "--config", "profile=smoke"],
+                        cwd=work, env=env, stderr=subprocess.DEVNULL)
     assert not all((work / run).is_file() for run in runs)
     refused = snakemake(work, *runs, "--cores", "2", "--config", "profile=smoke", check=False)
     assert refused.returncode != 0 and "--unlock" in refused.stderr
