@@ -32,8 +32,6 @@ def s63(root):
     return evaluate(load_registry(REPO / "claims").by_id("S6.3"), gather(root))
 
 
-
-
 @pytest.mark.parametrize("ppl, verdict, failing", [
     ({"S6-mha": 40.0, "S6-gqa": 40.5, "S6-mqa": 41.5, "S6-gqa-up": 40.4, "S6-mqa-up": 41.2}, "reproduced", []),
     # as good as MQA from scratch, but 8 % worse than the MHA checkpoint: the paper's comparison fails
