@@ -122,9 +122,9 @@ def run(s: dict, device: torch.device, seed: int = 0) -> dict:
             "method": ("greedy decoding (attnlab.nn.model.generate) of n tokens after a random prompt, with the KV "
                        "cache and by full recomputation, timed by attnlab.bench.harness.measure under no_grad; "
                        "tokens/s = batch · n / median seconds; cache bytes per token measured from the cache's "
-                       "tensors after decoding, beside 2 · blocks · kv-heads · d_head · 4 bytes; the speedup's growth is the "
-                       "least-squares slope of log speedup on log n, its error the larger of the residuals' and the "
-                       "timings' (1.25 · rsd / √samples per median)")}
+                       "tensors after decoding, beside 2 · blocks · kv-heads · d_head · 4 bytes; the speedup's "
+                       "growth is the least-squares slope of log speedup on log n, its error the larger of the "
+                       "residuals' and the timings' (1.25 · rsd / √samples per median)")}
 
 
 def main(cfg: dict, out_path) -> dict:
