@@ -220,3 +220,12 @@ def test_two_layers_form_an_induction_head_and_one_layer_does_not(tmp_path):
     model.load_state_dict(torch.load(tmp_path / "2" / "ckpt.pt", weights_only=True)["model"])
     best = max(range(4), key=lambda h: found[2][-1][f"prefix_L1H{h}"])
     assert copying(model)[1, best] > 0.5  # chance: 1 / 64
+
+
+def test_the_page_reads_the_phase_over_seeds_and_says_nothing_for_older_run_files():
+    from attnlab.report.pages.induction import phase_reading
+
+    phase = phase_across_seeds({1: runs_at(150, 175), 2: runs_at(200, 200)})
+    text = phase_reading(phase)
+    assert "Over 2 seeds" in text and "0.0% ± 0.0% of training" in text and "0.5 ± 0.5 probe intervals" in text
+    assert phase_reading(None) == "" and phase_reading(phase_across_seeds({})) == ""
