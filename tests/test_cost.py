@@ -40,7 +40,8 @@ def test_every_size_and_method_is_measured(swept):
 
 
 def test_slope_is_the_log_log_exponent_over_the_last_four_rows():
-    assert cost.slope([1, 2, 4, 8, 16], [99, 4, 16, 64, 256]) == pytest.approx(2.0)
+    fit = cost.slope([1, 2, 4, 8, 16], [99, 4, 16, 64, 256])
+    assert fit == {"slope": pytest.approx(2.0), "se": pytest.approx(0.0, abs=1e-12)}
     assert cost.slope([8], [1.0]) is None
 
 
@@ -93,3 +94,34 @@ def test_the_approximations_get_better_as_they_are_given_more(swept):
     window = [w["relative_error"] for w in e["window"]]
     assert window == sorted(window, reverse=True) and window[-1] < 1e-6  # a window as long as n is exact
     assert e["favor"][-1]["relative_error"] < e["favor"][0]["relative_error"]
+    assert e["draws"] == 2 and all(f["se"] is not None and f["min"] <= f["relative_error"] <= f["max"]
+                                   for f in e["favor"])
+    assert e["window_shrink"]["ratio"] < 1e-6 and e["favor_shrink"]["ratio"] < 1
+    assert e["favor_rate"]["slope"] < 0 and len(e["favor_rate"]["per_draw"]) == 2
+
+
+def test_s8_is_judged_on_the_smoke_run_with_an_error_for_every_part(swept):
+    v = next(v for v in site_for(swept[0], CFG).page_verdicts("cost") if v.claim.id == "S8")
+    assert v.verdict != "not run", v.note
+    assert set(v.se) == set(v.reproduced)
+
+
+def test_an_error_falling_as_one_over_root_m_has_rate_minus_one_half():
+    sizes = [8, 32, 128]
+    rate = cost.error_rate(sizes, [[c / m ** 0.5 for m in sizes] for c in (2.0, 3.0)])
+    assert rate["slope"] == pytest.approx(-0.5) and rate["se"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_rate_that_differs_between_draws_has_an_error_and_an_exact_window_drops_out():
+    sizes = [8, 32, 128]
+    rate = cost.error_rate(sizes, [[1 / m ** 0.5 for m in sizes], [1 / m ** 0.2 for m in sizes]])
+    assert rate["slope"] == pytest.approx(-0.35) and rate["se"] == pytest.approx(0.15)
+    window = cost.error_rate(sizes, [[0.4, 0.1, 0.0]])  # the last window covers the sequence: no log of 0
+    assert window["slope"] == pytest.approx(-1.0) and window["se"] is None
+    assert cost.error_rate(sizes, [[0.4, 0.0, 0.0]]) is None
+
+
+def test_errors_summarised_per_size_with_their_spread_over_draws():
+    rows = cost.summarised("features", [8, 16], [[1.0, 0.5], [3.0, 0.5]])
+    assert rows[0] == {"features": 8, "relative_error": 2.0, "se": 1.0, "min": 1.0, "max": 3.0}
+    assert rows[1]["se"] == 0.0 and cost.summarised("window", [8], [[0.3]])[0]["se"] is None

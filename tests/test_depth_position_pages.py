@@ -177,6 +177,7 @@ def test_healthy_post_norm_run_decides_c42a(tmp_path):
 
 @pytest.mark.parametrize("change, claim", [
     ({"alibi": (44.95, 44.0, 47.0)}, "C5.4"),                # ALiBi worse at 256 than at 64
+    ({"alibi": (44.95, 44.8, 44.5)}, "C5.4"),                # ALiBi better at 256, but by 1 %, not the 5.5 %
     ({"sinusoidal": (44.6, 45.0, 46.0)}, "C5.2"),            # sinusoidal extrapolates
     ({"rope": (44.2, 90.0, 300.0)}, "C5.3"),                 # RoPE no better than the absolute encodings
     ({"learned": (48.0, 120.0, 410.0)}, "C5.1"),             # learned not best at the trained window

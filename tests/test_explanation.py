@@ -4,6 +4,7 @@ The model: one block, two heads, d_model 32, trained with the project's one loop
 `a n n .. n SEP a n ..`: the token after SEP repeats the row's first token, so at the scored position pos (the
 SEP, at 3, 4 or 5) the model must look back at position 0. The other tokens are noise it cannot predict.
 """
+import copy
 import itertools
 import json
 import math
@@ -131,6 +132,28 @@ def test_random_permutations_of_a_peaked_row_change_the_output(model, batch):
     assert perm["median_tv"].median() > 0.3 and perm["argmax_changed"].float().mean() > 0.5
 
 
+def test_a_layer_whose_values_are_all_equal_gives_permutations_nothing_to_change(model, batch):
+    """The value projection zeroed: every key carries the same (zero) value, so where the weight goes cannot
+    matter, and a shuffled row leaves the output as it was - the case S9.1's permutation half must fail on."""
+    x, pos, _ = batch
+    flat = copy.deepcopy(model)
+    with torch.no_grad():
+        E.attention_layers(flat)[-1].v.weight.zero_()
+    perm = E.permutation_test(flat, x, pos, n_perm=4, seed=0)
+    assert perm["tv"].abs().max() < 1e-6 and not perm["argmax_changed"].any()
+    res = E.explain(flat, x, pos, neutral=0, n_perm=4, k=2, steps=5, n_show=0)
+    assert res["permutation"]["mean_median_tv"] < 1e-6 and res["permutation"]["se_mean_median_tv"] < 1e-6
+
+
+def test_the_jsd_within_the_bound_counts_unmoved_sentences_as_zero_and_has_an_error_over_sentences():
+    under = E.under_bound(torch.tensor([0.3, math.nan, 0.2, math.nan, 0.25]))
+    assert under == pytest.approx([0.3, 0.0, 0.2, 0.0, 0.25])
+    assert E.se_of_median([0.2] * 10) == 0.0  # every sentence alike: no error
+    spread = E.se_of_median([0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5])
+    assert 0.02 < spread < 0.3
+    assert E.se_of_median([0.2]) is None and E.se_of_mean([0.1, None]) is None
+
+
 # --- importance -----------------------------------------------------------------------------------------
 
 def test_gradient_importance_is_zero_where_the_output_cannot_see(model, batch):
@@ -204,6 +227,9 @@ def test_explain_is_one_json_record(model, batch):
     assert len(res["correlation"]["mean_tau_attention_loo_per_head"]) == 2
     assert res["accuracy"]["learned"] == 1.0 and res["accuracy"]["row"] < 0.5
     assert res["seeds"]["mean_jsd"] == 0.0  # a model against itself: the yardstick's zero
+    a, p = res["adversarial"], res["permutation"]
+    assert len(a["jsd_under_bound"]) == 12 and a["se_median_jsd_under_bound"] >= 0
+    assert p["mean_median_tv"] > 2 * p["se_mean_median_tv"] > 0  # the copy head's row does matter
     shown = res["examples"][0]
     assert len(shown["learned"]) == 2 and len(shown["learned"][0]) == pos[0] + 1
     assert len(shown["adversarial"]) == 2 and len(shown["adversarial"][0][0]) == pos[0] + 1

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from attnlab.errors import AttnlabError
-from attnlab.experiments.induction import (InductionProbe, chance_level, copying, icl_score, measure, phase_change,
-                                           prefix_matching, previous_token, repeated_spans, same_phase)
+from attnlab.experiments.induction import (InductionProbe, chance_level, copying, icl_score, lag, measure,
+                                           phase_across_seeds, phase_change, prefix_matching, previous_token,
+                                           repeated_spans, rise_window, same_phase)
 from attnlab.nn.model import SelfAttention, build
 from attnlab.nn.spec import ModelSpec
 from attnlab.train import train
@@ -109,6 +110,45 @@ def test_phase_change_finds_the_jump_and_none_on_a_flat_series():
     assert not same_phase(found, flat, steps)
 
 
+def test_a_sudden_rise_has_a_short_window_and_a_steady_climb_a_long_one():
+    steps = list(range(0, 425, 25))
+    sudden = [0.1] * 7 + [0.4, 0.7] + [0.75] * 8  # most of the rise between two probes
+    window = rise_window(steps, sudden)
+    assert window["from"] == 175 and window["to"] == 200 and window["width"] == pytest.approx(25 / 400)
+    steady = [0.1 + 0.04 * i for i in range(17)]  # the same net rise, spread evenly over training
+    assert rise_window(steps, steady)["width"] == pytest.approx((375 - 50) / 400)
+    assert rise_window(steps, [0.1] * 17)["width"] == 1.0  # no rise at all: as slow as training itself
+
+
+def runs_at(rise_at: int, drop_at: int | None, icl_one: float = -0.1) -> dict:
+    """control()'s runs for one seed: a two-layer model whose score jumps and whose ICL score drops at the
+    given steps (None: never), and a one-layer model with ICL score `icl_one`."""
+    steps = list(range(0, 425, 25))
+    score = [0.1 if st < rise_at else 0.75 for st in steps]
+    icl = [0.0 if drop_at is None or st < drop_at else -2.0 for st in steps]
+    rise, drop = phase_change(steps, score), phase_change(steps, icl)
+    two = {"steps": steps, "final": {"icl": icl[-1]}, "lag_intervals": lag(rise, drop, steps),
+           "rise_window": rise_window(steps, score)}
+    return {"attn-only-2": two, "attn-only-1": {"final": {"icl": icl_one}}}
+
+
+def test_phase_across_seeds_gives_each_measure_a_mean_and_its_error_over_seeds():
+    phase = phase_across_seeds({1: runs_at(150, 150), 2: runs_at(200, 250), 3: runs_at(250, None)})
+    assert phase["seeds"] == 3 and phase["by_seed"]["2"]["lag_intervals"] == 2.0
+    assert phase["by_seed"]["3"]["lag_intervals"] == 16.0  # a drop that never came: the whole run
+    assert phase["lag_intervals"]["mean"] == pytest.approx(6.0) and phase["lag_intervals"]["se"] > 4
+    assert phase["rise_width"] == {"mean": 0.0, "se": 0.0}  # every jump between two probes
+    assert phase["icl_two_minus_one"]["mean"] == pytest.approx((-1.9 - 1.9 + 0.1) / 3)
+
+
+def test_a_seed_whose_model_diverged_drops_out_of_the_phase_and_one_seed_has_no_error():
+    diverged = {"attn-only-2": {"status": "diverged", "layers": 2}, "attn-only-1": {"final": {"icl": 0.0}}}
+    phase = phase_across_seeds({1: runs_at(150, 150), 2: diverged})
+    assert phase["seeds"] == 1 and phase["by_seed"]["2"] is None
+    assert phase["rise_width"]["se"] is None and phase["lag_intervals"]["mean"] == 0.0
+    assert phase_across_seeds({2: diverged})["rise_width"] == {"mean": None, "se": None}
+
+
 def tiny_lm(n_blocks=2, seed=0):
     torch.manual_seed(seed)
     return build(ModelSpec(vocab_size=16, d_model=16, context=12, n_blocks=n_blocks, mixer="multihead", n_heads=2,
@@ -180,3 +220,12 @@ def test_two_layers_form_an_induction_head_and_one_layer_does_not(tmp_path):
     model.load_state_dict(torch.load(tmp_path / "2" / "ckpt.pt", weights_only=True)["model"])
     best = max(range(4), key=lambda h: found[2][-1][f"prefix_L1H{h}"])
     assert copying(model)[1, best] > 0.5  # chance: 1 / 64
+
+
+def test_the_page_reads_the_phase_over_seeds_and_says_nothing_for_older_run_files():
+    from attnlab.report.pages.induction import phase_reading
+
+    phase = phase_across_seeds({1: runs_at(150, 175), 2: runs_at(200, 200)})
+    text = phase_reading(phase)
+    assert "Over 2 seeds" in text and "0.0% ± 0.0% of training" in text and "0.5 ± 0.5 probe intervals" in text
+    assert phase_reading(None) == "" and phase_reading(phase_across_seeds({})) == ""

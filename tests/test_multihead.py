@@ -13,6 +13,7 @@ from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json
 from attnlab.report.pages import multihead as page
 from attnlab.report.site import render
+from attnlab.stats import bootstrap_se
 from helpers import rendered_page, site_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,7 +44,7 @@ def test_run_rows_and_settings(s4):
     for r in result["rows"]:
         assert 0 < r["ms_min"] <= r["ms_median"] <= r["ms_max"] and r["ms_core_median"] > 0
         assert r["softmax_elements"] == 2 * r["heads"] * 16 * 16
-    assert result["time_ratio_max_min"] >= 1
+    assert result["time_ratio_max_min"] >= 1 and result["time_ratio_se"] >= 0
     assert result["nvml"] is None  # CPU: no NVML sampler
 
 
@@ -52,6 +53,14 @@ def test_timing_interleaves_every_head_count_each_round():
     layer_s, core_s, nvml = multihead.time_heads(mods, torch.randn(1, 4, 16), repeats=4, warmup=1, inner=2)
     assert {h: len(v) for h, v in layer_s.items()} == {1: 4, 4: 4} == {h: len(v) for h, v in core_s.items()}
     assert nvml is None  # off a GPU
+
+
+def test_ratio_max_min_reads_the_medians_and_its_error_grows_with_the_rounds_spread():
+    steady = {1: [1.0, 1.0, 1.0, 1.0], 2: [2.0, 2.0, 2.0, 2.0]}
+    assert multihead.ratio_max_min(steady) == 2.0
+    assert bootstrap_se(steady, multihead.ratio_max_min) == 0.0
+    jittery = {1: [1.0, 1.5, 0.8, 1.2, 0.9, 1.4], 2: [2.0, 2.0, 2.0, 2.0, 2.0, 2.0]}
+    assert bootstrap_se(jittery, multihead.ratio_max_min) > 0.05
 
 
 def test_heads_must_divide_the_width():

@@ -12,8 +12,10 @@ that runs out of memory gets a row saying so, with the bytes its score matrix wo
 tried at larger n; the others go on. On the CPU the sweep stops at `cost.max_n_cpu`.
 
 Output (results/<profile>/cost/result.json): rows (one per n and method), projections (one per n), slopes
-(log-log, over the last four rows each method completed), longest (the largest n each method reached),
-approximation_errors (S8: the two approximations' relative error as their window or features grow),
+(log-log, over the last four rows each method completed; time with its standard error from the residuals),
+longest (the largest n each method reached), approximation_errors (S8: the two approximations' relative error
+as their window or features grow, over several draws of the inputs: per size the mean with its standard
+error; per method the shrink from the first size to the last and the log-log rate, each with its error),
 settings, device facts, method, provenance.
 """
 from __future__ import annotations
@@ -31,6 +33,7 @@ from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
 from attnlab.nn.approx import favor_attention, window_attention
 from attnlab.nn.tiled import tiled_attention
+from attnlab.stats import fit_line, mean_se
 
 SLOPE_ROWS = 4
 
@@ -85,32 +88,80 @@ def relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
     return ((approx - exact).norm() / exact.norm()).item()
 
 
-def approximation_errors(s: dict, seed: int) -> dict:
-    """S8: ||approx - exact|| / ||exact|| of the attention outputs on one random (q, k, v), as the window and
-    the number of random features grow. Inputs: unit Gaussian entries, so that the scaled scores have standard
-    deviation 1, in float64 on the CPU (the error is the method's, not the arithmetic's)."""
-    e, dh = s["errors"], s["d_model"] // s["heads"]
-    g = torch.Generator().manual_seed(seed)
-    q, k, v = (torch.randn(1, s["heads"], e["n"], dh, generator=g, dtype=torch.float64) for _ in range(3))
+def draw_errors(q, k, v, e: dict, s: dict, seed: int) -> dict[str, list[float]]:
+    """One draw's relative errors against exact attention: {"window": one per window, "favor": one per feature
+    count} (FAVOR+'s random features drawn with `seed`)."""
     exact = attention(q, k, v, causal=True, need_weights=False)[0]
-    windows = [{"window": w, "n_global": s["n_global"],
-                "relative_error": relative_error(window_attention(q, k, v, window=w, n_global=s["n_global"],
-                                                                  block=s["block"]), exact)} for w in e["windows"]]
-    favor = []
-    for m in e["features"]:
-        errs = [relative_error(favor_attention(q, k, v, features=m, seed=seed + r), exact) for r in range(e["seeds"])]
-        favor.append({"features": m, "relative_error": sum(errs) / len(errs), "min": min(errs), "max": max(errs)})
-    return {"n": e["n"], "head_dim": dh, "heads": s["heads"], "window": windows, "favor": favor,
-            "inputs": "q, k, v with unit Gaussian entries, float64, causal"}
+    return {"window": [relative_error(window_attention(q, k, v, window=w, n_global=s["n_global"], block=s["block"]),
+                                      exact) for w in e["windows"]],
+            "favor": [relative_error(favor_attention(q, k, v, features=m, seed=seed), exact) for m in e["features"]]}
 
 
-def slope(ns: list[int], ys: list[float]) -> float | None:
-    """Least-squares slope of log y against log n over the last SLOPE_ROWS points (None with fewer than two)."""
-    pts = [(math.log(n), math.log(y)) for n, y in zip(ns, ys) if y and y > 0][-SLOPE_ROWS:]
-    if len(pts) < 2:
+def error_rate(sizes: list[int], draws: list[list[float]]) -> dict | None:
+    """How fast an error falls: per draw, the least-squares slope of log error on log size (sizes where the
+    error is 0, a window as long as the sequence, left out); their mean, with its standard error over the
+    draws (None from one draw). None where a draw has fewer than two sizes to fit."""
+    fits = [log_fit(sizes, errs) for errs in draws]
+    if None in fits:
         return None
-    mx, my = sum(p[0] for p in pts) / len(pts), sum(p[1] for p in pts) / len(pts)
-    return sum((a - mx) * (b - my) for a, b in pts) / sum((a - mx) ** 2 for a, _ in pts)
+    mean, se = mean_se([f["slope"] for f in fits])
+    return {"slope": mean, "se": se if len(fits) > 1 else None, "per_draw": [f["slope"] for f in fits]}
+
+
+def summarised(key: str, sizes: list[int], draws: list[list[float]]) -> list[dict]:
+    """Per size: the mean relative error over the draws, its standard error (None from one draw), min and max."""
+    out = []
+    for i, size in enumerate(sizes):
+        errs = [d[i] for d in draws]
+        mean, se = mean_se(errs)
+        out.append({key: size, "relative_error": mean, "se": se if len(errs) > 1 else None,
+                    "min": min(errs), "max": max(errs)})
+    return out
+
+
+def approximation_errors(s: dict, seed: int) -> dict:
+    """S8: ||approx - exact|| / ||exact|| of the attention outputs, as the window and the number of random
+    features grow, over `errors.seeds` draws: each draw a new random (q, k, v) and, for FAVOR+, new features.
+    Inputs: unit Gaussian entries, so that the scaled scores have standard deviation 1, in float64 on the CPU
+    (the error is the method's, not the arithmetic's). Per size the mean over draws with its standard error;
+    per method the ratio of the last size's error to the first's and the log-log slope of error on size, each a
+    mean over draws with its standard error."""
+    e, dh = s["errors"], s["d_model"] // s["heads"]
+    draws = []
+    for r in range(e["seeds"]):
+        g = torch.Generator().manual_seed(seed + r)
+        q, k, v = (torch.randn(1, s["heads"], e["n"], dh, generator=g, dtype=torch.float64) for _ in range(3))
+        draws.append(draw_errors(q, k, v, e, s, seed + r))
+    out = {"n": e["n"], "head_dim": dh, "heads": s["heads"], "draws": e["seeds"],
+           "inputs": "q, k, v with unit Gaussian entries, float64, causal; new inputs and features at every draw"}
+    for method, key, sizes in (("window", "window", e["windows"]), ("favor", "features", e["features"])):
+        per_draw = [d[method] for d in draws]
+        out[method] = summarised(key, sizes, per_draw)
+        ratio, ratio_se = mean_se([errs[-1] / errs[0] for errs in per_draw])
+        out[f"{method}_shrink"] = {"ratio": ratio, "se": ratio_se if len(per_draw) > 1 else None}
+        out[f"{method}_rate"] = error_rate(sizes, per_draw)
+    return out
+
+
+def log_fit(ns: list[int], ys: list[float]) -> dict | None:
+    """Least-squares line of log y on log n over the points with y > 0 (None with fewer than two)."""
+    pts = [(math.log(n), math.log(y)) for n, y in zip(ns, ys) if y and y > 0]
+    return fit_line([x for x, _ in pts], [y for _, y in pts]) if len(pts) >= 2 else None
+
+
+def slope(ns: list[int], ys: list[float]) -> dict | None:
+    """Log-log slope over the last SLOPE_ROWS points with y > 0, with its standard error from the residuals
+    ({"slope", "se"}; se None from two points; None with fewer than two)."""
+    pts = [(n, y) for n, y in zip(ns, ys) if y and y > 0][-SLOPE_ROWS:]
+    fit = log_fit([n for n, _ in pts], [y for _, y in pts])
+    return None if fit is None else {"slope": fit["slope"], "se": fit["se"]}
+
+
+def slopes(rows: list[dict]) -> dict:
+    """A method's log-log slopes over its last SLOPE_ROWS sizes: time with its standard error, and memory."""
+    ns = [r["n"] for r in rows]
+    t, mem = slope(ns, [r["median_ms"] for r in rows]), slope(ns, [r["peak_bytes"] for r in rows])
+    return {"time": t and t["slope"], "time_se": t and t["se"], "memory": mem and mem["slope"]}
 
 
 def run(s: dict, device: torch.device, seed: int = 0, peak_flops: float | None = None) -> dict:
@@ -148,9 +199,8 @@ def run(s: dict, device: torch.device, seed: int = 0, peak_flops: float | None =
     done = {m: [r for r in rows if r["method"] == m and not r["oom"]] for m in s["methods"]}
     return {
         "settings": s, "rows": rows, "projections": proj,
-        "slopes": {m: {"time": slope([r["n"] for r in rs], [r["median_ms"] for r in rs]),
-                       "memory": slope([r["n"] for r in rs], [r["peak_bytes"] for r in rs])} for m, rs in done.items()},
-        "projection_slope": slope([p["n"] for p in proj], [p["median_ms"] for p in proj]),
+        "slopes": {m: slopes(rs) for m, rs in done.items()},
+        "projection_slope": (slope([p["n"] for p in proj], [p["median_ms"] for p in proj]) or {}).get("slope"),
         "longest": {m: max((r["n"] for r in rs), default=None) for m, rs in done.items()},
         "oom": {m: next((r["n"] for r in rows if r["method"] == m and r["oom"]), None) for m in s["methods"]},
         # the bytes of the (B, h, n, n) scores at the first n a method ran out of memory, over the device's memory

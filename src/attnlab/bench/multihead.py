@@ -25,6 +25,8 @@ Output (results/<profile>/multihead/result.json):
                core alone (scores, mask, softmax, mix) on the layer's own q, k, v
     flops_equal        every row has the same matmul FLOPs (bool)
     time_ratio_max_min slowest median / fastest median across h
+    time_ratio_se      its standard error: a bootstrap over the timed rounds (each resample keeps a round's head
+                       counts together)
     d_model, context, batch_size, heads, repeats, warmup, inner, causal, device, threads,
     nvml (the GPU's clocks and throttle reasons over the rounds; None off a GPU), method, provenance
 """
@@ -40,6 +42,7 @@ from attnlab.bench.harness import interleaved, setup
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
+from attnlab.stats import bootstrap_se
 
 
 
@@ -92,6 +95,12 @@ def time_heads(mods: dict[int, SelfAttention], x: torch.Tensor, repeats: int, wa
     return ({h: per_call[("layer", h)] for h in mods}, {h: per_call[("core", h)] for h in mods}, timed["nvml"])
 
 
+def ratio_max_min(secs: dict) -> float:
+    """Slowest median time / fastest median time across head counts."""
+    med = [statistics.median(v) for v in secs.values()]
+    return max(med) / min(med)
+
+
 def run(s: dict, device, seed: int = 0) -> dict:
     """Time every head count of the profile's `multihead` section (defaults filled by the schema)."""
     d, T, B, heads = s["d_model"], s["context"], s["batch_size"], list(s["heads"])
@@ -111,7 +120,8 @@ def run(s: dict, device, seed: int = 0) -> dict:
         "warmup": s["warmup"], "inner": s["inner"], "causal": True,
         "rows": rows,
         "flops_equal": len({r["flops"] for r in rows}) == 1,
-        "time_ratio_max_min": max(med.values()) / min(med.values()),
+        "time_ratio_max_min": ratio_max_min(secs),
+        "time_ratio_se": bootstrap_se(secs, ratio_max_min, seed=seed),
         "device": provenance.device_name(device),
         "threads": torch.get_num_threads(),
         "nvml": nvml,  # the GPU's clocks, power and throttle reasons over the timed rounds (None off a GPU)
@@ -122,7 +132,7 @@ def run(s: dict, device, seed: int = 0) -> dict:
                    "the attention core alone on that layer's q, k, v, in an order rotated by one each round; "
                    "ms_median is the "
                    "median over rounds. FLOPs count the matrix products only (2 per multiply-add); the "
-                   "softmax's B*h*T^2 elementwise work is listed apart."),
+                   "softmax's B*h*T^2 elementwise work is listed apart. time_ratio_se: bootstrap over rounds."),
     }
 
 

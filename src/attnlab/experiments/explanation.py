@@ -31,6 +31,7 @@ import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.nn.model import SelfAttention
+from attnlab.stats import bootstrap_se, mean_se
 
 LN2 = math.log(2.0)
 JSD_FLOOR = 1e-6  # nats: an adversarial row closer than this to the learned one has not moved (it is the same row)
@@ -51,6 +52,8 @@ DEFINITIONS = {
                    "best iterate whose TV (measured in the same forward pass) is <= eps and JSD > floor",
     "uniform": "row at pos (or every row of the layer) set to uniform weights over the keys it may see",
     "seeds": "JSD between the head-mean rows at pos of two models trained with different seeds",
+    "jsd_under_bound": "per example, the largest JSD of an adversarial row whose output stayed within TV eps, 0 "
+                       "where none did; its median over examples, with a bootstrap standard error over examples",
 }
 
 
@@ -424,6 +427,7 @@ def explain(model, tokens: torch.Tensor, pos, target=None, *, layer: int = -1, n
     per_head = {name: [mean_of(taus(row[:, h], imp, pos)) for h in range(row.size(1))]
                 for name, imp in (("gradient", grad), ("loo", loo))}
     changed = perm["argmax_changed"].float().mean(1)
+    under = under_bound(adv["max_jsd"])
     out = {
         "layer": layer % n_layers, "n_heads": row.size(1), "n_examples": B, "pos": pos.tolist(),
         "definitions": {**DEFINITIONS, "neutral": "removed" if neutral is None else f"token {neutral}"},
@@ -439,13 +443,15 @@ def explain(model, tokens: torch.Tensor, pos, target=None, *, layer: int = -1, n
         "permutation": {
             "n_perm": n_perm, "median_tv": floats(perm["median_tv"]), "argmax_changed": floats(changed),
             "median_median_tv": median_of(perm["median_tv"]), "mean_median_tv": mean_of(perm["median_tv"]),
-            "mean_argmax_changed": mean_of(changed),
+            "mean_argmax_changed": mean_of(changed), "se_mean_median_tv": se_of_mean(perm["median_tv"]),
         },
         "adversarial": {
             "k": k, "eps": eps, "steps": steps, "jsd_max_possible": LN2,
             "max_jsd": floats(adv["max_jsd"]), "tv_at_max": floats(adv["tv_at_max"]),
             "feasible": adv["feasible"].any(1).tolist(), "n_feasible": int(adv["feasible"].any(1).sum()),
             "mean_max_jsd": mean_of(adv["max_jsd"]), "median_max_jsd": median_of(adv["max_jsd"]),
+            "jsd_under_bound": floats(under), "median_jsd_under_bound": median_of(under),
+            "se_median_jsd_under_bound": se_of_median(under, seed),
             "min_tv_infeasible": floats(torch.where(adv["feasible"].any(1), math.nan, adv["tv"].min(1).values)),
             "argmax_changed": adv["argmax_changed"].any(1).tolist(),
         },
@@ -469,6 +475,25 @@ def explain(model, tokens: torch.Tensor, pos, target=None, *, layer: int = -1, n
         s = seed_jsd(model, other, x, pos, layer)
         out["seeds"] = {"jsd": floats(s), "mean_jsd": mean_of(s), "median_jsd": median_of(s)}
     return out
+
+
+def under_bound(max_jsd: torch.Tensor) -> list[float]:
+    """Per example, the adversaries' best JSD within the output bound, 0 where no row stayed within it (NaN):
+    an example the adversary could not move counts against the claim instead of dropping out of it."""
+    return [0.0 if math.isnan(v) else v for v in max_jsd.tolist()]
+
+
+def se_of_median(values: list[float], seed: int = 0) -> float | None:
+    """Bootstrap standard error, over examples, of their median."""
+    if len(values) < 2:
+        return None
+    return floats(bootstrap_se({"x": values}, lambda r: statistics.median(r["x"]), seed=seed))
+
+
+def se_of_mean(values) -> float | None:
+    """Standard error, over examples, of their mean (sd / √n); None with fewer than two defined values."""
+    v = defined(values)
+    return floats(mean_se(v)[1]) if len(v) > 1 else None
 
 
 def floats(x) -> list:

@@ -14,6 +14,8 @@ What is here:
     measure               all of the above (but copying) on any LM and a batch of token rows
     InductionProbe        measure() as a probe of attnlab.train.train
     phase_change, same_phase   the step at which a probed score jumps, and whether two jumps coincide
+    rise_window           how suddenly a probed score changes: its 10 %-90 % window as a share of training
+    phase_across_seeds    S10.2 at every seed (the control models are trained at each of the profile's seeds)
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import torch.nn.functional as F
 from attnlab import registry
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.nn.model import SelfAttention
+from attnlab.stats import mean_se
 
 EARLY, LATE = 0.1, 0.9  # where icl_score reads the loss, as fractions of the context (Olsson: 50 and 500 of 512)
 
@@ -252,15 +255,41 @@ def phase_change(steps, values, min_change: float = 0.1) -> dict:
     return out
 
 
-def same_phase(a: dict, b: dict, steps, within: int = 2) -> bool:
-    """Whether two phase changes (phase_change results over the same probe steps) happen within `within`
-    probe intervals of each other; False when either has none."""
-    if a["step"] is None or b["step"] is None:
-        return False
+def probe_interval(steps) -> int:
+    """The usual distance between two probes (a last, shorter one does not count)."""
     steps = list(steps)
     gaps = sorted(s1 - s0 for s0, s1 in zip(steps, steps[1:]))
-    interval = gaps[len(gaps) // 2]  # the usual probe interval (a last, shorter one does not count)
-    return abs(a["step"] - b["step"]) <= within * interval
+    return gaps[len(gaps) // 2]
+
+
+def lag(a: dict, b: dict, steps) -> float | None:
+    """How many probe intervals apart two phase changes (phase_change results over the same probe steps) are;
+    None when either has none."""
+    if a["step"] is None or b["step"] is None:
+        return None
+    return abs(a["step"] - b["step"]) / probe_interval(steps)
+
+
+def same_phase(a: dict, b: dict, steps, within: int = 2) -> bool:
+    """Whether two phase changes happen within `within` probe intervals of each other; False when either has
+    none."""
+    apart = lag(a, b, steps)
+    return apart is not None and apart <= within
+
+
+def rise_window(steps, values, lo: float = 0.1, hi: float = 0.9, min_change: float = 0.1) -> dict:
+    """How suddenly a probed score changes: the first probe steps at which it has covered `lo` and `hi` of its
+    net change (first value to last), and the distance between them as a share of the probed training,
+    `width`. A phase change is a short window; a score that climbs steadily all along has a width near
+    hi - lo. A change smaller than min_change has no window: width 1, as slow as training itself."""
+    steps, values = list(steps), [float(v) for v in values]
+    start, change = values[0], values[-1] - values[0]
+    if abs(change) < min_change:
+        return {"from": None, "to": None, "width": 1.0}
+    covered = [(v - start) / change for v in values]
+    first = next(st for st, c in zip(steps, covered) if c >= lo)
+    last = next(st for st, c in zip(steps, covered) if c >= hi)
+    return {"from": first, "to": last, "width": (last - first) / (steps[-1] - steps[0])}
 
 
 # ------------------------------------------------------------------ the experiment (registry: induction)
@@ -273,18 +302,19 @@ def probed(path) -> list[dict]:
         return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
-def control(cfg: dict, out_dir) -> dict:
-    """Attention-only models of each depth trained on repeated spans, probed as they learn; a model that
-    diverged is recorded as such (its Diverged record, with its depth)."""
+def control(cfg: dict, out_dir, seed: int | None = None) -> dict:
+    """Attention-only models of each depth trained on repeated spans, probed as they learn, at `seed` (default:
+    the job's); a model that diverged is recorded as such (its Diverged record, with its depth)."""
     from attnlab.nn.spec import ModelSpec
     from attnlab.train import finished, train
 
     s = cfg["induction"]
-    gen = torch.Generator().manual_seed(cfg["seed"])
+    seed = cfg["seed"] if seed is None else seed
+    gen = torch.Generator().manual_seed(seed)
     T = s["length"]
     data, val, probe_rows = (repeated_spans(n, T + 1, s["span"], s["vocab_size"], gen)
                              for n in (s["sequences"], s["probe_sequences"], s["probe_sequences"]))
-    run_cfg = {"seed": cfg["seed"], "device": cfg["device"], "threads": cfg.get("threads"), "profile": cfg["profile"],
+    run_cfg = {"seed": seed, "device": cfg["device"], "threads": cfg.get("threads"), "profile": cfg["profile"],
                "train": {**cfg["train"], **s["train"], "eval_contexts": None}}
     out = {}
     for layers in s["layers"]:
@@ -305,9 +335,40 @@ def control(cfg: dict, out_dir) -> dict:
         final = measure(model, probe_rows)
         out[name] = {"layers": layers, "steps": steps, "series": rows, "final": final,
                      "copying": copying(model).tolist(), "induction_jump": rise, "icl_drop": drop,
-                     "same_phase": same_phase(rise, drop, steps), "n_params": metrics["n_params"]}
+                     "same_phase": same_phase(rise, drop, steps), "lag_intervals": lag(rise, drop, steps),
+                     "rise_window": rise_window(steps, [r["induction"] for r in rows]),
+                     "n_params": metrics["n_params"]}
         print(f"  {name}: best prefix-matching score {final['induction']:.3f} (chance {final['chance']:.3f}), "
               f"ICL score {final['icl']:.3f}, jump at step {rise['step']}", flush=True)
+    return out
+
+
+PHASE = ("rise_width", "lag_intervals", "icl_two_minus_one")
+
+
+def phase_at(runs: dict) -> dict | None:
+    """S10.2 at one seed, from control()'s runs: the width of the two-layer model's rise (a share of training),
+    how many probe intervals its ICL drop lies from that rise (a drop or rise that never came counts as the
+    whole run), and its ICL score less the one-layer model's. None where either model diverged."""
+    two, one = runs.get("attn-only-2") or {}, runs.get("attn-only-1") or {}
+    if "final" not in two or "final" not in one:
+        return None
+    apart = two["lag_intervals"]
+    whole = (two["steps"][-1] - two["steps"][0]) / probe_interval(two["steps"])
+    return {"rise_width": two["rise_window"]["width"], "lag_intervals": whole if apart is None else apart,
+            "icl_two_minus_one": two["final"]["icl"] - one["final"]["icl"]}
+
+
+def phase_across_seeds(by_seed: dict) -> dict:
+    """Per S10.2 measure, its mean over the seeds at which both models trained, with the standard error of that
+    mean over the seeds (None from one seed); `by_seed` is seed -> control()'s runs."""
+    at = {str(seed): phase_at(runs) for seed, runs in by_seed.items()}
+    ok = {seed: m for seed, m in at.items() if m is not None}
+    out = {"by_seed": at, "seeds": len(ok)}
+    for key in PHASE:
+        values = [m[key] for m in ok.values()]
+        mean, se = mean_se(values) if values else (None, None)
+        out[key] = {"mean": mean, "se": se if len(values) > 1 else None}
     return out
 
 
@@ -351,7 +412,12 @@ def main(cfg: dict, out_path, data_dir) -> dict:
     runs = [n for n in registry.get("induction").needs if "." in n]  # the Shakespeare runs it reads
 
     def run():
-        return {"control": control(cfg, out_path.parent), "text": on_text(cfg, out_path.parent.parent, data_dir, runs),
+        main_runs = control(cfg, out_path.parent)
+        others = {seed: control(cfg, out_path.parent / f"seed{seed}", seed)
+                  for seed in cfg.get("seeds") or [] if seed != cfg["seed"]}
+        return {"control": main_runs, "text": on_text(cfg, out_path.parent.parent, data_dir, runs),
+                "phase": phase_across_seeds({cfg["seed"]: main_runs, **others}),
+                "control_seeds": {str(seed): runs for seed, runs in others.items()},
                 "settings": cfg["induction"], "icl_positions": [EARLY, LATE]}
 
     return provenance.measured(cfg, out_path, run, device=pick_device(cfg.get("device", "auto")))

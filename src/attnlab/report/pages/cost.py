@@ -104,13 +104,14 @@ def blocks(site) -> dict[str, str]:
     out["error_chart"] = chart("chart-cost-error", error_chart(e))
     out["error_reading"] = error_reading(e)
     errors = pd.DataFrame([{"window": w["window"], "window_error": w["relative_error"]} for w in e["window"]])
-    favor = pd.DataFrame([{"features": f["features"], "favor_error": f["relative_error"], "favor_min": f["min"],
-                           "favor_max": f["max"]} for f in e["favor"]])
+    favor = pd.DataFrame([{"features": f["features"], "favor_error": f["relative_error"], "favor_se": f.get("se"),
+                           "favor_min": f["min"], "favor_max": f["max"]} for f in e["favor"]])
     out["error_table"] = (md_table(errors, {"window": "window", "window_error": "relative error"},
                                    {"window_error": lambda v: f"{v:.3g}"}) + "\n"
                           + md_table(favor, {"features": "random features", "favor_error": "relative error (mean)",
-                                             "favor_min": "lowest", "favor_max": "highest"},
-                                     {k: (lambda v: f"{v:.3g}") for k in ("favor_error", "favor_min", "favor_max")}))
+                                             "favor_se": "its SE", "favor_min": "lowest", "favor_max": "highest"},
+                                     {k: (lambda v: "–" if v is None or v != v else f"{v:.3g}")
+                                      for k in ("favor_error", "favor_se", "favor_min", "favor_max")}))
     gpu = None
     for row in r["rows"]:
         gpu = gpu or gpu_region(row.get("nvml"))

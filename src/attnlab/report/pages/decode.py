@@ -29,7 +29,13 @@ def reading(r: dict) -> str:
     """The speedups in words, generated from the result."""
     n = r["settings"]["lengths"][-1]
     parts = [f"{key.replace('/', ' model with ')} kv heads ×{value:.2f}" for key, value in r["speedup_at_longest"].items()]
-    return f"At {n} generated tokens the cache's speedup over recomputing is: " + "; ".join(parts) + ".\n"
+    text = f"At {n} generated tokens the cache's speedup over recomputing is: " + "; ".join(parts) + ".\n"
+    slopes = [f"{key.replace('/', ' model with ')} kv heads {g['slope']:.2f}"
+              + (f" ± {g['se']:.2f}" if g["se"] else "") for key, g in (r.get("speedup_slope") or {}).items() if g]
+    if slopes:
+        text += ("\nHow it grows with length, as the slope of log speedup against log length (1 would be a speedup "
+                 "in proportion to the length; ± one standard error): " + "; ".join(slopes) + ".\n")
+    return text
 
 
 def blocks(site) -> dict[str, str]:

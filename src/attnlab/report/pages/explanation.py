@@ -17,15 +17,24 @@ def summary(r: dict) -> pd.DataFrame:
         ("Kendall τ, attention vs leave-one-out importance (mean)", c["mean_tau_attention_loo"]),
         ("Kendall τ, gradient vs leave-one-out (the reference)", c["mean_tau_gradient_loo"]),
         ("output change under a random permutation of the row (median TV)", p["median_median_tv"]),
+        ("the same, averaged over sentences (± SE over sentences)",
+         with_se(p["mean_median_tv"], p.get("se_mean_median_tv"))),
         ("share of permutations that change the answer", p["mean_argmax_changed"]),
         (f"sentences with an adversary within TV ≤ {a['eps']}", f"{a['n_feasible']} of {r['n_examples']}"),
         ("adversarial JSD from the learned row (median over those)", a["median_max_jsd"]),
+        ("adversarial JSD within the bound, 0 where none (median over all, ± bootstrap SE)",
+         with_se(a.get("median_jsd_under_bound"), a.get("se_median_jsd_under_bound"))),
         ("JSD between two seeds' learned rows (median)", (r.get("seeds") or {}).get("median_jsd")),
         ("JSD of the learned row from the uniform one (mean)", u["mean_jsd_learned_uniform"]),
         ("held-out accuracy, learned attention", (r.get("accuracy") or {}).get("learned")),
         ("held-out accuracy, the row made uniform", (r.get("accuracy") or {}).get("row")),
     ]
     return pd.DataFrame(rows, columns=["measure", "value"])
+
+
+def with_se(v, se) -> str | None:
+    """'v ± se' when the run files state the error (older ones do not)."""
+    return None if v is None or se is None else f"{v:.3f} ± {se:.3f}"
 
 
 def value(v) -> str:
@@ -53,7 +62,10 @@ def reading(r: dict) -> str:
     share = a["n_feasible"] / r["n_examples"]
     seeds = (r.get("seeds") or {}).get("median_jsd")
     acc = r.get("accuracy") or {}
-    jw = share >= 0.5 and (a["median_max_jsd"] or 0) >= 0.1
+    far = a.get("median_jsd_under_bound")  # S9.1's measure: 0 for a sentence no adversary moved within the bound
+    if far is None:  # older run files: the median over the sentences an adversary moved, when they are most
+        far = (a["median_max_jsd"] or 0) if share >= 0.5 else 0
+    jw = far >= 0.1
     lost = (acc.get("learned") or 0) - (acc.get("row") or 0)
     out = [f"For {share:.0%} of the sentences an adversary found a row that moves the answer's distribution by at "
            f"most {a['eps']} in total variation"

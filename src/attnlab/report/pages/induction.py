@@ -66,6 +66,22 @@ def reading(control: dict) -> str:
     return " ".join(out) + "\n"
 
 
+def phase_reading(phase: dict | None) -> str:
+    """S10.2's measures over the seeds, in words ('' for run files from before they were recorded)."""
+    if not phase or not phase["seeds"]:
+        return ""
+
+    def shown(key: str, fmt: str) -> str:
+        m = phase[key]
+        return format(m["mean"], fmt) + (f" ± {format(m['se'], fmt)}" if m["se"] is not None else "")
+
+    return (f"\nOver {phase['seeds']} seed{'s' if phase['seeds'] > 1 else ''} (mean ± standard error), the two-layer "
+            f"model's best prefix-matching score goes from 10 % to 90 % of its rise within "
+            f"{shown('rise_width', '.1%')} of training; its in-context-learning drop lies "
+            f"{shown('lag_intervals', '.1f')} probe intervals from that rise; and its in-context-learning score "
+            f"less the one-layer model's is {shown('icl_two_minus_one', '.2f')} nats.\n")
+
+
 def text_reading(text: dict) -> str:
     parts = [f"{name} ({t['blocks']} block{'s' if t['blocks'] > 1 else ''}): best prefix-matching score "
              f"{t['induction']:.3f}, ×{t['induction'] / t['chance']:.1f} chance; in-context-learning score "
@@ -87,7 +103,7 @@ def blocks(site) -> dict[str, str]:
                        f"{s['probe_every']} steps on {s['probe_sequences']} held-back sequences")
     control, lost = measured(r["control"])
     out["phase_chart"] = chart("chart-induction-phase", phase_chart(control)) if control else ""
-    out["reading"] = reading(control) if control else ""
+    out["reading"] = (reading(control) if control else "") + phase_reading(r.get("phase"))
     heads = [row for name, c in control.items() for row in head_rows(name, {**c["final"], "copying": c["copying"]})]
     out["control_table"] = diverged_note(lost) + ("\nEvery head at the end of training (copying: the share of tokens "
                                                   "whose own logit the head's OV circuit makes the largest; chance "

@@ -1,0 +1,42 @@
+"""The few statistics the producers share, each with its standard error: a mean, a least-squares line and a
+bootstrap over repeated rounds. Plain Python, so that the claims read numbers, not arrays."""
+from __future__ import annotations
+
+import math
+import random
+import statistics
+
+
+def mean_se(xs: list[float]) -> tuple[float, float]:
+    """The mean and its standard error, sd / √n (0 for a single value)."""
+    n = len(xs)
+    mean = sum(xs) / n
+    return mean, (statistics.stdev(xs) / math.sqrt(n) if n > 1 else 0.0)
+
+
+def fit_line(xs: list[float], ys: list[float]) -> dict:
+    """Least-squares line y = a + b·x: {slope, se, intercept, n}. The slope's standard error is the residuals'
+    (s² / Σ(x − x̄)², s² with n − 2 degrees of freedom); None with fewer than three points, where the residuals
+    say nothing."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    intercept = my - slope * mx
+    if n < 3:
+        return {"slope": slope, "se": None, "intercept": intercept, "n": n}
+    s2 = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys)) / (n - 2)
+    return {"slope": slope, "se": math.sqrt(s2 / sxx), "intercept": intercept, "n": n}
+
+
+def bootstrap_se(rounds: dict, statistic, n_boot: int = 400, seed: int = 0) -> float:
+    """Standard error of `statistic(rounds)` by resampling the rounds with replacement. `rounds` maps a key to
+    its samples, one per round; a resample draws round indices once for every key, so what was measured in the
+    same round stays paired (a slow spell of the machine falls on all of them)."""
+    n = len(next(iter(rounds.values())))
+    rng = random.Random(seed)
+    reps = []
+    for _ in range(n_boot):
+        idx = [rng.randrange(n) for _ in range(n)]
+        reps.append(statistic({k: [v[i] for i in idx] for k, v in rounds.items()}))
+    return statistics.stdev(reps)

@@ -1,0 +1,37 @@
+"""The shared statistics: a mean, a fitted line and a bootstrap, each with its standard error."""
+from __future__ import annotations
+
+import math
+import random
+import statistics
+
+import pytest
+
+from attnlab.stats import bootstrap_se, fit_line, mean_se
+
+
+def test_mean_se_is_sd_over_root_n():
+    mean, se = mean_se([1.0, 2.0, 3.0, 4.0])
+    assert mean == 2.5 and se == pytest.approx(statistics.stdev([1, 2, 3, 4]) / 2)
+    assert mean_se([5.0]) == (5.0, 0.0)
+
+
+def test_fit_line_recovers_a_slope_and_its_error_shrinks_with_less_noise():
+    rng = random.Random(0)
+    xs = [float(x) for x in range(20)]
+    noisy = fit_line(xs, [1 + 0.5 * x + rng.gauss(0, 1.0) for x in xs])
+    quiet = fit_line(xs, [1 + 0.5 * x + rng.gauss(0, 0.01) for x in xs])
+    assert abs(noisy["slope"] - 0.5) < 3 * noisy["se"]
+    assert quiet["se"] < noisy["se"] / 10
+    assert fit_line([0.0, 1.0, 2.0], [0.0, 2.0, 4.0]) == {"slope": 2.0, "se": 0.0, "intercept": 0.0, "n": 3}
+    assert fit_line([0.0, 1.0], [0.0, 1.0])["se"] is None  # two points: no residuals to judge by
+
+
+def test_bootstrap_se_of_a_mean_is_near_the_formula_and_keeps_rounds_paired():
+    rng = random.Random(1)
+    xs = [rng.gauss(0, 1) for _ in range(200)]
+    se = bootstrap_se({"a": xs}, lambda r: sum(r["a"]) / len(r["a"]))
+    assert se == pytest.approx(statistics.stdev(xs) / math.sqrt(200), rel=0.2)
+    # b is a + 1 in every round: a paired difference has no spread, however noisy a is
+    paired = bootstrap_se({"a": xs, "b": [x + 1 for x in xs]}, lambda r: sum(r["b"]) - sum(r["a"]))
+    assert paired == pytest.approx(0.0, abs=1e-9)
