@@ -269,7 +269,7 @@ def test_a_snakemake_killed_mid_run_resumes_as_the_readme_says(tmp_path, corpus_
 SOURCES = sorted(str(p.relative_to(REPO)) for p in (REPO / "src" / "attnlab").rglob("*.py"))
 VERBS = {"prepare_data": ("prepare",), "train": ("train",), "claims": ("claims",),
          "analyse": ("analyse", *(e.producer for e in load_registry() if e.kind in ("analysis", "benchmark"))),
-         "site": ("site", "attnlab.report.hooks",
+         "site": ("site", "attnlab.report.hooks", "attnlab.report.pages.about",
                   *(f"attnlab.report.pages.{p}" for p in pages()))}
 DOWNSTREAM = {"prepare_data": {"train", "analyse"}, "train": {"analyse", "claims", "site"},  # analyses that need runs
               "analyse": {"claims", "site"},

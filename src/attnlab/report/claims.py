@@ -277,7 +277,7 @@ def describe(check: dict) -> str:
     if kind == "equals":
         return f"= {fmt(check['equals'])}"
     if kind == "is_true":
-        return "true"
+        return "= true"
     if kind in ("above", "below"):
         return f"{'>' if kind == 'above' else '<'} {fmt(check[kind])}"
     if kind == "abs_le":

@@ -1,6 +1,7 @@
 """A verdict for every claim, computed from the run files; claims.csv."""
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ class Part:
     outcome: str
     se: float | None = None
     k: float | None = None
+    df: float = math.inf  # the degrees of freedom k was read at (those of the larger error source)
     settle: str = ""
     why: str = ""
 
@@ -105,7 +107,7 @@ class Verdict:
             number = p is not None and _numeric(p.value)
             out.append({
                 "claim_id": self.claim.id, "part": name, "kind": self.claim.kinds[name],
-                "chapter_value": fmt(told) if told != "" else "",
+                "chapter_value": told if _numeric(told) else _text(told) if told != "" else "",
                 "value": p.value if number else None,
                 "value_text": "" if p is None or number else _text(p.value),
                 "se": p.se if p else None, "k": p.k if p else None, "lo": lo, "hi": hi,
@@ -128,8 +130,8 @@ class Verdict:
 
 
 def _text(value) -> str:
-    """A value that is not a number, as text (true/false, not Python's reprs)."""
-    return ("true" if value else "false") if isinstance(value, bool) else fmt(value)
+    """A value that is not a number, as text: a string as it is, anything else as JSON (true, ["a", "b"])."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 class _NotRun(Exception):
@@ -212,7 +214,7 @@ def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
     said = {"reproduced": "inside", "not reproduced": "outside", "inconclusive": "straddles"}[outcome]
     why = (f"{fmt(value)} ± {fmt(k)}×{fmt(se)} = [{fmt(lo)}, {fmt(hi)}] {said} {describe(check)}"
            + (f"; settles with {settle} seeds" if settle.isdigit() else f"; {settle}" if settle else ""))
-    return Part(name, kind, value, outcome, se, k, settle, f"{MARKS[outcome]} {label}{why}")
+    return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}")
 
 
 def seeds_to_settle(check: dict, value: float, noise: Noise) -> str:
@@ -354,12 +356,13 @@ def evaluate_all(registry: Registry, res: Results) -> list[Verdict]:
 
 def verdict_table(verdicts: list[Verdict]) -> pd.DataFrame:
     """claims.csv: one row per part of every claim."""
-    return pd.DataFrame([r for v in verdicts for r in v.rows()], columns=COLUMNS)
+    table = pd.DataFrame([r for v in verdicts for r in v.rows()], columns=COLUMNS)
+    return table.astype({"n_seeds": "Int64"})
 
 
 def seed_table(verdicts: list[Verdict]) -> pd.DataFrame:
     """claims_by_seed.csv: every part's value at every seed, for the claims computed at several."""
-    return pd.DataFrame([r for v in verdicts for r in v.seed_rows()], columns=BY_SEED_COLUMNS)
+    return pd.DataFrame([r for v in verdicts for r in v.seed_rows()], columns=BY_SEED_COLUMNS).astype({"seed": "Int64"})
 
 
 def write_claims_csv(results_dir: str | Path, claims_path: str | Path, out_csv: str | Path) -> pd.DataFrame:
