@@ -162,17 +162,19 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
     if len(each) == 1:
         (values, sampling), = each.values()
         noise = {p: Noise(1, None, *sampling[p]) for p in sampling}
-        return _verdict(claim, values, noise, shape)
+        return judge_claim(claim, values, noise, shape)
     values = {part: _pooled([v[part] for v, _ in each.values()]) for part in claim.code}
     noise = _pooled_noise(claim, views, each)
-    single = {seed: _verdict(claim, v, {p: Noise(1, None, *s[p]) for p in s}, shape).verdict
+    single = {seed: judge_claim(claim, v, {p: Noise(1, None, *s[p]) for p in s}, shape).verdict
               for seed, (v, s) in each.items()}
-    out = _verdict(claim, values, noise, shape, prefix=f"mean of {len(each)} seeds; ")
+    out = judge_claim(claim, values, noise, shape, prefix=f"mean of {len(each)} seeds; ")
     out.seeds, out.single = {seed: shape(v) for seed, (v, _) in each.items()}, single
     return out
 
 
-def _verdict(claim: Claim, values: dict, noise: dict, shape, prefix: str = "") -> Verdict:
+def judge_claim(claim: Claim, values: dict, noise: dict, shape=lambda v: v, prefix: str = "") -> Verdict:
+    """The claim's verdict from its parts': a computed claim holds when every part does; a measured one is not
+    reproduced when any part fails, else inconclusive when any part straddles, else reproduced."""
     parts = {p: judge_part(claim, p, v, noise.get(p)) for p, v in values.items()}
     outcomes = [p.outcome for p in parts.values()]
     if claim.kind == "computed":
@@ -366,7 +368,8 @@ def seed_table(verdicts: list[Verdict]) -> pd.DataFrame:
 
 
 def write_claims_csv(results_dir: str | Path, claims_path: str | Path, out_csv: str | Path) -> pd.DataFrame:
-    """claims.csv and, beside it, claims_by_seed.csv; each whole or not at all. Returns one row per claim."""
+    """claims.csv and, beside it, claims_by_seed.csv; each whole or not at all. Returns one row per claim: its
+    id, kind, verdict, settle, value (as shown) and note."""
     verdicts = evaluate_all(load_registry(claims_path), gather(results_dir))
     out_csv = Path(out_csv)
     out_csv.parent.mkdir(parents=True, exist_ok=True)
@@ -375,4 +378,6 @@ def write_claims_csv(results_dir: str | Path, claims_path: str | Path, out_csv: 
         tmp = path.with_name(path.name + ".tmp")
         table.to_csv(tmp, index=False)
         tmp.replace(path)
-    return pd.DataFrame([{"claim_id": v.claim.id, "verdict": v.verdict} for v in verdicts])
+    return pd.DataFrame([{"claim_id": v.claim.id, "kind": v.claim.kind, "verdict": v.verdict, "settle": v.settle,
+                          "reproduced_value": "" if v.reproduced is None else fmt(v.reproduced), "note": v.note}
+                         for v in verdicts])
