@@ -153,7 +153,7 @@ def test_a_wrong_mask_fails_a_computed_claim(tmp_path):
     write_json(root / "averaging/result.json", {**e1, "float16_mask_is_inf": False})
     got = verdicts(root)
     assert got["C1.3"]["verdict"] == "fails"
-    assert "✗ float16_mask_is_inf: false not = true" in got["C1.3"]["note"]
+    assert "✗ float16_mask_is_inf: false fails v = true" in got["C1.3"]["note"]
 
 
 def test_missing_runs_are_not_run_and_named(tmp_path):

@@ -272,19 +272,19 @@ def accepts(check: dict) -> tuple[float, float, bool]:
 
 
 def describe(check: dict) -> str:
-    """The test in words, e.g. '> 0', 'in [3, 5]', '|v| ≤ 1e-05'."""
+    """The test in words, e.g. 'v > 0', 'v in [3, 5]', '|v| ≤ 1e-05'."""
     kind = (set(check) & CHECKS).pop()
     if kind == "equals":
-        return f"= {fmt(check['equals'])}"
+        return f"v = {fmt(check['equals'])}"
     if kind == "is_true":
-        return "= true"
+        return "v = true"
     if kind in ("above", "below"):
-        return f"{'>' if kind == 'above' else '<'} {fmt(check[kind])}"
+        return f"v {'>' if kind == 'above' else '<'} {fmt(check[kind])}"
     if kind == "abs_le":
         return f"|v| ≤ {fmt(check['abs_le'])}"
     low, high, _ = accepts(check)
     band = f"[{'-∞' if low == -math.inf else fmt(low)}, {'∞' if high == math.inf else fmt(high)}]"
-    return f"in {band}" + (f" ({fmt(check['target'])} ± {fmt(high - check['target'])})" if kind == "target" else "")
+    return f"v in {band}" + (f" ({fmt(check['target'])} ± {fmt(high - check['target'])})" if kind == "target" else "")
 
 
 def passes(check: dict, value) -> bool:

@@ -203,7 +203,7 @@ def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
     if kind == "computed" or set(check) & EXACT:
         ok = passes(check, value)
         outcome = ("holds" if ok else "fails") if kind == "computed" else MEASURED[0 if ok else 1]
-        why = f"{fmt(value)} {'' if ok else 'not '}{describe(check)}"
+        why = f"{fmt(value)} {'passes' if ok else 'fails'} {describe(check)}"
         return Part(name, kind, value, outcome, why=f"{MARKS[outcome]} {label}{why}")
     se, df = noise.at(noise.n) if noise else (None, math.inf)
     if se is None:
@@ -213,8 +213,9 @@ def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
     lo, hi = value - k * se, value + k * se
     outcome = {"pass": "reproduced", "fail": "not reproduced", "straddle": "inconclusive"}[judge(check, value, lo, hi)]
     settle = seeds_to_settle(check, value, noise) if outcome == "inconclusive" else ""
-    said = {"reproduced": "inside", "not reproduced": "outside", "inconclusive": "straddles"}[outcome]
-    why = (f"{fmt(value)} ± {fmt(k)}×{fmt(se)} = [{fmt(lo)}, {fmt(hi)}] {said} {describe(check)}"
+    said = {"reproduced": "passes {} throughout", "not reproduced": "fails {} throughout",
+            "inconclusive": "straddles a bound of {}"}[outcome].format(describe(check))
+    why = (f"{fmt(value)} ± {fmt(k)}×{fmt(se)} = [{fmt(lo)}, {fmt(hi)}] {said}"
            + (f"; settles with {settle} seeds" if settle.isdigit() else f"; {settle}" if settle else ""))
     return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}")
 

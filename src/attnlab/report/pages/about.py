@@ -53,8 +53,8 @@ def worked(v, part) -> str:
             f"freedom, so the interval is [{fmt(lo)}, {fmt(hi)}]; the test asks {test}. ")
     if part.outcome == "inconclusive":
         return text + f"The interval holds a bound: {html.escape(settle_words(part.settle))}.\n"
-    whole = "inside" if part.outcome == "reproduced" else "outside"
-    return text + f"The whole interval lies {whole} it.\n"
+    whole = "passes" if part.outcome == "reproduced" else "fails"
+    return text + f"The whole interval {whole} it.\n"
 
 
 def blocks(site) -> dict[str, str]:
