@@ -359,13 +359,12 @@ def evaluate_all(registry: Registry, res: Results) -> list[Verdict]:
 
 def verdict_table(verdicts: list[Verdict]) -> pd.DataFrame:
     """claims.csv: one row per part of every claim."""
-    table = pd.DataFrame([r for v in verdicts for r in v.rows()], columns=COLUMNS)
-    return table.astype({"n_seeds": "Int64"})
+    return pd.DataFrame([r for v in verdicts for r in v.rows()], columns=COLUMNS, dtype=object)  # ints stay ints
 
 
 def seed_table(verdicts: list[Verdict]) -> pd.DataFrame:
     """claims_by_seed.csv: every part's value at every seed, for the claims computed at several."""
-    return pd.DataFrame([r for v in verdicts for r in v.seed_rows()], columns=BY_SEED_COLUMNS).astype({"seed": "Int64"})
+    return pd.DataFrame([r for v in verdicts for r in v.seed_rows()], columns=BY_SEED_COLUMNS, dtype=object)
 
 
 def write_claims_csv(results_dir: str | Path, claims_path: str | Path, out_csv: str | Path) -> pd.DataFrame:
