@@ -82,7 +82,7 @@ def test_main_writes_json_with_provenance(e7):
 
 
 
-def test_page_fills_every_marker_and_claims_are_reproduced(e7):
+def test_page_fills_every_marker_and_claims_hold(e7):
     site = site_for(e7[0], CFG)
     text = rendered_page(site, "params", page.blocks)
     assert "chart-e7-shares" in text and "124,439,808" in text
