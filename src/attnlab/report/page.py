@@ -268,8 +268,8 @@ def settle_words(settle: str) -> str:
     if settle.isdigit():
         return f"would settle with {settle} seeds at this spread"
     if settle == "budget":
-        return "the evaluation's sampling error keeps it on the bound: the budget, not the seeds, limits it"
-    return settle
+        return "budget-limited: the sampling error alone keeps it on the bound"
+    return f"would need {settle} seeds" if settle.startswith("more than") else settle
 
 
 def alone(v: Verdict) -> str:

@@ -44,13 +44,14 @@ def worked(v, part) -> str:
     name = f"[{html.escape(c.id)}]({c.experiment}.md#{anchor(c.id)})" + (f", part `{part.name}`" if part.name else "")
     test = html.escape(describe(c.checks[part.name]))
     if part.kind == "computed":
-        return (f"{name}: computed from the settings as {fmt(part.value)}; the test asks {test}; arithmetic has no "
-                f"noise, so the value alone decides: it {part.outcome}.\n")
+        return (f"{name}: computed, {fmt(part.value)}; the test asks {test}; arithmetic has no noise, so the "
+                f"value alone decides: it {part.outcome}.\n")
     lo, hi = part.interval
     dof = "∞ (normal)" if math.isinf(part.df) else f"{int(part.df)}"
     source = f"mean of {len(v.seeds)} seeds" if v.seeds else "one run"
-    text = (f"{name}: {fmt(part.value)} ({source}), SE {fmt(part.se)}, k = {fmt(part.k)} at {dof} degrees of "
-            f"freedom, so the interval is [{fmt(lo)}, {fmt(hi)}]; the test asks {test}. ")
+    larger = "the seeds' spread" if v.seeds and part.df == len(v.seeds) - 1 else "the sampling error"
+    text = (f"{name}: {fmt(part.value)} ({source}), SE {fmt(part.se)} ({larger} is the larger), k = {fmt(part.k)} "
+            f"at {dof} degrees of freedom, so the interval is [{fmt(lo)}, {fmt(hi)}]; the test asks {test}. ")
     if part.outcome == "inconclusive":
         return text + f"The interval holds a bound: {html.escape(settle_words(part.settle))}.\n"
     whole = "passes" if part.outcome == "reproduced" else "fails"
