@@ -160,3 +160,26 @@ def test_claims_csv_with_a_bad_verdict_or_a_part_twice_is_refused(tmp_path, rows
     (tmp_path / "c.csv").write_text(NEW_HEAD + rows)
     with pytest.raises(AttnlabError, match=match):
         check_claims(tmp_path / "c.csv")
+
+
+# ------------------------------------------------------------------ How verdicts work
+
+def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_files(tmp_path):
+    from attnlab.report.pages import about
+    from attnlab.report.site import render
+    from helpers import REPO, site_for
+    from test_report import CONFIG, write_fake_results
+
+    # C2.1 holds, C2.3's residual average is 10 % off (not reproduced), C2.2's gain is inside the noise
+    root = write_fake_results(tmp_path / "r", val={"L3": 248.1, "L4": 66.0})
+    blocks = about.blocks(site_for(root, CONFIG))
+    lines = blocks["examples"].strip().split("\n\n")
+    assert len(lines) == 5
+    assert "verdict-reproduced" in lines[0] and "[C2.1]" in lines[0] and "The whole interval passes it" in lines[0]
+    assert "verdict-not-reproduced" in lines[1] and "[C2.3]" in lines[1] and "The whole interval fails it" in lines[1]
+    assert "no claim of this version has this verdict" in lines[2]  # one seed: nothing more seeds would settle
+    assert "[C2.2]" in lines[3] and "budget-limited" in lines[3] and "k = 2.093 at 19 degrees" in lines[3]
+    assert "verdict-holds" in lines[4] and "[C0.1]" in lines[4]
+    assert "| 3 seeds (seeds' spread the larger) | 2 | 4.303 |" in blocks["k_table"]
+    page = render((REPO / "docs" / "about.md").read_text(), blocks, "about.md")
+    assert "<!-- attnlab:" not in page and lines[3] in page

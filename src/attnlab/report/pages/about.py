@@ -48,7 +48,7 @@ def worked(v, part) -> str:
                 f"value alone decides: it {part.outcome}.\n")
     lo, hi = part.interval
     dof = "∞ (normal)" if math.isinf(part.df) else f"{int(part.df)}"
-    source = f"mean of {len(v.seeds)} seeds" if v.seeds else "one run"
+    source = f"mean of {len(v.seeds)} seeds" if v.seeds else "one evaluation"
     larger = "the seeds' spread" if v.seeds and part.df == len(v.seeds) - 1 else "the sampling error"
     text = (f"{name}: {fmt(part.value)} ({source}), SE {fmt(part.se)} ({larger} is the larger), k = {fmt(part.k)} "
             f"at {dof} degrees of freedom, so the interval is [{fmt(lo)}, {fmt(hi)}]; the test asks {test}. ")
