@@ -183,3 +183,21 @@ def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_fil
     assert "| 3 seeds (seeds' spread the larger) | 2 | 4.303 |" in blocks["k_table"]
     page = render((REPO / "docs" / "about.md").read_text(), blocks, "about.md")
     assert "<!-- attnlab:" not in page and lines[3] in page
+
+
+def test_the_headline_counts_measured_claims_and_computed_ones_apart(tmp_path):
+    from attnlab.report.pages import dashboard, index
+    from helpers import site_for
+    from test_report import CONFIG, write_fake_results
+
+    site = site_for(write_fake_results(tmp_path / "r", val={"L4": 66.0}), CONFIG)
+    measured = [v for v in site.verdicts if v.claim.kind == "measured"]
+    computed = [v for v in site.verdicts if v.claim.kind == "computed"]
+    assert {v.verdict for v in computed} == {"holds", "not run"} and "holds" not in {v.verdict for v in measured}
+    ran = sum(v.verdict == "holds" for v in computed)
+    headline = index.blocks(site)["summary"]
+    assert headline.startswith("**") and f"of {len(measured)} measured claims" in headline
+    assert f"(and {len(computed)} computed claims, which hold or fail by arithmetic: **{ran}** holds" in headline
+    assert "**1** not reproduced" in headline.split("(and")[0]  # C2.3
+    board = dashboard.blocks(site)
+    assert 'option value="holds">holds (' in board["filters"] and "the chapter's: " in board["summary"]
