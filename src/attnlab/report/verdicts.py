@@ -161,15 +161,18 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
     shape = (lambda v: v[""]) if list(claim.code) == [""] else (lambda v: v)
     if len(each) == 1:
         (values, sampling), = each.values()
-        noise = {p: Noise(1, None, *sampling[p]) for p in sampling}
-        return judge_claim(claim, values, noise, shape)
+        return judge_claim(claim, values, _one_seed(sampling), shape)
     values = {part: _pooled([v[part] for v, _ in each.values()]) for part in claim.code}
     noise = _pooled_noise(claim, views, each)
-    single = {seed: judge_claim(claim, v, {p: Noise(1, None, *s[p]) for p in s}, shape).verdict
-              for seed, (v, s) in each.items()}
+    single = {seed: judge_claim(claim, v, _one_seed(s), shape).verdict for seed, (v, s) in each.items()}
     out = judge_claim(claim, values, noise, shape, prefix=f"mean of {len(each)} seeds; ")
     out.seeds, out.single = {seed: shape(v) for seed, (v, _) in each.items()}, single
     return out
+
+
+def _one_seed(sampling: dict) -> dict[str, Noise]:
+    """One seed's (or one run's) error: its sampling error alone, part -> (error, degrees of freedom)."""
+    return {part: Noise(1, None, *se_df) for part, se_df in sampling.items()}
 
 
 def judge_claim(claim: Claim, values: dict, noise: dict, shape=lambda v: v, prefix: str = "") -> Verdict:
@@ -298,11 +301,8 @@ def _pooled_noise(claim: Claim, views: dict, each: dict) -> dict[str, Noise]:
             continue
         mean = sum(vals) / n
         sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1))
-        if part in claim.se_code:
-            sampling = (sum(s[part][0] or 0.0 for _, s in each.values()) / n, math.inf)
-        else:
-            sampling = _sampling(claim, part, list(views.values()), [])
-        out[part] = Noise(n, sd, *sampling)
+        stated = [s[part][0] for _, s in each.values()]  # each seed's stated error (used where the claim has `se:`)
+        out[part] = Noise(n, sd, *_sampling(claim, part, list(views.values()), stated))
     return out
 
 
