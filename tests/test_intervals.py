@@ -201,3 +201,13 @@ def test_the_headline_counts_measured_claims_and_computed_ones_apart(tmp_path):
     assert "**1** not reproduced" in headline.split("(and")[0]  # C2.3
     board = dashboard.blocks(site)
     assert 'option value="holds">holds (' in board["filters"] and "the chapter's: " in board["summary"]
+
+
+def test_a_cut_claims_by_seed_csv_is_named(tmp_path):
+    from attnlab.runfiles import check_files
+
+    (tmp_path / "claims_by_seed.csv").write_text("claim_id,part,seed,value,value_text,seed_verdict\nC2.1,,1337,4.1,,reproduced\n")
+    check_files(tmp_path, ["claims_by_seed.csv"])
+    (tmp_path / "claims_by_seed.csv").write_text("claim_id,part,seed,value,value_text,seed_verdict\nC2.1,,1337\n")
+    with pytest.raises(AttnlabError, match="row 1 has 3 fields"):
+        check_files(tmp_path, ["claims_by_seed.csv"])

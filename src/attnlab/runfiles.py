@@ -11,6 +11,7 @@ What each kind must be:
     claims.csv   one row per claim (claim_id, chapter_value, reproduced_value, verdict, note: versions before the
                  interval rule) or one per part of a claim (claim_id, part, ..., verdict, part_verdict: since),
                  each verdict one the verdicts know; complete against the claims registry where publishing asks
+    claims_by_seed.csv  claim_id, part, seed, seed_verdict: every row as long as the header
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from attnlab.errors import AttnlabError
 
 CURVE = ("step", "lr", "train_loss", "val_loss")
 CLAIMS = ("claim_id", "chapter_value", "verdict", "note")  # every version's claims.csv has these
+CLAIMS_BY_SEED = ("claim_id", "part", "seed", "seed_verdict")  # claims_by_seed.csv, beside the new claims.csv
 CLAIM_PARTS = ("part", "part_verdict")  # ... and, one row per part, these (every version since the interval rule)
 
 
@@ -143,6 +145,8 @@ def check_files(folder: Path, rels: Iterable[str], claim_ids: Sequence[str] | No
             (check_curve if path.name == "curve.csv" else check_probes)(path, metrics)
         elif path.name == "claims.csv":
             check_claims(path, claim_ids)
+        elif path.name == "claims_by_seed.csv":
+            read_csv(path, CLAIMS_BY_SEED)
         elif path.name == "metrics.json":
             read_metrics(path)
         elif path.suffix == ".json":
