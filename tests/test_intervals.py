@@ -211,3 +211,12 @@ def test_a_cut_claims_by_seed_csv_is_named(tmp_path):
     (tmp_path / "claims_by_seed.csv").write_text("claim_id,part,seed,value,value_text,seed_verdict\nC2.1,,1337\n")
     with pytest.raises(AttnlabError, match="row 1 has 3 fields"):
         check_files(tmp_path, ["claims_by_seed.csv"])
+
+
+def test_a_computed_claim_read_at_several_seeds_is_no_single_run_claim():
+    from attnlab.report.verdicts import Verdict
+
+    seeded = {1337: "holds", 1338: "holds"}
+    assert Verdict(claim({"equals": 1}, kind="computed"), "holds", single=seeded).survives() is None
+    assert Verdict(claim({"above": 0}), "reproduced", single=dict.fromkeys(seeded, "reproduced")).survives() \
+        == "every seed"

@@ -90,8 +90,8 @@ class Verdict:
 
     def survives(self) -> str | None:
         """Would one run have told the same? 'every seed', 'some seeds' or 'no seed' gives the reproduced verdict
-        alone (None for a claim that reads one seed)."""
-        if len(self.single) < 2:
+        alone (None for a claim that reads one seed, and for a computed one, which no seed moves)."""
+        if len(self.single) < 2 or self.claim.kind == "computed":
             return None
         held = sum(v == "reproduced" for v in self.single.values())
         return "every seed" if held == len(self.single) else "no seed" if held == 0 else "some seeds"

@@ -107,8 +107,8 @@ def seed_noise(site, verdicts: list[Verdict]) -> str:
         out.append(f"- **{len(group)}** {text}. {listed[0].upper() + listed[1:]}.")
     unseeded = len(verdicts) - len(seeded)
     if unseeded:
-        out.append(f"\nThe other {unseeded} claims read no trained run (counts, analyses and benchmarks), or runs "
-                   "made at one seed.")
+        out.append(f"\nThe other {unseeded} claims are computed (counts and arithmetic), read no trained run "
+                   "(analyses and benchmarks), or read runs made at one seed.")
     return "\n".join(out) + "\n"
 
 
