@@ -86,7 +86,7 @@ def test_page_fills_every_marker_and_c6_3_is_not_run_on_a_cpu(swept):
     assert set(verdicts) == {"C6.1", "C6.2", "C6.3", "S7", "S8"}
     assert verdicts["C6.3"].verdict == "not run" and "did not measure it" in verdicts["C6.3"].note
     # at smoke sizes the tiled method's blocks are too small for the CPU's memory figure: S7 may be not run
-    assert verdicts["S7"].verdict in ("reproduced", "not run")
+    assert (verdicts["S7"].verdict, verdicts["S7"].settle) in (("inconclusive", "no error estimate"), ("not run", ""))
 
 
 def test_the_approximations_get_better_as_they_are_given_more(swept):

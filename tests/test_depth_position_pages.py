@@ -163,8 +163,10 @@ def test_pages_say_not_run_without_results(tmp_path, cfg):
 def test_chapter_like_numbers_reproduce(quick_like):
     v = verdicts(quick_like)
     assert v["C4.2a"].verdict == "diverged" and "E4-post diverged at step 37" in v["C4.2a"].note
-    for cid in ("C4.1", "C4.2b", "C5.1", "C5.2", "C5.3", "C5.4"):
+    for cid in ("C4.2b", "C5.1", "C5.2", "C5.3", "C5.4"):
         assert v[cid].verdict == "reproduced", (cid, v[cid].note)
+    # the gradient probes at one seed: no seeds' spread, nothing the evaluation samples
+    assert (v["C4.1"].verdict, v["C4.1"].settle) == ("inconclusive", "no error estimate")
 
 
 def test_healthy_post_norm_run_decides_c42a(tmp_path):
@@ -172,7 +174,7 @@ def test_healthy_post_norm_run_decides_c42a(tmp_path):
     assert verdicts(root)["C4.2a"].verdict == "reproduced"  # 308 / 37.8 ≈ 8.1
     root = write_position(write_depth(tmp_path / "good", diverged_post=False, ppl={"E4-post": 40.0}))
     v = verdicts(root)
-    assert v["C4.2a"].verdict == "not reproduced" and "outside [3, ∞]" in v["C4.2a"].note
+    assert v["C4.2a"].verdict == "not reproduced" and "fails v in [3, ∞] throughout" in v["C4.2a"].note
 
 
 @pytest.mark.parametrize("change, claim", [

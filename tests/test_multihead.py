@@ -80,7 +80,7 @@ def test_page_fills_every_marker(s4):
     text = rendered_page(site, "multihead", page.blocks)
     assert "chart-s4-time" in text
     (verdict,) = site.page_verdicts("multihead")
-    assert verdict.claim.id == "S4" and verdict.verdict in ("reproduced", "not reproduced")
+    assert verdict.claim.id == "S4" and verdict.verdict in ("reproduced", "not reproduced", "inconclusive")
     assert verdict.reproduced["flops_equal"] is True
 
 

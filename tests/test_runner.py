@@ -87,8 +87,8 @@ def test_a_runner_killed_mid_run_takes_its_jobs_with_it_and_a_rerun_completes_th
     cfg = validate(chosen({"profile": "smoke"}, []))
     missing = [f for f in expected(cfg) if not (results / f).is_file()]
     assert not missing
-    claims = pd.read_csv(results / "claims.csv").set_index("claim_id")
-    assert claims.loc["C0.2", "verdict"] == "reproduced" and claims.loc["C2.10", "verdict"] == "reproduced"
+    claims = pd.read_csv(results / "claims.csv").drop_duplicates("claim_id").set_index("claim_id")
+    assert claims.loc["C0.2", "verdict"] == "holds" and claims.loc["C2.10", "verdict"] == "holds"
     capfd.readouterr()
     assert runner.main(["smoke", "--results", str(results), "--jobs", "2"]) == 0
     again = capfd.readouterr().out

@@ -12,7 +12,7 @@ import pytest
 
 from attnlab.provenance import write_json
 from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate, verdict_table
+from attnlab.report.verdicts import evaluate, seed_table, verdict_table
 from helpers import REPO, site_for
 from test_report import CONFIG, VAL, write_fake_results
 
@@ -54,8 +54,9 @@ def test_gather_reads_every_seed_and_a_version_from_before_seeds(tmp_path):
 
 def test_a_direction_inside_the_seed_spread_holds_nothing(tmp_path):
     """C2.2's gain (L2 - L3) is 8.45, -3.55 and 6.45 at three seeds: the sampling error of each is a small
-    fraction of a point, so two seeds alone would pass it, but the mean (3.78) does not clear twice the seeds'
-    standard error (sd 6.4 / √3 = 3.7)."""
+    fraction of a point, so two seeds alone would pass it, but on the mean (3.78) the interval ± 4.303 (t at 2
+    degrees of freedom) × the seeds' standard error (sd 6.4 / √3 = 3.7) holds 0: inconclusive. At that spread,
+    14 seeds would settle it (2.160 × 6.4 / √14 = 3.69 < 3.78; 13: 2.179 × 6.4 / √13 = 3.87)."""
     v = c22(seeded_results(tmp_path / "r", {1337: 240.0, 1338: 252.0, 1339: 242.0}))
     gains = [VAL["L2"] - x for x in (240.0, 252.0, 242.0)]
     assert v.seeds == {s: pytest.approx({"gain": g, "share_of_L2_minus_L4": g / (VAL["L2"] - VAL["L4"])})
@@ -63,7 +64,8 @@ def test_a_direction_inside_the_seed_spread_holds_nothing(tmp_path):
     mean = sum(gains) / 3
     sd = (sum((g - mean) ** 2 for g in gains) / 2) ** 0.5
     assert v.reproduced["gain"] == pytest.approx(mean) and v.se["gain"] == pytest.approx(sd / 3 ** 0.5)
-    assert v.verdict == "not reproduced" and "mean of 3 seeds" in v.note
+    assert v.verdict == "inconclusive" and "mean of 3 seeds" in v.note and v.settle == "14"
+    assert v.parts["gain"].k == 4.303
     assert v.single == {1337: "reproduced", 1338: "not reproduced", 1339: "reproduced"}
     assert v.survives() == "some seeds"
 
@@ -73,7 +75,10 @@ def test_a_direction_every_seed_agrees_on_holds(tmp_path):
     assert v.verdict == "reproduced" and v.survives() == "every seed"
     assert v.reproduced["gain"] == pytest.approx(VAL["L2"] - 240.5)
     row = verdict_table([v]).iloc[0]
-    assert row["seeds"] == 3 and row["single_seed"] == "1337:reproduced 1338:reproduced 1339:reproduced"
+    assert (row["part"], row["n_seeds"], row["part_verdict"]) == ("gain", 3, "reproduced")
+    by_seed = seed_table([v])
+    assert list(by_seed[by_seed.part == "gain"].seed) == list(SEEDS)
+    assert set(by_seed.seed_verdict) == {"reproduced"}
 
 
 def test_a_seed_that_diverged_is_named(tmp_path):
@@ -111,7 +116,7 @@ def test_pages_show_the_mean_and_every_seed_on_hover(tmp_path):
                      r"2\.6 %", ladder)
     assert "one seed alone: 2 of 3 reproduce" in ladder and "seed 1338: " in ladder
     board = render((REPO / "docs" / "dashboard.md").read_text(), page_blocks(site, "dashboard.md"), "dashboard.md")
-    assert re.search(r"hold on the mean but not at every seed[^\n]*[Nn]ot reproduced on the mean: [^\n]*\[C2\.2\]", board)
+    assert re.search(r"hold on the mean but not at every seed[^\n]*[Ii]nconclusive on the mean: [^\n]*\[C2\.2\]", board)
 
 
 def test_the_dag_trains_every_run_at_every_seed_and_up_trains_from_the_same_seed(tmp_path):

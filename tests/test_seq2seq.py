@@ -229,7 +229,7 @@ def test_diverged_runs_are_recorded_and_the_claims_that_need_them_are_not_run(tm
     assert (by_id["S1.1"].verdict, by_id["S1.1"].note) == ("not run", f"seq2seq {first['name']} diverged at step "
                                                                       f"{first['diverged_at_step']}")
     assert by_id["S1.2"].verdict == "not run" and "diverged at step" in by_id["S1.2"].note
-    assert by_id["S1.3"].verdict in ("reproduced", "not reproduced")
+    assert by_id["S1.3"].verdict in ("reproduced", "not reproduced", "inconclusive")
     assert f"{first['name']} diverged at step {first['diverged_at_step']}" in rendered_page(site, "seq2seq", page.blocks)
 
 

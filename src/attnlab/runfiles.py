@@ -8,8 +8,10 @@ What each kind must be:
     curve.csv    step, lr, train_loss, val_loss: one row per step its metrics.json counts (and the row of the
                  step that diverged, where one did), every cell a number or empty
     probes.csv   a step column, from the first to the last step its metrics.json says the probes ran at
-    claims.csv   claim_id, chapter_value, reproduced_value, verdict, note: one row per claim, each verdict one
-                 the verdicts know; complete against the claims registry where publishing asks it to be
+    claims.csv   one row per claim (claim_id, chapter_value, reproduced_value, verdict, note: versions before the
+                 interval rule) or one per part of a claim (claim_id, part, ..., verdict, part_verdict: since),
+                 each verdict one the verdicts know; complete against the claims registry where publishing asks
+    claims_by_seed.csv  claim_id, part, seed, seed_verdict: every row as long as the header
 """
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ from typing import Iterable, Sequence
 from attnlab.errors import AttnlabError
 
 CURVE = ("step", "lr", "train_loss", "val_loss")
-CLAIMS = ("claim_id", "chapter_value", "reproduced_value", "verdict", "note")  # every version's claims.csv has these
+CLAIMS = ("claim_id", "chapter_value", "verdict", "note")  # every version's claims.csv has these
+CLAIMS_BY_SEED = ("claim_id", "part", "seed", "seed_verdict")  # claims_by_seed.csv, beside the new claims.csv
+CLAIM_PARTS = ("part", "part_verdict")  # ... and, one row per part, these (every version since the interval rule)
 
 
 def read_json(path: str | Path, what: str = "run file") -> dict:
@@ -101,20 +105,26 @@ def check_probes(path: Path, metrics: dict) -> None:
 
 
 def check_claims(path: Path, ids: Sequence[str] | None = None) -> None:
-    """claims.csv: one row per claim with a known verdict; with `ids` (the claims registry), one per claim there."""
+    """claims.csv: one row per claim, or per part of a claim, each with a known verdict; with `ids` (the claims
+    registry), every claim there and no other."""
     from attnlab.report.verdicts import VERDICTS  # the report reads run files through this module
 
     rows = read_csv(path, CLAIMS)
-    got = [r["claim_id"] for r in rows]
-    if not rows or not all(got):
+    parted = bool(rows) and all(c in rows[0] for c in CLAIM_PARTS)
+    if parted:
+        rows = read_csv(path, CLAIMS + CLAIM_PARTS)
+    if not rows or not all(r["claim_id"] for r in rows):
         raise AttnlabError(f"{path} has {'a row without a claim id' if rows else 'no claims'}: it is cut or garbled")
-    bad = next((r for r in rows if r["verdict"] not in VERDICTS), None)
-    if bad:
-        raise AttnlabError(f"{path}: claim {bad['claim_id']} has verdict {bad['verdict']!r}, none of "
-                           f"{', '.join(VERDICTS)}: it is cut or garbled")
-    twice = sorted({i for i in got if got.count(i) > 1})
+    for key in ("verdict", "part_verdict") if parted else ("verdict",):
+        bad = next((r for r in rows if r[key] not in VERDICTS), None)
+        if bad:
+            raise AttnlabError(f"{path}: claim {bad['claim_id']} has {key.replace('_', ' ')} {bad[key]!r}, none of "
+                               f"{', '.join(VERDICTS)}: it is cut or garbled")
+    keys = [(r["claim_id"], r["part"] if parted else "") for r in rows]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:
-        raise AttnlabError(f"{path} holds claim {twice[0]} more than once")
+        raise AttnlabError(f"{path} holds claim {' part '.join(filter(None, twice[0]))} more than once")
+    got = list(dict.fromkeys(r["claim_id"] for r in rows))
     if ids is None:
         return
     missing, stray = [i for i in ids if i not in got], [i for i in got if i not in ids]
@@ -135,6 +145,8 @@ def check_files(folder: Path, rels: Iterable[str], claim_ids: Sequence[str] | No
             (check_curve if path.name == "curve.csv" else check_probes)(path, metrics)
         elif path.name == "claims.csv":
             check_claims(path, claim_ids)
+        elif path.name == "claims_by_seed.csv":
+            read_csv(path, CLAIMS_BY_SEED)
         elif path.name == "metrics.json":
             read_metrics(path)
         elif path.suffix == ".json":

@@ -101,8 +101,11 @@ def expected(cfg: dict, only: list[str] | None = None) -> list[str]:
 
 
 def summaries(results: Path, cfg: dict, only: list[str] | None = None) -> list[str]:
-    """The files a version keeps: every result file, each training run's metrics, curve and probes, claims.csv."""
+    """The files a version keeps: every result file, each training run's metrics, curve and probes, claims.csv
+    (and claims_by_seed.csv where the claims step wrote it)."""
     keep = [rel for rel in expected(cfg, only) if (results / rel).is_file()]
+    if not only and (results / "claims_by_seed.csv").is_file():  # beside claims.csv since the interval rule
+        keep.append("claims_by_seed.csv")
     for e in map(experiments.get, scope(only)):
         for run in (cfg.get(e.name) or {}) if e.trains else ():
             for seed in seeds(cfg):

@@ -31,8 +31,9 @@ ROW_VIEWS = {  # name in expressions -> field of <experiment>/<run>/metrics.json
 }
 NEEDS_TRAINED = {"ppl", "train_ppl", "probe_end", "ppl_at"}  # these are meaningless for a diverged run
 CHECKS = {"equals", "between", "target", "abs_le", "is_true", "above", "below"}
-DIRECTIONS = {"above", "below"}  # checks of a direction: the value must clear the bound by MARGIN_SE errors
-MARGIN_SE = 2  # standard errors; one-sided, a tie or a difference within sampling noise passes nothing
+DIRECTIONS = {"above", "below"}  # checks of a direction: a tie passes nothing
+KINDS = ("measured", "computed")  # computed: arithmetic on the settings or a fixed count, judged without noise
+SAMPLED_VIEWS = {"ppl", "train_ppl", "ppl_at"}  # the views the evaluation's jackknife re-reads
 
 _ALLOWED_NODES = (
     ast.Expression, ast.Constant, ast.Name, ast.Load, ast.Store, ast.Subscript, ast.Slice,
@@ -58,6 +59,13 @@ class Claim:
     trained_rows: set[str] = field(default_factory=set)  # rows whose ppl it reads
     code: dict = field(default_factory=dict, repr=False)
     se_code: dict = field(default_factory=dict, repr=False)  # part -> expression of its standard error ('se:')
+    kinds: dict = field(default_factory=dict)         # part -> "measured" or "computed"
+    sampled: set[str] = field(default_factory=set)    # parts that read a perplexity (the jackknife's to vary)
+
+    @property
+    def kind(self) -> str:
+        """"computed" when every part is: the claim is then judged holds / fails, apart from the measured ones."""
+        return "computed" if all(k == "computed" for k in self.kinds.values()) else "measured"
 
 
 @dataclass
@@ -113,7 +121,7 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
     for key in ("claim", "chapter_value", "value", "check", "tolerance_note"):
         if key not in entry:
             raise bad(f"missing '{key}'")
-    unknown = set(entry) - {"id", "claim", "chapter_value", "value", "check", "tolerance_note", "se"}
+    unknown = set(entry) - {"id", "claim", "chapter_value", "value", "check", "tolerance_note", "se", "kind"}
     if unknown:
         raise bad(f"unknown keys {sorted(unknown)}")
     value, check = entry["value"], entry["check"]
@@ -138,6 +146,9 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
         claim.values[part] = expr
         claim.code[part] = _compile(expr, claim, label)
         claim.checks[part] = _parse_check(checks[part], cid, part)
+        if {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)} & SAMPLED_VIEWS:
+            claim.sampled.add(part)
+    claim.kinds = _parse_kind(entry.get("kind", "measured"), list(values), bad)
     se = entry.get("se")
     if se is not None:  # the sampling error a result file states for a value (e.g. a held-out accuracy's)
         se = {"": se} if list(values) == [""] and not isinstance(se, dict) else se
@@ -149,6 +160,17 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
                 raise bad(f"{label} must be an expression string")
             claim.se_code[str(part)] = _compile(expr, claim, label)
     return claim
+
+
+def _parse_kind(kind, parts: list[str], bad) -> dict[str, str]:
+    """`kind: computed` (the whole claim) or `kind: {part: computed, ...}` (those parts; the rest measured)."""
+    if isinstance(kind, str):
+        kind = {p: kind for p in parts}
+    if not isinstance(kind, dict) or not set(map(str, kind)) <= set(parts):
+        raise bad(f"'kind' must be one of {list(KINDS)} or a mapping part -> kind over the parts {sorted(parts)}")
+    if set(kind.values()) - set(KINDS):
+        raise bad(f"'kind' must be one of {list(KINDS)}, got {sorted(set(kind.values()) - set(KINDS))}")
+    return {p: str(kind.get(p, "measured")) for p in parts}
 
 
 def _compile(expr: str, claim: Claim, label: str):
@@ -215,41 +237,92 @@ def _is_num(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def apply_check(check: dict, value, cid: str = "?", part: str = "", se: float | None = None) -> tuple[bool, str]:
-    """Return (passed, a short human-readable reason). `se` is the value's standard error from the evaluation's
-    sampling (0 for an exact count); a direction check needs it and passes only beyond MARGIN_SE of it."""
+# ------------------------------------------------------------------ the interval rule
+
+# Student's t, two-sided 95 %, at 1..30 degrees of freedom (beyond 30, and for a stated binomial error, the normal
+# 1.96). Three seeds give 2 degrees of freedom: their spread is itself so uncertain that 95 % needs 4.3 errors.
+T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+       2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+COVERAGE = "95 %"
+EXACT = {"equals", "is_true"}  # tests of an exact value: judged on the value itself, never on an interval
+
+
+def t95(df: float) -> float:
+    """The k of value ± k·SE: Student's t two-sided 95 % quantile at `df` degrees of freedom (inf: normal)."""
+    if df < 1:
+        raise AttnlabError(f"no interval at {df} degrees of freedom")
+    return T95[int(df) - 1] if df <= len(T95) else 1.96
+
+
+def accepts(check: dict) -> tuple[float, float, bool]:
+    """A numeric test as the values it accepts: (low, high, strict); strict: the ends themselves fail."""
     kind = (set(check) & CHECKS).pop()
-    if kind == "equals":
-        want = check["equals"]
-        same = _plain(value) == _plain(want)
-        return same, f"{'equals' if same else 'differs from'} {fmt(want)}"
-    if kind == "is_true":
-        return value is True, "true" if value is True else f"expected true, got {fmt(value)}"
-    if not _is_num(value) or not math.isfinite(value):
-        label = f"value{'.' + part if part else ''}"
-        raise AttnlabError(f"claim {cid}: {label} must be a finite number for a '{kind}' check, got {value!r}")
+    inf = math.inf
+    if kind == "above":
+        return check["above"], inf, True
+    if kind == "below":
+        return -inf, check["below"], True
     if kind == "between":
         lo, hi = check["between"]
-        passed = (lo is None or value >= lo) and (hi is None or value <= hi)
-        band = f"[{'-∞' if lo is None else fmt(lo)}, {'∞' if hi is None else fmt(hi)}]"
-        return passed, f"{fmt(value)} {'in' if passed else 'outside'} {band}"
-    if kind in DIRECTIONS:
-        if se is None:
-            raise AttnlabError(f"claim {cid}: a '{kind}' check needs the value's standard error")
-        bound, margin = check[kind], MARGIN_SE * se
-        gap = value - bound if kind == "above" else bound - value
-        passed = gap > margin
-        sign = ">" if kind == "above" else "<"
-        return passed, (f"{fmt(value)} {sign if passed else 'not clearly ' + sign} {fmt(bound)}: "
-                        f"{'clears' if passed else 'within'} {MARGIN_SE} × SE = {fmt(margin)}")
+        return (-inf if lo is None else lo), (inf if hi is None else hi), False
     if kind == "abs_le":
-        passed = abs(value) <= check["abs_le"]
-        return passed, f"|{fmt(value)}| {'≤' if passed else '>'} {fmt(check['abs_le'])}"
-    target = check["target"]
-    tol = check["abs_tol"] if "abs_tol" in check else check["rel_tol"] * abs(target)
-    passed = abs(value - target) <= tol
-    lo, hi = target - tol, target + tol
-    return passed, f"{fmt(value)} {'in' if passed else 'outside'} [{fmt(lo)}, {fmt(hi)}] ({fmt(target)} ± {fmt(tol)})"
+        return -check["abs_le"], check["abs_le"], False
+    tol = check["abs_tol"] if "abs_tol" in check else check["rel_tol"] * abs(check["target"])
+    return check["target"] - tol, check["target"] + tol, False
+
+
+def describe(check: dict) -> str:
+    """The test in words, e.g. 'v > 0', 'v in [3, 5]', '|v| ≤ 1e-05'."""
+    kind = (set(check) & CHECKS).pop()
+    if kind == "equals":
+        return f"v = {fmt(check['equals'])}"
+    if kind == "is_true":
+        return "v = true"
+    if kind in ("above", "below"):
+        return f"v {'>' if kind == 'above' else '<'} {fmt(check[kind])}"
+    if kind == "abs_le":
+        return f"|v| ≤ {fmt(check['abs_le'])}"
+    low, high, _ = accepts(check)
+    band = f"[{'-∞' if low == -math.inf else fmt(low)}, {'∞' if high == math.inf else fmt(high)}]"
+    return f"v in {band}" + (f" ({fmt(check['target'])} ± {fmt(high - check['target'])})" if kind == "target" else "")
+
+
+def passes(check: dict, value) -> bool:
+    """The test on one value, no noise (a computed value, a per-seed point, an exact test)."""
+    kind = (set(check) & CHECKS).pop()
+    if kind == "equals":
+        return _plain(value) == _plain(check["equals"])
+    if kind == "is_true":
+        return value is True
+    low, high, strict = accepts(check)
+    return low < value < high if strict else low <= value <= high
+
+
+def judge(check: dict, value, lo: float | None = None, hi: float | None = None) -> str:
+    """'pass', 'fail' or 'straddle': the interval [lo, hi] around a value against a numeric test (the whole
+    interval passes, the whole of it fails, or it holds a bound); without an interval, the value alone."""
+    if lo is None or set(check) & EXACT:
+        return "pass" if passes(check, value) else "fail"
+    if passes(check, lo) and passes(check, hi):
+        return "pass"
+    low, high, strict = accepts(check)
+    outside = (hi <= low or lo >= high) if strict else (hi < low or lo > high)
+    return "fail" if outside else "straddle"
+
+
+def distance(check: dict, value: float) -> float:
+    """How far a value lies from the nearest bound of its numeric test: what k·SE must stay under to decide."""
+    return min(abs(value - b) for b in accepts(check)[:2] if math.isfinite(b))
+
+
+def check_value(check: dict, value, cid: str = "?", part: str = "") -> None:
+    """A numeric test needs a finite number."""
+    if set(check) & EXACT:
+        return
+    if not _is_num(value) or not math.isfinite(value):
+        label = f"value{'.' + part if part else ''}"
+        kind = (set(check) & CHECKS).pop()
+        raise AttnlabError(f"claim {cid}: {label} must be a finite number for a '{kind}' check, got {value!r}")
 
 
 def _plain(x):

@@ -43,5 +43,5 @@ def on_files(files, config):
 
 def on_page_markdown(markdown, page, config, files):
     name = page.file.src_uri
-    text = build.render(markdown, build.page_blocks(SITE, name), name) if name in build.pages() else markdown
+    text = build.render(markdown, build.page_blocks(SITE, name), name) if build.generated(name) else markdown
     return SITE.stamp(name) + "\n\n" + text

@@ -254,8 +254,22 @@ def reproduced_cell(v: Verdict) -> str:
 
 
 def why_not(v: Verdict) -> str:
-    """Under a verdict that is not a value's test (not run, diverged): why, e.g. which run diverged at which step."""
-    return f'<div class="why">{html.escape(v.note)}</div>' if v.verdict in ("not run", "diverged") and v.note else ""
+    """Under a verdict that is not a value's test (not run, diverged): why, e.g. which run diverged at which step;
+    under an inconclusive one, what would settle it; under a computed one, that it is arithmetic."""
+    if v.verdict in ("not run", "diverged") and v.note:
+        return f'<div class="why">{html.escape(v.note)}</div>'
+    if v.verdict == "inconclusive":
+        return f'<div class="why">{html.escape(settle_words(v.settle))}</div>'
+    return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
+
+
+def settle_words(settle: str) -> str:
+    """What an inconclusive verdict's settle says, in words."""
+    if settle.isdigit():
+        return f"would settle with {settle} seeds at this spread"
+    if settle == "budget":
+        return "budget-limited: the sampling error alone keeps it on the bound"
+    return f"would need {settle} seeds" if settle.startswith("more than") else settle
 
 
 def alone(v: Verdict) -> str:

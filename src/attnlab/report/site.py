@@ -26,7 +26,7 @@ from attnlab.report import tables
 from attnlab.report.claims import load_registry
 from attnlab.report.page import Site
 from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate_all, verdict_table
+from attnlab.report.verdicts import evaluate_all, seed_table, verdict_table
 
 MKDOCS = experiments.ROOT / "mkdocs.yml"  # the project's site configuration; its hook calls back in here
 MARKER = re.compile(r"<!--\s*attnlab:(\w+)\s*-->")
@@ -37,6 +37,11 @@ STATIC_PAGES = {"about.md": "How verdicts work"}
 def pages() -> dict[str, str]:
     """Generated page -> nav title: the overview, every experiment in registry order, the comparison."""
     return {f"{name}.md": title for name, title in experiments.pages().items()}
+
+
+def generated(page: str) -> bool:
+    """Pages whose <!-- attnlab:... --> markers a page module fills: every page but the purely static ones."""
+    return page in pages() or page in STATIC_PAGES
 
 
 def page_blocks(site: Site, page: str) -> dict[str, str]:
@@ -86,6 +91,7 @@ def nav(docs: Path) -> list[dict]:
 def downloads(site: Site) -> dict[str, str]:
     """The verdicts and the ladder as CSV files (name -> text) beside the pages."""
     return {"claims.csv": verdict_table(site.verdicts).to_csv(index=False),
+            "claims_by_seed.csv": seed_table(site.verdicts).to_csv(index=False),
             "ladder.csv": tables.ladder_table(site.res, site.registry.reference).to_csv(index=False)}
 
 

@@ -1,6 +1,7 @@
 """A verdict for every claim, computed from the run files; claims.csv."""
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -8,13 +9,56 @@ from pathlib import Path
 import pandas as pd
 
 from attnlab.errors import AttnlabError, why_diverged
-from attnlab.report.claims import (DIRECTIONS, ROW_VIEWS, SAFE_BUILTINS, Claim, Registry, apply_check,
-                                   load_registry)
+from attnlab.report.claims import (DIRECTIONS, EXACT, ROW_VIEWS, SAFE_BUILTINS, Claim, Registry, check_value,
+                                   describe, distance, judge, load_registry, passes, t95)
 from attnlab.report.format import fmt
 from attnlab.report.results import NotMeasured, Results, diverged, gather
 
-COLUMNS = ["claim_id", "chapter_value", "reproduced_value", "verdict", "note", "seeds", "per_seed", "single_seed"]
-VERDICTS = ("reproduced", "not reproduced", "not run", "diverged")
+COLUMNS = ["claim_id", "part", "kind", "chapter_value", "value", "value_text", "se", "k", "lo", "hi", "n_seeds",
+           "verdict", "part_verdict", "settle", "note"]  # claims.csv: one row per part of every claim
+BY_SEED_COLUMNS = ["claim_id", "part", "seed", "value", "value_text", "seed_verdict"]  # claims_by_seed.csv
+MEASURED = ("reproduced", "not reproduced", "inconclusive")
+COMPUTED = ("holds", "fails")
+VERDICTS = (*MEASURED, *COMPUTED, "not run", "diverged")
+MAX_SEEDS = 30  # beyond this many seeds, "more than 30" settles nothing a budget would pay for
+NO_ERROR = "no error estimate"
+BUDGET = "budget"
+
+
+@dataclass
+class Noise:
+    """A numeric part's error sources: the seeds' spread (sd over n seeds) and the evaluation's sampling error,
+    which does not shrink with seeds (every seed is scored on the same held-out data)."""
+    n: int = 1
+    seed_sd: float | None = None   # None below two seeds
+    sampling: float | None = None  # None: the value reads nothing the evaluation samples, and states no error
+    sampling_df: float = math.inf  # the jackknife's blocks - 1; a stated (binomial) error: normal
+
+    def at(self, n: int) -> tuple[float | None, float]:
+        """(SE, its degrees of freedom) at n seeds of the same spread: the larger source decides both."""
+        seed = None if self.seed_sd is None else self.seed_sd / math.sqrt(n)
+        if seed is not None and (self.sampling is None or seed >= self.sampling):
+            return seed, n - 1
+        return self.sampling, self.sampling_df
+
+
+@dataclass
+class Part:
+    """One part of a claim judged: its value, interval, outcome and (when inconclusive) what would settle it."""
+    name: str
+    kind: str
+    value: object
+    outcome: str
+    se: float | None = None
+    k: float | None = None
+    df: float = math.inf  # the degrees of freedom k was read at (those of the larger error source)
+    settle: str = ""
+    why: str = ""
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return None if self.se is None or self.k is None else (self.value - self.k * self.se,
+                                                               self.value + self.k * self.se)
 
 
 @dataclass
@@ -26,6 +70,8 @@ class Verdict:
     se: dict = field(default_factory=dict)  # part -> standard error (numeric parts): sampling, and seeds' spread
     seeds: dict = field(default_factory=dict)  # seed -> its value (as `reproduced`) where the claim has several
     single: dict = field(default_factory=dict)  # seed -> the verdict that seed's runs alone would have given
+    parts: dict = field(default_factory=dict)  # part -> Part (empty when nothing was computed)
+    settle: str = ""  # inconclusive: the seeds that would settle it at the observed spread, "budget", or why not
 
     def shown(self) -> dict[str, str]:
         """The reproduced value by part ("" for a simple claim), with its standard error where the evaluation's
@@ -44,23 +90,48 @@ class Verdict:
 
     def survives(self) -> str | None:
         """Would one run have told the same? 'every seed', 'some seeds' or 'no seed' gives the reproduced verdict
-        alone (None for a claim that reads one seed)."""
-        if len(self.single) < 2:
+        alone (None for a claim that reads one seed, and for a computed one, which no seed moves)."""
+        if len(self.single) < 2 or self.claim.kind == "computed":
             return None
         held = sum(v == "reproduced" for v in self.single.values())
         return "every seed" if held == len(self.single) else "no seed" if held == 0 else "some seeds"
 
-    def row(self) -> dict:
-        return {
-            "claim_id": self.claim.id,
-            "chapter_value": fmt(self.claim.chapter_value),
-            "reproduced_value": "" if self.reproduced is None else fmt(self.reproduced),
-            "verdict": self.verdict,
-            "note": self.note,
-            "seeds": len(self.seeds) or "",
-            "per_seed": "" if not self.seeds else fmt(list(self.seeds.values())),
-            "single_seed": " ".join(f"{k}:{v}" for k, v in self.single.items()),
-        }
+    def rows(self) -> list[dict]:
+        """claims.csv: one row per part, with the claim's verdict and the part's own."""
+        chapter = self.claim.chapter_value
+        out = []
+        for name in self.claim.values:
+            p = self.parts.get(name)
+            told = chapter.get(name, "") if isinstance(chapter, dict) else chapter
+            lo, hi = (p.interval if p else None) or (None, None)
+            number = p is not None and _numeric(p.value)
+            out.append({
+                "claim_id": self.claim.id, "part": name, "kind": self.claim.kinds[name],
+                "chapter_value": told if _numeric(told) else _text(told) if told != "" else "",
+                "value": p.value if number else None,
+                "value_text": "" if p is None or number else _text(p.value),
+                "se": p.se if p else None, "k": p.k if p else None, "lo": lo, "hi": hi,
+                "n_seeds": max(len(self.seeds), 1) if p else None,
+                "verdict": self.verdict, "part_verdict": p.outcome if p else self.verdict,
+                "settle": p.settle if p else "", "note": p.why if p else self.note,
+            })
+        return out
+
+    def seed_rows(self) -> list[dict]:
+        """claims_by_seed.csv: each part's value at each seed, and the verdict that seed alone gives the claim."""
+        out = []
+        for seed, value in self.seeds.items():
+            by_part = value if isinstance(value, dict) else {"": value}
+            for name, v in by_part.items():
+                out.append({"claim_id": self.claim.id, "part": name, "seed": seed,
+                            "value": v if _numeric(v) else None, "value_text": "" if _numeric(v) else _text(v),
+                            "seed_verdict": self.single.get(seed, "")})
+        return out
+
+
+def _text(value) -> str:
+    """A value that is not a number, as text: a string as it is, anything else as JSON (true, ["a", "b"])."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 class _NotRun(Exception):
@@ -70,8 +141,8 @@ class _NotRun(Exception):
 def evaluate(claim: Claim, res: Results) -> Verdict:
     """The claim's verdict. A claim that reads training runs (or results) made at several seeds is computed once
     per seed, on that seed's runs; its value is the mean over seeds and its standard error the larger of the
-    seeds' spread over √n and the evaluation's sampling error (a jackknife of that mean), so that a direction
-    must clear seed noise as well as sampling noise."""
+    seeds' spread over √n and the evaluation's sampling error (a jackknife of that mean). Each part is judged on
+    its interval value ± k·SE (see judge_part)."""
     seeds = res.common_seeds(claim.rows, claim.files)
     views = {seed: res.at(seed) for seed in seeds} or {None: res}
     missing = [res.path(w) for w in sorted(claim.files) if res.result(w) is None]
@@ -87,24 +158,96 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
         each = {seed: _measure(claim, view) for seed, view in views.items()}
     except (_NotRun, NotMeasured) as why:  # NotMeasured: the claim read through a diverged run's record
         return Verdict(claim, "not run", note=str(why))
+    shape = (lambda v: v[""]) if list(claim.code) == [""] else (lambda v: v)
     if len(each) == 1:
-        (values, se), = each.values()
-        ok, notes = _check(claim, values, se)
-        reproduced = values[""] if list(values) == [""] else values
-        return Verdict(claim, "reproduced" if ok else "not reproduced", reproduced, notes, se)
-
+        (values, sampling), = each.values()
+        return judge_claim(claim, values, _one_seed(sampling), shape)
     values = {part: _pooled([v[part] for v, _ in each.values()]) for part in claim.code}
-    se = _pooled_se(claim, views, each)
-    ok, notes = _check(claim, values, se)
-    single = {seed: "reproduced" if _check(claim, v, s)[0] else "not reproduced" for seed, (v, s) in each.items()}
-    shape = (lambda v: v[""]) if list(values) == [""] else (lambda v: v)
-    return Verdict(claim, "reproduced" if ok else "not reproduced", shape(values),
-                   f"mean of {len(each)} seeds; " + notes, se,
-                   seeds={seed: shape(v) for seed, (v, _) in each.items()}, single=single)
+    noise = _pooled_noise(claim, views, each)
+    single = {seed: judge_claim(claim, v, _one_seed(s), shape).verdict for seed, (v, s) in each.items()}
+    out = judge_claim(claim, values, noise, shape, prefix=f"mean of {len(each)} seeds; ")
+    out.seeds, out.single = {seed: shape(v) for seed, (v, _) in each.items()}, single
+    return out
+
+
+def _one_seed(sampling: dict) -> dict[str, Noise]:
+    """One seed's (or one run's) error: its sampling error alone, part -> (error, degrees of freedom)."""
+    return {part: Noise(1, None, *se_df) for part, se_df in sampling.items()}
+
+
+def judge_claim(claim: Claim, values: dict, noise: dict, shape=lambda v: v, prefix: str = "") -> Verdict:
+    """The claim's verdict from its parts': a computed claim holds when every part does; a measured one is not
+    reproduced when any part fails, else inconclusive when any part straddles, else reproduced."""
+    parts = {p: judge_part(claim, p, v, noise.get(p)) for p, v in values.items()}
+    outcomes = [p.outcome for p in parts.values()]
+    if claim.kind == "computed":
+        verdict = "holds" if all(o == "holds" for o in outcomes) else "fails"
+    elif any(o in ("not reproduced", "fails") for o in outcomes):
+        verdict = "not reproduced"
+    else:
+        verdict = "inconclusive" if "inconclusive" in outcomes else "reproduced"
+    settle = overall_settle([p.settle for p in parts.values() if p.outcome == "inconclusive"]) \
+        if verdict == "inconclusive" else ""
+    se = {p.name: p.se for p in parts.values() if p.se is not None}
+    note = prefix + "; ".join(p.why for p in parts.values())
+    return Verdict(claim, verdict, shape(values), note, se, parts=parts, settle=settle)
+
+
+MARKS = {"reproduced": "✓", "holds": "✓", "not reproduced": "✗", "fails": "✗", "inconclusive": "?"}
+
+
+def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
+    """One part on the interval rule: reproduced when value ± k·SE passes the test as a whole, not reproduced when
+    it fails as a whole, inconclusive when it holds a bound; a computed part (and an exact test) on the value
+    alone. k is Student's t (95 %, two-sided) at the degrees of freedom of the larger error source."""
+    check, kind = claim.checks[name], claim.kinds[name]
+    check_value(check, value, claim.id, name)
+    label = f"{name}: " if name else ""
+    if kind == "computed" or set(check) & EXACT:
+        ok = passes(check, value)
+        outcome = ("holds" if ok else "fails") if kind == "computed" else MEASURED[0 if ok else 1]
+        why = f"{fmt(value)} {'passes' if ok else 'fails'} {describe(check)}"
+        return Part(name, kind, value, outcome, why=f"{MARKS[outcome]} {label}{why}")
+    se, df = noise.at(noise.n) if noise else (None, math.inf)
+    if se is None:
+        why = f"{fmt(value)} against {describe(check)}: {NO_ERROR}, so no interval to judge"
+        return Part(name, kind, value, "inconclusive", settle=NO_ERROR, why=f"? {label}{why}")
+    k = t95(df)
+    lo, hi = value - k * se, value + k * se
+    outcome = {"pass": "reproduced", "fail": "not reproduced", "straddle": "inconclusive"}[judge(check, value, lo, hi)]
+    settle = seeds_to_settle(check, value, noise) if outcome == "inconclusive" else ""
+    said = {"reproduced": "passes {} throughout", "not reproduced": "fails {} throughout",
+            "inconclusive": "straddles a bound of {}"}[outcome].format(describe(check))
+    why = (f"{fmt(value)} ± {fmt(k)}×{fmt(se)} = [{fmt(lo)}, {fmt(hi)}] {said}"
+           + (f"; settles with {settle} seeds" if settle.isdigit() else f"; {settle}" if settle else ""))
+    return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}")
+
+
+def seeds_to_settle(check: dict, value: float, noise: Noise) -> str:
+    """How many seeds would take the interval clear of the test's nearest bound if the mean and the spread held;
+    "budget" when the sampling error alone (which seeds do not shrink) keeps it on the bound."""
+    gap = distance(check, value)
+    if noise.sampling is not None and t95(noise.sampling_df) * noise.sampling >= gap or noise.seed_sd is None:
+        return BUDGET
+    for n in range(noise.n + 1, MAX_SEEDS + 1):
+        se, df = noise.at(n)
+        if t95(df) * se < gap:
+            return str(n)
+    return f"more than {MAX_SEEDS}"
+
+
+def overall_settle(settles: list[str]) -> str:
+    """A claim's settle from its inconclusive parts': the worst of them (no error estimate, budget, more than
+    30, then the most seeds)."""
+    for word in (NO_ERROR, BUDGET, f"more than {MAX_SEEDS}"):
+        if word in settles:
+            return word
+    return str(max(map(int, settles))) if settles else ""
 
 
 def _measure(claim: Claim, res: Results) -> tuple[dict, dict]:
-    """(part -> value, part -> standard error) on one seed's runs (or on runs that have one seed)."""
+    """(part -> value, part -> (sampling error or None, its degrees of freedom)) on one seed's runs (or on runs
+    that have one seed)."""
     scope = _scope(res)
     values = {part: _value(claim, part, code, scope) for part, code in claim.code.items()}
     unmeasured = [part for part, value in values.items() if value is None]
@@ -116,18 +259,21 @@ def _measure(claim: Claim, res: Results) -> tuple[dict, dict]:
     if needs_se and unblocked:
         raise _NotRun("a direction needs the evaluation's sampling error, and "
                       + ", ".join(res.path(r) for r in unblocked) + " records no evaluation blocks (rerun it)")
-    se = standard_errors(claim, res, values) if not unblocked else {}
-    se.update({part: _value(claim, part, code, scope, "se") for part, code in claim.se_code.items()})
-    return values, se
+    stated = {part: _value(claim, part, code, scope, "se") for part, code in claim.se_code.items()}
+    return values, {part: _sampling(claim, part, [res], [stated.get(part)]) for part, v in values.items()
+                    if _numeric(v)}
 
 
-def _check(claim: Claim, values: dict, se: dict) -> tuple[bool, str]:
-    notes, ok = [], True
-    for part, value in values.items():
-        passed, why = apply_check(claim.checks[part], value, claim.id, part, se.get(part))
-        ok &= passed
-        notes.append(f"{'✓' if passed else '✗'} {part + ': ' if part else ''}{why}")
-    return ok, "; ".join(notes)
+def _sampling(claim: Claim, part: str, views: list[Results], stated: list) -> tuple[float | None, float]:
+    """The evaluation's sampling error of a part's mean over `views` (seeds), with its degrees of freedom: the
+    mean of the errors the run files state (`se:`; a binomial error, normal), else a jackknife over the
+    evaluation blocks for a part that reads a perplexity; (None, inf) for a part with neither."""
+    if part in claim.se_code:
+        return (sum(s or 0.0 for s in stated) / len(stated)), math.inf
+    k = _blocks(claim, views[0])
+    if part not in claim.sampled or k < 2:
+        return None, math.inf
+    return _jackknife_of_mean(claim, part, views, k), k - 1
 
 
 def _numeric(x) -> bool:
@@ -144,11 +290,9 @@ def _pooled(values: list):
     return values[0] if all(v == values[0] for v in values) else values
 
 
-def _pooled_se(claim: Claim, views: dict, each: dict) -> dict[str, float]:
-    """Per numeric part, the standard error of the mean over seeds: the larger of the seeds' spread (sd / √n)
-    and the sampling error (a jackknife of the mean over the shared evaluation blocks, or the mean of the
-    errors the run files state, `se:`; seeds are scored on the same held-out data, so those errors do not
-    shrink with n)."""
+def _pooled_noise(claim: Claim, views: dict, each: dict) -> dict[str, Noise]:
+    """Per numeric part, the error of the mean over seeds: the seeds' sd, and the sampling error of the mean (a
+    jackknife over the shared evaluation blocks, or the mean of the errors the run files state)."""
     n = len(each)
     out = {}
     for part in claim.code:
@@ -156,21 +300,15 @@ def _pooled_se(claim: Claim, views: dict, each: dict) -> dict[str, float]:
         if not all(_numeric(v) for v in vals):
             continue
         mean = sum(vals) / n
-        seed_se = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1) / n)
-        if part in claim.se_code:
-            sampling = sum(s.get(part) or 0.0 for _, s in each.values()) / n
-        else:
-            sampling = _jackknife_of_mean(claim, part, list(views.values()))
-        out[part] = max(seed_se, sampling)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1))
+        stated = [s[part][0] for _, s in each.values()]  # each seed's stated error (used where the claim has `se:`)
+        out[part] = Noise(n, sd, *_sampling(claim, part, list(views.values()), stated))
     return out
 
 
-def _jackknife_of_mean(claim: Claim, part: str, views: list[Results]) -> float:
+def _jackknife_of_mean(claim: Claim, part: str, views: list[Results], k: int) -> float:
     """Delete-one-block jackknife of the claim's mean over seeds (each replicate leaves the same stretch out of
-    every perplexity at every seed); 0 for a value that reads no perplexity."""
-    k = _blocks(claim, views[0])
-    if not claim.trained_rows or k < 2:
-        return 0.0
+    every perplexity at every seed, so runs scored on the same tokens stay paired)."""
     reps = []
     for i in range(k):
         at_seeds = [_value(claim, part, claim.code[part], _scope(view, drop=i)) for view in views]
@@ -215,36 +353,31 @@ def _value(claim: Claim, part: str, code, scope: dict, what: str = "value"):
                            f"({type(err).__name__}: {err}); does a producer write that field?") from None
 
 
-def standard_errors(claim: Claim, res: Results, values: dict) -> dict[str, float]:
-    """Delete-one-block jackknife over the evaluation blocks every run records: each replicate re-reads every
-    perplexity without the same stretch of the split (so runs scored on the same tokens stay paired) and
-    recomputes the claim. A value that reads no perplexity has no sampling error here (0)."""
-    numeric = {p for p, v in values.items() if _numeric(v)}
-    k = _blocks(claim, res)
-    if not claim.trained_rows or k < 2:
-        return {p: 0.0 for p in numeric}
-    replicates = [_scope(res, drop=i) for i in range(k)]
-    out = {}
-    for part in numeric:
-        reps = [_value(claim, part, claim.code[part], scope) for scope in replicates]
-        mean = sum(reps) / k
-        out[part] = math.sqrt((k - 1) / k * sum((r - mean) ** 2 for r in reps))
-    return out
-
-
 def evaluate_all(registry: Registry, res: Results) -> list[Verdict]:
     return [evaluate(c, res) for c in registry.claims]
 
 
 def verdict_table(verdicts: list[Verdict]) -> pd.DataFrame:
-    return pd.DataFrame([v.row() for v in verdicts], columns=COLUMNS)
+    """claims.csv: one row per part of every claim."""
+    return pd.DataFrame([r for v in verdicts for r in v.rows()], columns=COLUMNS, dtype=object)  # ints stay ints
+
+
+def seed_table(verdicts: list[Verdict]) -> pd.DataFrame:
+    """claims_by_seed.csv: every part's value at every seed, for the claims computed at several."""
+    return pd.DataFrame([r for v in verdicts for r in v.seed_rows()], columns=BY_SEED_COLUMNS, dtype=object)
 
 
 def write_claims_csv(results_dir: str | Path, claims_path: str | Path, out_csv: str | Path) -> pd.DataFrame:
-    table = verdict_table(evaluate_all(load_registry(claims_path), gather(results_dir)))
+    """claims.csv and, beside it, claims_by_seed.csv; each whole or not at all. Returns one row per claim: its
+    id, kind, verdict, settle, value (as shown) and note."""
+    verdicts = evaluate_all(load_registry(claims_path), gather(results_dir))
     out_csv = Path(out_csv)
     out_csv.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_csv.with_name(out_csv.name + ".tmp")
-    table.to_csv(tmp, index=False)
-    tmp.replace(out_csv)  # whole or not at all
-    return table
+    for table, path in ((seed_table(verdicts), out_csv.with_name("claims_by_seed.csv")),
+                        (verdict_table(verdicts), out_csv)):
+        tmp = path.with_name(path.name + ".tmp")
+        table.to_csv(tmp, index=False)
+        tmp.replace(path)
+    return pd.DataFrame([{"claim_id": v.claim.id, "kind": v.claim.kind, "verdict": v.verdict, "settle": v.settle,
+                          "reproduced_value": "" if v.reproduced is None else fmt(v.reproduced), "note": v.note}
+                         for v in verdicts])

@@ -8,6 +8,7 @@ from collections import Counter
 
 from attnlab import registry
 from attnlab.report.format import badge
+from attnlab.report.pages import index as overview
 from attnlab.report.page import alone, anchor, parts_cell, reproduced_cell, why_not
 from attnlab.report.verdicts import VERDICTS, Verdict
 from attnlab.versions import hardware
@@ -31,7 +32,8 @@ def where(site, v: Verdict) -> str:
 
 def row(site, v: Verdict, titles: dict[str, str]) -> str:
     c = v.claim
-    return (f'<tr data-verdict="{html.escape(v.verdict)}" data-experiment="{html.escape(c.experiment)}">'
+    return (f'<tr data-verdict="{html.escape(v.verdict)}" data-experiment="{html.escape(c.experiment)}" '
+            f'data-kind="{c.kind}">'
             f'<td><a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a></td>'
             f"<td>{html.escape(titles.get(c.experiment, c.experiment))}</td>"
             f"<td>{html.escape(c.claim)}</td><td>{parts_cell(c.chapter_value)}</td><td>{reproduced_cell(v)}</td>"
@@ -105,18 +107,15 @@ def seed_noise(site, verdicts: list[Verdict]) -> str:
         out.append(f"- **{len(group)}** {text}. {listed[0].upper() + listed[1:]}.")
     unseeded = len(verdicts) - len(seeded)
     if unseeded:
-        out.append(f"\nThe other {unseeded} claims read no trained run (counts, analyses and benchmarks), or runs "
-                   "made at one seed.")
+        out.append(f"\nThe other {unseeded} claims are computed (counts and arithmetic), read no trained run "
+                   "(analyses and benchmarks), or read runs made at one seed.")
     return "\n".join(out) + "\n"
 
 
 def blocks(site) -> dict[str, str]:
     titles = {e.name: e.title for e in registry.load()}
-    counts = Counter((source(v.claim.id), v.verdict) for v in site.verdicts)
-    summary = "; ".join(
-        f"the {src}'s {sum(n for (s, _), n in counts.items() if s == src)} claims: "
-        + ", ".join(f"**{counts[(src, k)]}** {k}" for k in VERDICTS if counts[(src, k)])
-        for src in ("chapter", "survey") if any(s == src for s, _ in counts))
+    summary = "; ".join(f"the {src}'s: " + overview.summary([v for v in site.verdicts if source(v.claim.id) == src])
+                        for src in ("chapter", "survey") if any(source(v.claim.id) == src for v in site.verdicts))
     table = ('<table class="dashboard"><thead><tr><th>claim</th><th>experiment</th><th>what it says</th>'
              "<th>source</th><th>ours</th><th>verdict</th><th>from</th></tr></thead><tbody>"
              + "".join(row(site, v, titles) for v in site.verdicts) + "</tbody></table>")

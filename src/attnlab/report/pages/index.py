@@ -8,6 +8,22 @@ from attnlab.report.format import code
 from attnlab.report.verdicts import VERDICTS
 
 
+def summary(verdicts) -> str:
+    """The headline: the measured claims' verdicts; the computed claims (arithmetic, counts) counted apart."""
+    measured = [v for v in verdicts if v.claim.kind == "measured"]
+    computed = [v for v in verdicts if v.claim.kind == "computed"]
+    out = counted(measured, f"of {len(measured)} measured claims")
+    if computed:
+        out += f" (and {len(computed)} computed claims, which hold or fail by arithmetic: {counted(computed, '')})"
+    return out or "no claims registered"
+
+
+def counted(verdicts, label: str) -> str:
+    counts = Counter(v.verdict for v in verdicts)
+    listed = ", ".join(f"**{counts[k]}** {k}" for k in VERDICTS if counts[k])
+    return f"{listed} {label}".strip() if listed else ""
+
+
 def page_list(site) -> str:
     """Every experiment's page, in the registry's order, with the claims it holds (none kept by hand)."""
     lines = []
@@ -18,15 +34,12 @@ def page_list(site) -> str:
 
 
 def blocks(site) -> dict[str, str]:
-    counts = Counter(v.verdict for v in site.verdicts)
-    summary = ", ".join(f"**{counts[k]}** {k}" for k in VERDICTS
-                        if counts[k])
     return {
         "profile": f"`{site.profile}`",
         "results_dir": f"`{site.rdir}/`",
         "settings": site.settings_table(),
         "rerun": code(site.snakemake(gpu=True)),
-        "summary": summary or "no claims registered",
+        "summary": summary(site.verdicts),
         "pages": page_list(site),
         "verdicts": site.verdicts_block(None, link=True),
         "provenance": site.provenance_block(site.files_of(None)),

@@ -1,0 +1,222 @@
+"""The interval rule: every test kind judged on value ± k·SE (reproduced, not reproduced, inconclusive), what
+would settle an inconclusive one, computed claims (holds / fails), and claims.csv's checks of old and new files."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from attnlab.errors import AttnlabError
+from attnlab.report import claims as cl
+from attnlab.report.verdicts import Noise, judge_claim, judge_part, seeds_to_settle
+from attnlab.runfiles import check_claims
+
+
+def claim(check, kind="measured", value="1"):
+    return cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": value, "check": check,
+                           "tolerance_note": "t", "kind": kind})
+
+
+# Each test kind with a value inside and one outside, both at distance 1 from the nearest bound.
+KINDS = {
+    "above": ({"above": 1.0}, 2.0, 0.0),
+    "below": ({"below": 1.0}, 0.0, 2.0),
+    "between": ({"between": [0, 2]}, 1.0, 3.0),
+    "between, open above": ({"between": [0, None]}, 1.0, -1.0),
+    "between, open below": ({"between": [None, 0]}, -1.0, 1.0),
+    "target, rel_tol": ({"target": 10, "rel_tol": 0.1}, 10.0, 12.0),
+    "target, abs_tol": ({"target": 10, "abs_tol": 1}, 10.0, 8.0),
+    "abs_le": ({"abs_le": 1}, 0.0, -2.0),
+}
+# A stated (normal) sampling error: k = 1.96, so the interval reaches the bound at SE = 1 / 1.96 = 0.51.
+DECIDED, STRADDLING = (0.0, 0.1, 0.5), (0.52, 2.0, 50.0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("se", DECIDED)
+def test_a_clear_interval_decides_either_way(kind, se):
+    check, inside, outside = KINDS[kind]
+    noise = Noise(1, None, se, math.inf)
+    assert judge_part(claim(check), "", inside, noise).outcome == "reproduced"
+    assert judge_part(claim(check), "", outside, noise).outcome == "not reproduced"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("se", STRADDLING)
+def test_an_interval_on_a_bound_is_inconclusive_on_either_side(kind, se):
+    check, inside, outside = KINDS[kind]
+    for value in (inside, outside):
+        part = judge_part(claim(check), "", value, Noise(1, None, se, math.inf))
+        assert (part.outcome, part.settle) == ("inconclusive", "budget")  # one run: only the sampling error
+        lo, hi = part.interval
+        assert lo == pytest.approx(value - 1.96 * se) and hi == pytest.approx(value + 1.96 * se)
+
+
+@pytest.mark.parametrize("check, value", [({"above": 1.0}, 1.0), ({"below": 1.0}, 1.0)])
+def test_a_tie_passes_no_direction_even_without_noise(check, value):
+    assert judge_part(claim(check), "", value, Noise(1, None, 0.0, math.inf)).outcome == "not reproduced"
+
+
+@pytest.mark.parametrize("check, value", [({"between": [0, 2]}, 2.0), ({"abs_le": 1}, -1.0),
+                                          ({"target": 10, "abs_tol": 1}, 11.0)])
+def test_a_band_holds_its_ends_without_noise(check, value):
+    assert judge_part(claim(check), "", value, Noise(1, None, 0.0, math.inf)).outcome == "reproduced"
+
+
+def test_k_is_students_t_at_the_larger_sources_degrees_of_freedom():
+    assert cl.t95(2) == 4.303 and cl.t95(19) == 2.093 and cl.t95(math.inf) == 1.96 and cl.t95(31) == 1.96
+    seeds = judge_part(claim({"above": 0}), "", 5.0, Noise(3, 1.0, 0.1, 19))  # seeds' 1/√3 = 0.58 > 0.1
+    sampling = judge_part(claim({"above": 0}), "", 5.0, Noise(3, 0.1, 1.0, 19))  # sampling's 1.0 > 0.058
+    assert (seeds.k, seeds.se) == (4.303, pytest.approx(1 / math.sqrt(3)))
+    assert (sampling.k, sampling.se) == (2.093, 1.0)
+    with pytest.raises(AttnlabError):
+        cl.t95(0)
+
+
+@pytest.mark.parametrize("seed_sd, sampling, settle", [
+    (0.5, None, "4"),       # 3 seeds: 4.303 × 0.29 = 1.24 straddles a bound 1 away; 4: 3.182 × 0.25 = 0.80 clears
+    (0.7, None, "5"),       # 4: 3.182 × 0.35 = 1.11 still straddles; 5: 2.776 × 0.31 = 0.87 clears
+    (5.0, None, "more than 30"),
+    (0.5, 0.6, "budget"),   # 2.093 × 0.6 = 1.26: the sampling error alone keeps it on the bound
+    (1.0, 0.45, "5"),       # at 5 seeds the sampling error is the larger (0.447 < 0.45): 2.093 × 0.45 = 0.94 clears
+])
+def test_an_inconclusive_claim_says_how_many_seeds_would_settle_it(seed_sd, sampling, settle):
+    noise = Noise(3, seed_sd, sampling, 19)
+    part = judge_part(claim({"above": 1.0}), "", 2.0, noise)
+    assert part.outcome == "inconclusive" and part.settle == settle
+    if settle.isdigit():  # at that many seeds the interval clears the bound; one fewer, it does not
+        n = int(settle)
+        for m, clears in ((n, True), (n - 1, False)):
+            se, df = noise.at(m)
+            assert (cl.t95(df) * se < 1.0) is clears
+
+
+def test_seeds_to_settle_names_the_budget_when_seeds_cannot_shrink_the_error():
+    assert seeds_to_settle({"above": 1.0}, 2.0, Noise(1, None, 0.6, 19)) == "budget"
+
+
+def test_a_measured_value_without_any_error_estimate_is_inconclusive():
+    part = judge_part(claim({"between": [0, 2]}), "", 1.0, None)
+    assert (part.outcome, part.settle) == ("inconclusive", "no error estimate")
+
+
+@pytest.mark.parametrize("check, value, outcome", [
+    ({"between": [0, 2]}, 1.0, "holds"), ({"between": [0, 2]}, 3.0, "fails"),
+    ({"equals": 768}, 768, "holds"), ({"equals": 768}, 769, "fails"),
+    ({"above": 1.0}, 1.5, "holds"), ({"above": 1.0}, 1.0, "fails"),
+])
+def test_a_computed_value_holds_or_fails_on_its_own(check, value, outcome):
+    c = claim(check, kind="computed")
+    assert judge_part(c, "", value, None).outcome == outcome  # no noise needed, none used
+    assert judge_claim(c, {"": value}, {}).verdict == outcome
+    assert c.kind == "computed"
+
+
+@pytest.mark.parametrize("values, verdict", [
+    ({"a": 2.0, "b": 2.0, "n": 768}, "reproduced"),
+    ({"a": 2.0, "b": 1.2, "n": 768}, "inconclusive"),
+    ({"a": 0.0, "b": 1.2, "n": 768}, "not reproduced"),
+    ({"a": 2.0, "b": 2.0, "n": 769}, "not reproduced"),  # its computed part fails
+])
+def test_a_claims_verdict_from_its_parts(values, verdict):
+    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": {"a": 0}, "tolerance_note": "t",
+                        "value": {"a": "1", "b": "1", "n": "1"}, "kind": {"n": "computed"},
+                        "check": {"a": {"above": 1.0}, "b": {"above": 1.0}, "n": {"equals": 768}}})
+    assert c.kind == "measured" and c.kinds == {"a": "measured", "b": "measured", "n": "computed"}
+    noise = {p: Noise(1, None, 0.2, math.inf) for p in ("a", "b", "n")}
+    got = judge_claim(c, values, noise)
+    assert got.verdict == verdict
+    assert got.settle == ("budget" if verdict == "inconclusive" else "")
+
+
+@pytest.mark.parametrize("kind", ["guessed", {"x": "computed"}, {"": "exact"}, 3])
+def test_a_bad_kind_is_refused(kind):
+    with pytest.raises(AttnlabError, match="'kind'"):
+        claim({"above": 0}, kind=kind)
+
+
+# ------------------------------------------------------------------ claims.csv, old and new
+
+OLD = "claim_id,chapter_value,reproduced_value,verdict,note\nC2.1,4,4.1,reproduced,ok\n"
+NEW_HEAD = "claim_id,part,kind,chapter_value,value,value_text,se,k,lo,hi,n_seeds,verdict,part_verdict,settle,note\n"
+
+
+def test_claims_csv_of_old_and_new_versions_are_accepted(tmp_path):
+    (tmp_path / "old.csv").write_text(OLD)
+    check_claims(tmp_path / "old.csv", ["C2.1"])
+    (tmp_path / "new.csv").write_text(
+        NEW_HEAD + "C2.2,gain,measured,1,0.13,,0.2,2.093,-0.3,0.6,3,inconclusive,inconclusive,budget,n\n"
+        "C2.2,share,measured,0,0.1,,0.1,2.093,0,0.3,3,inconclusive,reproduced,,n\n"
+        "C7.2,,computed,5,5,,,,,,1,holds,holds,,n\n")
+    check_claims(tmp_path / "new.csv", ["C2.2", "C7.2"])
+
+
+@pytest.mark.parametrize("rows, match", [
+    ("C2.2,gain,measured,1,0.1,,,,,,1,maybe,inconclusive,,n\n", "has verdict 'maybe'"),
+    ("C2.2,gain,measured,1,0.1,,,,,,1,inconclusive,unsure,,n\n", "has part verdict 'unsure'"),
+    ("C2.2,gain,measured,1,0.1,,,,,,1,holds,holds,,n\n" * 2, "holds claim C2.2 part gain more than once"),
+])
+def test_claims_csv_with_a_bad_verdict_or_a_part_twice_is_refused(tmp_path, rows, match):
+    (tmp_path / "c.csv").write_text(NEW_HEAD + rows)
+    with pytest.raises(AttnlabError, match=match):
+        check_claims(tmp_path / "c.csv")
+
+
+# ------------------------------------------------------------------ How verdicts work
+
+def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_files(tmp_path):
+    from attnlab.report.pages import about
+    from attnlab.report.site import render
+    from helpers import REPO, site_for
+    from test_report import CONFIG, write_fake_results
+
+    # C2.1 holds, C2.3's residual average is 10 % off (not reproduced), C2.2's gain is inside the noise
+    root = write_fake_results(tmp_path / "r", val={"L3": 248.1, "L4": 66.0})
+    blocks = about.blocks(site_for(root, CONFIG))
+    lines = blocks["examples"].strip().split("\n\n")
+    assert len(lines) == 5
+    assert "verdict-reproduced" in lines[0] and "[C2.1]" in lines[0] and "The whole interval passes it" in lines[0]
+    assert "verdict-not-reproduced" in lines[1] and "[C2.3]" in lines[1] and "The whole interval fails it" in lines[1]
+    assert "no claim of this version has this verdict" in lines[2]  # one seed: nothing more seeds would settle
+    assert "[C2.2]" in lines[3] and "budget-limited" in lines[3] and "k = 2.093 at 19 degrees" in lines[3]
+    assert "verdict-holds" in lines[4] and "[C0.1]" in lines[4]
+    assert "| 3 seeds (seeds' spread the larger) | 2 | 4.303 |" in blocks["k_table"]
+    page = render((REPO / "docs" / "about.md").read_text(), blocks, "about.md")
+    assert "<!-- attnlab:" not in page and lines[3] in page
+
+
+def test_the_headline_counts_measured_claims_and_computed_ones_apart(tmp_path):
+    from attnlab.report.pages import dashboard, index
+    from helpers import site_for
+    from test_report import CONFIG, write_fake_results
+
+    site = site_for(write_fake_results(tmp_path / "r", val={"L4": 66.0}), CONFIG)
+    measured = [v for v in site.verdicts if v.claim.kind == "measured"]
+    computed = [v for v in site.verdicts if v.claim.kind == "computed"]
+    assert {v.verdict for v in computed} == {"holds", "not run"} and "holds" not in {v.verdict for v in measured}
+    ran = sum(v.verdict == "holds" for v in computed)
+    headline = index.blocks(site)["summary"]
+    assert headline.startswith("**") and f"of {len(measured)} measured claims" in headline
+    assert f"(and {len(computed)} computed claims, which hold or fail by arithmetic: **{ran}** holds" in headline
+    assert "**1** not reproduced" in headline.split("(and")[0]  # C2.3
+    board = dashboard.blocks(site)
+    assert 'option value="holds">holds (' in board["filters"] and "the chapter's: " in board["summary"]
+
+
+def test_a_cut_claims_by_seed_csv_is_named(tmp_path):
+    from attnlab.runfiles import check_files
+
+    (tmp_path / "claims_by_seed.csv").write_text("claim_id,part,seed,value,value_text,seed_verdict\nC2.1,,1337,4.1,,reproduced\n")
+    check_files(tmp_path, ["claims_by_seed.csv"])
+    (tmp_path / "claims_by_seed.csv").write_text("claim_id,part,seed,value,value_text,seed_verdict\nC2.1,,1337\n")
+    with pytest.raises(AttnlabError, match="row 1 has 3 fields"):
+        check_files(tmp_path, ["claims_by_seed.csv"])
+
+
+def test_a_computed_claim_read_at_several_seeds_is_no_single_run_claim():
+    from attnlab.report.verdicts import Verdict
+
+    seeded = {1337: "holds", 1338: "holds"}
+    assert Verdict(claim({"equals": 1}, kind="computed"), "holds", single=seeded).survives() is None
+    assert Verdict(claim({"above": 0}), "reproduced", single=dict.fromkeys(seeded, "reproduced")).survives() \
+        == "every seed"
