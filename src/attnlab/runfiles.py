@@ -23,6 +23,9 @@ from typing import Iterable, Sequence
 from attnlab.errors import AttnlabError
 
 CURVE = ("step", "lr", "train_loss", "val_loss")
+MEASURED = ("reproduced", "not reproduced", "inconclusive")  # the verdicts a claims.csv may hold
+COMPUTED = ("holds", "fails")
+VERDICTS = (*MEASURED, *COMPUTED, "not run", "diverged")
 CLAIMS = ("claim_id", "chapter_value", "verdict", "note")  # every version's claims.csv has these
 CLAIMS_BY_SEED = ("claim_id", "part", "seed", "seed_verdict")  # claims_by_seed.csv, beside the new claims.csv
 CLAIM_PARTS = ("part", "part_verdict")  # ... and, one row per part, these (every version since the interval rule)
@@ -107,7 +110,6 @@ def check_probes(path: Path, metrics: dict) -> None:
 def check_claims(path: Path, ids: Sequence[str] | None = None) -> None:
     """claims.csv: one row per claim, or per part of a claim, each with a known verdict; with `ids` (the claims
     registry), every claim there and no other."""
-    from attnlab.report.verdicts import VERDICTS  # the report reads run files through this module
 
     rows = read_csv(path, CLAIMS)
     parted = bool(rows) and all(c in rows[0] for c in CLAIM_PARTS)

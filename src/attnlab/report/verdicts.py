@@ -13,13 +13,11 @@ from attnlab.report.claims import (DIRECTIONS, EXACT, ROW_VIEWS, SAFE_BUILTINS, 
                                    describe, distance, judge, load_registry, passes, t95)
 from attnlab.report.format import fmt
 from attnlab.report.results import NotMeasured, Results, diverged, gather
+from attnlab.runfiles import MEASURED, VERDICTS  # noqa: F401 - the pages take VERDICTS from here
 
 COLUMNS = ["claim_id", "part", "kind", "chapter_value", "value", "value_text", "se", "k", "lo", "hi", "n_seeds",
            "verdict", "part_verdict", "settle", "note"]  # claims.csv: one row per part of every claim
 BY_SEED_COLUMNS = ["claim_id", "part", "seed", "value", "value_text", "seed_verdict"]  # claims_by_seed.csv
-MEASURED = ("reproduced", "not reproduced", "inconclusive")
-COMPUTED = ("holds", "fails")
-VERDICTS = (*MEASURED, *COMPUTED, "not run", "diverged")
 MAX_SEEDS = 30  # beyond this many seeds, "more than 30" settles nothing a budget would pay for
 NO_ERROR = "no error estimate"
 BUDGET = "budget"
