@@ -22,18 +22,21 @@ def series(control: dict) -> pd.DataFrame:
 
 
 def phase_chart(control: dict) -> dict:
-    data = series(control)
+    """One panel per score. Every layer reads the facet's one table (rows told apart by `mark`): a layer with
+    data of its own would be drawn whole in every panel."""
+    lines = series(control).assign(mark="line")
     jumps = pd.DataFrame([{"model": f"{c['layers']} layer{'s' if c['layers'] > 1 else ''}",
-                           "step": c["induction_jump"]["step"]} for c in control.values()
-                          if c["induction_jump"]["step"] is not None])
-    lines = alt.Chart(data).mark_line(point=True).encode(
-        x=alt.X("step:Q", title="training step"), y=alt.Y("value:Q", title=None),
-        color=alt.Color("model:N", title=None),
-        tooltip=["model", "step", alt.Tooltip("value:Q", format=".3f")])
-    layers = [lines]
+                           "step": c["induction_jump"]["step"], "score": label, "mark": "jump"}
+                          for c in control.values() if c["induction_jump"]["step"] is not None
+                          for label in SERIES.values()])
+    color = alt.Color("model:N", title=None)
+    layers = [alt.Chart().mark_line(point=True).encode(
+        x=alt.X("step:Q", title="training step"), y=alt.Y("value:Q", title=None), color=color,
+        tooltip=["model", "step", alt.Tooltip("value:Q", format=".3f")]).transform_filter(alt.datum.mark == "line")]
     if not jumps.empty:
-        layers.append(alt.Chart(jumps).mark_rule(strokeDash=[4, 4]).encode(x="step:Q", color="model:N"))
-    return alt.layer(*layers, data=data).properties(width=460, height=170).facet(
+        layers.append(alt.Chart().mark_rule(strokeDash=[4, 4]).encode(x="step:Q", color=color)
+                      .transform_filter(alt.datum.mark == "jump"))
+    return alt.layer(*layers, data=pd.concat([lines, jumps])).properties(width=460, height=170).facet(
         row=alt.Row("score:N", title=None, sort=list(SERIES.values()))).resolve_scale(y="independent").properties(
         title="As the models train (dashed: the step the induction score jumps)").to_dict()
 

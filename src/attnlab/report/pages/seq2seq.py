@@ -44,21 +44,27 @@ def mean_rows(r: dict) -> pd.DataFrame:
 
 
 def accuracy_chart(r: dict) -> dict:
+    """A panel per task and measure. Every layer reads the facet's one table (means and seeds told apart by
+    `mark`): a layer with data of its own would be drawn whole in every panel."""
     order = [VARIANTS[v] for v in r["settings"]["variants"]]
     lengths = sorted(r["settings"]["lengths"])
     x = alt.X("source length:Q", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=lengths))
     color = alt.Color("variant:N", sort=order, title=None)
     y = alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]))
+    is_mean, is_seed = alt.datum.mark == "mean", alt.datum.mark == "seed"
     means = alt.Chart().mark_line(point=True).encode(
         x=x, y=y, color=color, tooltip=["task", "variant", "source length", alt.Tooltip("value:Q", format=".3f"),
                                         alt.Tooltip("low:Q", format=".3f", title="lowest seed"),
-                                        alt.Tooltip("high:Q", format=".3f", title="highest seed"), "seeds"])
-    spread = alt.Chart().mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=color)
+                                        alt.Tooltip("high:Q", format=".3f", title="highest seed"), "seeds"]
+    ).transform_filter(is_mean)
+    spread = alt.Chart().mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=color).transform_filter(
+        is_mean)
     chance = alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(y=alt.datum(r["chance"]))
-    seeds = alt.Chart(seed_rows(r)).mark_point(size=18, opacity=0.5, filled=True).encode(
+    seeds = alt.Chart().mark_point(size=18, opacity=0.5, filled=True).encode(
         x=x, y=y, color=color, tooltip=["task", "variant", "source length", "seed",
-                                        alt.Tooltip("value:Q", format=".3f")])
-    return alt.layer(spread, means, seeds, chance, data=mean_rows(r)).properties(width=300, height=190).facet(
+                                        alt.Tooltip("value:Q", format=".3f")]).transform_filter(is_seed)
+    data = pd.concat([mean_rows(r).assign(mark="mean"), seed_rows(r).assign(mark="seed")])
+    return alt.layer(spread, means, seeds, chance, data=data).properties(width=300, height=190).facet(
         column=alt.Column("task:N", title=None, header=alt.Header(labelFontWeight="bold")),
         row=alt.Row("measure:N", title=None, sort=list(MEASURES.values()))).properties(
         title="Held-out accuracy against source length (line: mean over seeds; band: lowest to highest seed; "
