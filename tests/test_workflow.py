@@ -17,6 +17,7 @@ from attnlab.config import load, resolve
 from attnlab.registry import load as load_registry
 from attnlab.registry import pages
 from attnlab.registry import training
+import charts
 from helpers import BAD, CHROMIUM, kill_while_training, playwright_or_skip
 
 REPO = Path(__file__).resolve().parents[1]
@@ -653,8 +654,27 @@ def local_target(site: Path, page: str, href: str) -> tuple[Path, str] | None:
     return (path / "index.html" if path.is_dir() else path), frag
 
 
+def test_every_chart_of_the_smoke_site_draws_only_its_own_rows(smoke, tmp_path):
+    """Every chart on every page, compiled to Vega offline and read back from its scene graph (tests/charts.py):
+    each panel of a faceted chart holds only its own rows and says so in its tooltips, and every share,
+    accuracy, fraction or probability lies in [0, 1]. The PNGs land in one folder to look at
+    ($ATTNLAB_CHARTS, else this test's folder)."""
+    specs = charts.site_charts(smoke / "results" / "smoke" / "site")
+    assert len(specs) >= 15, sorted(specs)
+    folder = Path(os.environ.get("ATTNLAB_CHARTS") or tmp_path / "charts")
+    found = []
+    for name, spec in specs.items():
+        found += charts.problems(name, spec)
+        if charts.facet_fields(spec) and not charts.faceted_and_described(spec):
+            found.append(f"{name}: its tooltips do not name the facet field, so its panels cannot be checked")
+        charts.png(spec, folder / (name.replace("/", "_").replace("#", "-") + ".png"))
+    print(f"{len(specs)} charts drawn in {folder}")
+    assert not found, "\n".join(found)
+
+
 def test_every_page_in_a_browser(smoke, tmp_path):
-    """Each page of the smoke site in headless Chromium, served locally at 1280 px: no console or page error, no
+    """Each page of the smoke site in headless Chromium, served locally at 1280 px and at 390 px (a phone, where no
+    page may scroll sideways): no console or page error, no
     request to another host, every chart drawn, every internal link and anchor resolves, the verdict column in
     view, and the viewers answer a click. Screenshots land in this test's folder."""
     sync_api = playwright_or_skip()
@@ -696,6 +716,16 @@ def test_every_page_in_a_browser(smoke, tmp_path):
                     elif frag and file.suffix == ".html" and f'id="{frag}"' not in file.read_text():
                         problems.append(f"{name}: link {href} points to an anchor its page lacks")
                 page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+            phone = browser.new_page(viewport={"width": 390, "height": 844})  # a phone: nothing scrolls sideways
+            phone.on("console", lambda m: problems.append(f"{where['name']} at 390 px: console {m.type}: {m.text}")
+                     if m.type == "error" else None)
+            for name in names:
+                where["name"] = name
+                phone.goto(server.url + f"{name}.html", wait_until="networkidle")
+                wide = phone.evaluate("document.documentElement.scrollWidth")
+                if wide > 390:
+                    problems.append(f"{name}: at 390 px the page is {wide} px wide and scrolls sideways")
+                phone.screenshot(path=str(shots / f"{name}-390.png"))
             for name, viewer in [("viewer", "attnlab-viewer"), ("seq2seq", "seq2seq-viewer")]:
                 where["name"] = name
                 page.goto(server.url + f"{name}.html", wait_until="networkidle")

@@ -32,7 +32,8 @@ def phase_chart(control: dict) -> dict:
     color = alt.Color("model:N", title=None)
     layers = [alt.Chart().mark_line(point=True).encode(
         x=alt.X("step:Q", title="training step"), y=alt.Y("value:Q", title=None), color=color,
-        tooltip=["model", "step", alt.Tooltip("value:Q", format=".3f")]).transform_filter(alt.datum.mark == "line")]
+        tooltip=["score", "model", "step", alt.Tooltip("value:Q", format=".3f")]
+    ).transform_filter(alt.datum.mark == "line")]
     if not jumps.empty:
         layers.append(alt.Chart().mark_rule(strokeDash=[4, 4]).encode(x="step:Q", color=color)
                       .transform_filter(alt.datum.mark == "jump"))
