@@ -8,7 +8,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.tables import row_order
+from attnlab.report.tables import row_order, seeds_named
 
 WIDTH = 560
 SOURCE_COLORS = alt.Scale(domain=["reproduced", "chapter"], range=["#1f77b4", "#d62728"])
@@ -68,19 +68,20 @@ def seeds_chart(per_seed: pd.DataFrame, order: list[str], measure: str = "valida
 
 
 def curves_chart(curves: pd.DataFrame) -> dict:
-    """Training and validation loss against step, one line per rung, train and val side by side."""
+    """Training and validation loss against step, one line per rung and seed, train and val side by side."""
     order = row_order(set(curves["row"]))
-    base = alt.Chart(curves).encode(
+    base = alt.Chart().encode(
         x=alt.X("step:Q", title="step"),
         y=alt.Y("loss:Q", title="cross-entropy (nats)", scale=alt.Scale(zero=False)),
         color=alt.Color("row:N", sort=order, title="rung"),
-        tooltip=["row", "split", "step", alt.Tooltip("loss:Q", format=".3f")],
+        detail="seed:N",
+        tooltip=["row", "seed", "split", "step", alt.Tooltip("loss:Q", format=".3f")],
     )
-    lines = base.mark_line(strokeWidth=1.5)
+    lines = base.mark_line(strokeWidth=1.2, opacity=0.8)
     dots = base.mark_point(size=18, filled=True).transform_filter(alt.datum.split == "val")
-    chart = alt.layer(lines, dots).properties(width=WIDTH // 2 - 20, height=260).facet(
+    chart = alt.layer(lines, dots, data=curves).properties(width=WIDTH // 2 - 20, height=260).facet(
         column=alt.Column("split:N", sort=["train", "val"], title=None)
-    ).properties(title="Loss during training")
+    ).properties(title=f"Loss during training, {seeds_named(curves)}")
     return _spec(chart)
 
 

@@ -61,22 +61,38 @@ def ladder_table(res: Results, reference: dict | None = None) -> pd.DataFrame:
     return table.astype({"n_params": "Int64", "diverged_at_step": "Int64"})
 
 
+def per_seed_csv(res: Results, run: str, file: str) -> pd.DataFrame:
+    """A run's `file` (curve.csv, probes.csv) at every seed it was trained at, with a `seed` column (empty if none):
+    a chart drawn from one seed would show one draw of the noise as if it were the result."""
+    frames = [pd.read_csv(res.root / rel.replace("metrics.json", file)).assign(seed=seed)
+              for seed, rel in sorted(res.seed_paths.get(run, {}).items())
+              if (res.root / rel.replace("metrics.json", file)).is_file()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def seeds_named(table: pd.DataFrame) -> str:
+    """'seed 1337' or 'seeds 1337, 1338, 1339 (a line each)': what a chart drawn from `table` shows."""
+    seeds = sorted(set(table["seed"])) if "seed" in table else []
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    return f"seeds {', '.join(map(str, seeds))} (a line each)" if seeds else "no seed"
+
+
 def curves_table(res: Results, max_points: int = 250) -> pd.DataFrame:
-    """Long format (row, step, split, loss). Train loss is thinned to about `max_points` per row."""
+    """Long format (row, seed, step, split, loss), every seed of every rung. Train loss is thinned to about
+    `max_points` per row and seed."""
     frames = []
     for row in row_order(res.experiment("ladder")):
-        path = res.root / res.run_paths[row].replace("metrics.json", "curve.csv")  # its first seed
-        if not path.is_file():
-            continue
-        curve = pd.read_csv(path)
-        train = curve.dropna(subset=["train_loss"])
-        stride = max(1, len(train) // max_points)
-        train = train.iloc[::stride]
-        val = curve.dropna(subset=["val_loss"])
-        frames.append(pd.DataFrame({"row": row, "step": train["step"], "split": "train", "loss": train["train_loss"]}))
-        frames.append(pd.DataFrame({"row": row, "step": val["step"], "split": "val", "loss": val["val_loss"]}))
+        for seed, curve in per_seed_csv(res, row, "curve.csv").groupby("seed") if res.seed_paths.get(row) else []:
+            train = curve.dropna(subset=["train_loss"])
+            train = train.iloc[::max(1, len(train) // max_points)]
+            val = curve.dropna(subset=["val_loss"])
+            frames += [pd.DataFrame({"row": row, "seed": seed, "step": train["step"], "split": "train",
+                                     "loss": train["train_loss"]}),
+                       pd.DataFrame({"row": row, "seed": seed, "step": val["step"], "split": "val",
+                                     "loss": val["val_loss"]})]
     if not frames:
-        return pd.DataFrame(columns=["row", "step", "split", "loss"])
+        return pd.DataFrame(columns=["row", "seed", "step", "split", "loss"])
     return pd.concat(frames, ignore_index=True)
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 from attnlab.config import train_settings
 from attnlab.errors import AttnlabError
 from attnlab.report.format import chart, finite, md_table, not_run, num, spread
+from attnlab.report.tables import per_seed_csv, seeds_named
 
 EXPERIMENT = "depth"
 GRAD = "grad_block_"
@@ -127,14 +128,14 @@ def early_grads(site, table: pd.DataFrame) -> pd.DataFrame:
 
 
 def curves(site, table: pd.DataFrame) -> pd.DataFrame:
+    """Every run's training loss at every seed it was trained at (a diverged run ends at its last finite loss)."""
     frames = []
     for name in table["run"]:
-        df = _csv(site, name, "curve.csv")
+        df = per_seed_csv(site.res, name, "curve.csv")
         if df.empty or "train_loss" not in df:
             continue
-        df = df[["step", "train_loss"]].copy()
-        df = df[df["train_loss"].map(lambda v: finite(v) is not None)]  # a diverged run ends at its last finite loss
-        frames.append(df.assign(run=name))
+        df = df[["seed", "step", "train_loss"]]
+        frames.append(df[df["train_loss"].map(lambda v: finite(v) is not None)].assign(run=name))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -175,10 +176,11 @@ def early_chart(early: pd.DataFrame, runs: list[str]) -> dict:
 
 
 def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
-    return alt.Chart(c).mark_line().encode(
+    return alt.Chart(c).mark_line(strokeWidth=1.2, opacity=0.8).encode(
         x=alt.X("step:Q"), y=alt.Y("train_loss:Q", title="training loss (nats/token)"),
-        color=alt.Color("run:N", sort=runs), tooltip=["run", "step", alt.Tooltip("train_loss:Q", format=".3f")],
-    ).properties(width=520, height=260).to_dict()
+        color=alt.Color("run:N", sort=runs), detail="seed:N",
+        tooltip=["run", "seed", "step", alt.Tooltip("train_loss:Q", format=".3f")],
+    ).properties(width=520, height=260, title=f"Training loss, {seeds_named(c)}").to_dict()
 
 
 # --------------------------------------------------------------------- blocks

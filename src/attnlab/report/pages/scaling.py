@@ -5,6 +5,7 @@ import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, md_table, not_run, spread
+from attnlab.report.tables import per_seed_csv, seeds_named
 
 TWIN = {"E3-block-raw": "L9"}  # the divided twin of a run that lives in another experiment
 
@@ -26,16 +27,16 @@ def runs_table(site) -> pd.DataFrame:
 
 
 def probes_table(site) -> pd.DataFrame:
+    """Long format (run, seed, step, probe, value): the one head's probes of every run at every seed."""
     frames = []
     for name in site.res.experiment("scaling"):
-        path = site.res.root / site.res.run_paths[name].replace("metrics.json", "probes.csv")
-        if path.is_file():
-            df = pd.read_csv(path)
+        df = per_seed_csv(site.res, name, "probes.csv")
+        if len(df):
             cols = {c: c.rsplit("_", 1)[0] for c in df.columns if c.endswith("_0")}  # the first (only) head
-            frames.append(df[["step", *cols]].rename(columns=cols).assign(run=name))
+            frames.append(df[["seed", "step", *cols]].rename(columns=cols).assign(run=name))
     if not frames:
         return pd.DataFrame()
-    return pd.concat(frames).melt(id_vars=["run", "step"], var_name="probe", value_name="value")
+    return pd.concat(frames).melt(id_vars=["run", "seed", "step"], var_name="probe", value_name="value")
 
 
 def gain_chart(table: pd.DataFrame) -> dict:
@@ -54,12 +55,13 @@ def gain_chart(table: pd.DataFrame) -> dict:
 def probes_chart(probes: pd.DataFrame) -> dict:
     titles = {"score_std": "score std (log)", "entropy": "attention entropy (nats)",
               "saturated": "rows with max weight > 0.99"}
-    base = alt.Chart(probes).mark_line(point=False).encode(
-        x=alt.X("step:Q"), color=alt.Color("run:N"), tooltip=["run", "step", alt.Tooltip("value:Q", format=".3g")])
+    base = alt.Chart(probes).mark_line(point=False, opacity=0.8).encode(
+        x=alt.X("step:Q"), color=alt.Color("run:N"), detail="seed:N",
+        tooltip=["run", "seed", "step", alt.Tooltip("value:Q", format=".3g")])
     panels = [base.transform_filter(alt.datum.probe == key).encode(
         y=alt.Y("value:Q", title=title, scale=alt.Scale(type="log") if key == "score_std" else alt.Scale()))
         .properties(width=250, height=180) for key, title in titles.items()]
-    return alt.hconcat(*panels).to_dict()
+    return alt.hconcat(*panels).properties(title=f"The head's scores as it trains, {seeds_named(probes)}").to_dict()
 
 
 def blocks(site) -> dict[str, str]:
@@ -82,8 +84,9 @@ def blocks(site) -> dict[str, str]:
 
 
 def first_and_last(probes: pd.DataFrame) -> pd.DataFrame:
-    """One line per run: each probe at the first and at the last probed step."""
-    ordered = probes.dropna(subset=["value"]).sort_values("step").groupby(["run", "probe"])["value"]
+    """One line per run: each probe at the first and at the last probed step, the mean over the seeds."""
+    mean = probes.dropna(subset=["value"]).groupby(["run", "probe", "step"], as_index=False)["value"].mean()
+    ordered = mean.sort_values("step").groupby(["run", "probe"])["value"]
     wide = pd.concat({"start": ordered.first(), "end": ordered.last()}, axis=1).unstack("probe")
     wide.columns = [f"{probe} at {when}" for when, probe in wide.columns]
     return wide.round(4).reset_index()

@@ -59,16 +59,20 @@ def accuracy_chart(r: dict) -> dict:
     ).transform_filter(is_mean)
     spread = alt.Chart().mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=color).transform_filter(
         is_mean)
-    chance = alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(y=alt.datum(r["chance"]))
+    chance = alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(
+        y="value:Q", tooltip=["task", "measure", alt.Tooltip("value:Q", format=".3f", title="chance")]
+    ).transform_filter(alt.datum.mark == "chance")
     seeds = alt.Chart().mark_point(size=18, opacity=0.5, filled=True).encode(
         x=x, y=y, color=color, tooltip=["task", "variant", "source length", "seed",
                                         alt.Tooltip("value:Q", format=".3f")]).transform_filter(is_seed)
-    data = pd.concat([mean_rows(r).assign(mark="mean"), seed_rows(r).assign(mark="seed")])
+    chance_rows = pd.DataFrame([{"task": task, "measure": MEASURES["token_accuracy"], "value": r["chance"],
+                                 "mark": "chance"} for task in sorted({run["task"] for run in r["runs"]})])
+    data = pd.concat([mean_rows(r).assign(mark="mean"), seed_rows(r).assign(mark="seed"), chance_rows])
     return alt.layer(spread, means, seeds, chance, data=data).properties(width=300, height=190).facet(
         column=alt.Column("task:N", title=None, header=alt.Header(labelFontWeight="bold")),
         row=alt.Row("measure:N", title=None, sort=list(MEASURES.values()))).properties(
         title="Held-out accuracy against source length (line: mean over seeds; band: lowest to highest seed; "
-              "dots: each seed; dashed: chance)").to_dict()
+              "dots: each seed; dashed: a token's chance)").to_dict()
 
 
 def pm(mean, sd) -> str:
