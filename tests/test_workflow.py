@@ -150,6 +150,17 @@ def test_deleting_a_run_file_makes_the_default_target_rebuild_it(smoke, tmp_path
     assert jobs.get("train") == 1 and jobs.get("claims") == 1 and jobs.get("site") == 1
 
 
+def test_a_lost_claims_by_seed_csv_is_an_output_snakemake_rebuilds(smoke, tmp_path):
+    by_seed = smoke / "results" / "smoke" / "claims_by_seed.csv"
+    shutil.copy2(by_seed, tmp_path / "kept.csv")
+    by_seed.unlink()
+    try:
+        jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
+    finally:
+        shutil.copy2(tmp_path / "kept.csv", by_seed)
+    assert jobs.get("claims") == 1 and jobs.get("train", 0) == 0
+
+
 def test_a_failed_download_leaves_the_token_files(smoke):
     """The corpus download is a job of its own: when it fails, prepare_data never starts, so Snakemake never
     deletes the token files that job would replace."""
