@@ -100,6 +100,21 @@ def test_a_measured_value_without_any_error_estimate_is_inconclusive():
     assert (part.outcome, part.settle) == ("inconclusive", "no error estimate")
 
 
+def test_a_stated_error_may_be_a_fractions_binomial_error_from_what_the_file_records(tmp_path):
+    """Run files that record a fraction and its count, but no error, still give it one: `binomial_se` in `se:`."""
+    from attnlab.report.results import Results
+    from attnlab.report.verdicts import evaluate
+    from attnlab.stats import binomial_se
+
+    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "tolerance_note": "t",
+                        "value": "scores['p']", "se": "binomial_se(scores['p'], scores['n'])",
+                        "check": {"between": [0.65, 0.75]}})
+    got = evaluate(c, Results(root=tmp_path, files={"scores": {"p": 0.7, "n": 2000}})).parts[""]
+    assert (got.outcome, got.se, got.k) == ("reproduced", binomial_se(0.7, 2000), 1.96)
+    wide = evaluate(c, Results(root=tmp_path, files={"scores": {"p": 0.7, "n": 100}})).parts[""]
+    assert wide.outcome == "inconclusive"  # 0.7 ± 1.96 × 0.045 reaches past both ends of the band
+
+
 @pytest.mark.parametrize("check, value, outcome", [
     ({"between": [0, 2]}, 1.0, "holds"), ({"between": [0, 2]}, 3.0, "fails"),
     ({"equals": 768}, 768, "holds"), ({"equals": 768}, 769, "fails"),

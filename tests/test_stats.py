@@ -1,4 +1,4 @@
-"""The shared statistics: a mean, a fitted line and a bootstrap, each with its standard error."""
+"""The shared statistics: a mean, a fraction, a fitted line and a bootstrap, each with its standard error."""
 from __future__ import annotations
 
 import math
@@ -7,13 +7,23 @@ import statistics
 
 import pytest
 
-from attnlab.stats import bootstrap_se, fit_line, mean_se
+from attnlab.stats import binomial_se, bootstrap_se, fit_line, mean_se
 
 
 def test_mean_se_is_sd_over_root_n():
     mean, se = mean_se([1.0, 2.0, 3.0, 4.0])
     assert mean == 2.5 and se == pytest.approx(statistics.stdev([1, 2, 3, 4]) / 2)
     assert mean_se([5.0]) == (5.0, 0.0)
+
+
+def test_binomial_se_is_the_spread_of_a_fraction_and_keeps_an_error_at_zero():
+    rng = random.Random(2)
+    fractions = [sum(rng.random() < 0.3 for _ in range(400)) / 400 for _ in range(2000)]
+    assert binomial_se(0.3, 400) == pytest.approx(statistics.stdev(fractions), rel=0.05)
+    assert binomial_se(0.3, 400) == pytest.approx(math.sqrt(0.3 * 0.7 / 400), rel=0.01)
+    # none of 2,000: an error near the exact 95 % bound's 3/n over 1.96, not a zero-width interval
+    assert binomial_se(0.0, 2000) == pytest.approx(3 / 2000 / 1.96, rel=0.1)
+    assert binomial_se(1.0, 2000) == pytest.approx(binomial_se(0.0, 2000))
 
 
 def test_fit_line_recovers_a_slope_and_its_error_shrinks_with_less_noise():

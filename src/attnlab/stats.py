@@ -1,5 +1,5 @@
-"""The few statistics the producers share, each with its standard error: a mean, a least-squares line and a
-bootstrap over repeated rounds. Plain Python, so that the claims read numbers, not arrays."""
+"""The few statistics the producers share, each with its standard error: a mean, a fraction, a least-squares line
+and a bootstrap over repeated rounds. Plain Python, so that the claims read numbers, not arrays."""
 from __future__ import annotations
 
 import math
@@ -12,6 +12,14 @@ def mean_se(xs: list[float]) -> tuple[float, float]:
     n = len(xs)
     mean = sum(xs) / n
     return mean, (statistics.stdev(xs) / math.sqrt(n) if n > 1 else 0.0)
+
+
+def binomial_se(p: float, n: int) -> float:
+    """Standard error of a fraction p of n independent trials, taken at the Agresti-Coull estimate
+    (np + 2) / (n + 4): the same as √(p(1 − p)/n) to a few per cent away from the ends, but a count of 0 (or n)
+    keeps an error, about as wide as the exact 95 % bound 3/n, instead of claiming none."""
+    adjusted = (n * p + 2) / (n + 4)
+    return math.sqrt(adjusted * (1 - adjusted) / (n + 4))
 
 
 def fit_line(xs: list[float], ys: list[float]) -> dict:

@@ -18,8 +18,10 @@ from attnlab import registry as experiments
 from attnlab.config import read_yaml
 from attnlab.errors import AttnlabError
 from attnlab.report.format import fmt
+from attnlab.stats import binomial_se
 
-SAFE_BUILTINS = {f.__name__: f for f in (abs, min, max, round, len, all, any, sum, range, enumerate)}
+# binomial_se: a stated fraction's error from the fraction and its count, for run files that record only those
+SAFE_BUILTINS = {f.__name__: f for f in (abs, min, max, round, len, all, any, sum, range, enumerate, binomial_se)}
 ROW_VIEWS = {  # name in expressions -> field of <experiment>/<run>/metrics.json (runs are named uniquely)
     "ppl": "val_ppl",
     "train_ppl": "train_ppl",
