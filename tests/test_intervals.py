@@ -115,6 +115,66 @@ def test_a_stated_error_may_be_a_fractions_binomial_error_from_what_the_file_rec
     assert wide.outcome == "inconclusive"  # 0.7 ± 1.96 × 0.045 reaches past both ends of the band
 
 
+# ------------------------------------------------------------------ stated errors with their degrees of freedom
+
+def stated(se_expr, value=1.0, check=None):
+    """A claim on a `cost` result holding `value` whose `se:` is `se_expr`, judged on Results holding only it."""
+    from pathlib import Path
+
+    from attnlab.report.results import Results
+    from attnlab.report.verdicts import evaluate
+
+    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": "cost['v']", "se": se_expr,
+                        "check": check or {"above": 0.5}, "tolerance_note": "t"})
+    files = {"cost": {"v": value, "rows": ROWS, "a": {"mean": 1.0, "se": 0.3}, "b": {"mean": 2.0, "se": 0.8}}}
+    return evaluate(c, Results(root=Path("."), files=files)).parts[""]
+
+
+ROWS = [{"n": n, "y": n ** 2 * f} for n, f in ((1, 1.0), (2, 1.1), (4, 0.9), (8, 1.05), (16, 1.0))]
+
+
+def test_a_stated_error_with_degrees_of_freedom_takes_students_t_there():
+    normal = stated("0.15")  # a number: 1.0 ± 1.96 × 0.15 clears 0.5
+    assert (normal.k, normal.se, normal.outcome) == (1.96, 0.15, "reproduced")
+    part = stated("[0.15, 2]")  # three draws' spread: 1.0 ± 4.303 × 0.15 reaches below 0.5
+    assert (part.k, part.se, part.df, part.outcome) == (4.303, 0.15, 2, "inconclusive")
+    assert part.settle == "budget" and stated("[0.15, 30]").outcome == "reproduced"
+
+
+def test_a_stated_error_of_none_leaves_no_error_estimate_not_a_zero_one():
+    part = stated("None")
+    assert (part.outcome, part.settle, part.se) == ("inconclusive", "no error estimate", None)
+
+
+def test_the_stated_errors_of_several_seeds_pool_at_the_fewest_degrees_of_freedom():
+    from attnlab.report.verdicts import _stated
+
+    assert _stated([[0.1, 2], (0.3, 4)]) == (pytest.approx(0.2), 2)
+    assert _stated([0.1, 0.3]) == (pytest.approx(0.2), math.inf)
+    assert _stated([[0.1, 2], None]) == (None, math.inf)
+
+
+def test_the_mean_and_its_error_over_draws_in_an_expression():
+    part = stated("sem([1.0, 2.0, 3.0])", value=2.0)  # sd 1 over √3, at 2 degrees of freedom
+    assert (part.se, part.df) == (pytest.approx(1 / math.sqrt(3)), 2)
+    assert stated("sem([1.0])").settle == "no error estimate"  # one draw has no spread
+    assert stated("[mean([1.0, 2.0, 6.0]), 1]").se == 3.0 and stated("[log10(100.0), 1]").se == 2.0
+
+
+def test_a_power_laws_slope_error_is_its_fits_residual_error_over_the_last_points():
+    from attnlab.stats import fit_line
+
+    part = stated("slope_se([r['n'] for r in cost['rows']], [r['y'] for r in cost['rows']], 4)")
+    xs, ys = [math.log(r["n"]) for r in ROWS[1:]], [math.log(r["y"]) for r in ROWS[1:]]
+    assert (part.se, part.df) == (pytest.approx(fit_line(xs, ys)["se"]), 2) and part.se > 0
+    assert stated("slope_se([1, 2, 4], [1, 4, 0], 4)").settle == "no error estimate"  # two points with y > 0
+
+
+def test_a_ratios_error_by_the_delta_method():
+    part = stated("ratio_se(cost['a'], cost['b'])")  # √(0.09 + 0.25 · 0.64) / 2
+    assert part.se == pytest.approx(0.25) and part.k == 1.96
+
+
 @pytest.mark.parametrize("check, value, outcome", [
     ({"between": [0, 2]}, 1.0, "holds"), ({"between": [0, 2]}, 3.0, "fails"),
     ({"equals": 768}, 768, "holds"), ({"equals": 768}, 769, "fails"),

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from attnlab.stats import binomial_se, bootstrap_se, fit_line, mean_se
+from attnlab.stats import binomial_se, bootstrap_se, fit_line, log_fit, mean_se
 
 
 def test_mean_se_is_sd_over_root_n():
@@ -35,6 +35,13 @@ def test_fit_line_recovers_a_slope_and_its_error_shrinks_with_less_noise():
     assert quiet["se"] < noisy["se"] / 10
     assert fit_line([0.0, 1.0, 2.0], [0.0, 2.0, 4.0]) == {"slope": 2.0, "se": 0.0, "intercept": 0.0, "n": 3}
     assert fit_line([0.0, 1.0], [0.0, 1.0])["se"] is None  # two points: no residuals to judge by
+
+
+def test_log_fit_is_a_power_laws_exponent_over_the_last_positive_points():
+    fit = log_fit([1, 2, 4, 8, 16], [99, 4, 16, 64, 256], last=4)  # y = n²; the first point is left out
+    assert fit["slope"] == pytest.approx(2.0) and fit["se"] == pytest.approx(0.0, abs=1e-12) and fit["n"] == 4
+    assert log_fit([1, 2, 4, 8], [1, 2, 4, 8])["n"] == 4 and log_fit([1, 2, 4], [3, 0, None]) is None
+    assert log_fit([1, 2, 4, 8], [2, 0, 8, 32], last=2)["slope"] == pytest.approx(2.0)  # the zero does not count
 
 
 def test_bootstrap_se_of_a_mean_is_near_the_formula_and_keeps_rounds_paired():

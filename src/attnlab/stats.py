@@ -1,5 +1,6 @@
 """The few statistics the producers share, each with its standard error: a mean, a fraction, a least-squares line
-and a bootstrap over repeated rounds. Plain Python, so that the claims read numbers, not arrays."""
+(and a power law's, on log-log axes) and a bootstrap over repeated rounds. Plain Python, so that the claims read
+numbers, not arrays."""
 from __future__ import annotations
 
 import math
@@ -35,6 +36,14 @@ def fit_line(xs: list[float], ys: list[float]) -> dict:
         return {"slope": slope, "se": None, "intercept": intercept, "n": n}
     s2 = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys)) / (n - 2)
     return {"slope": slope, "se": math.sqrt(s2 / sxx), "intercept": intercept, "n": n}
+
+
+def log_fit(xs: list[float], ys: list[float], last: int | None = None) -> dict | None:
+    """fit_line of log y on log x (a power law's exponent) over the points with y > 0, the last `last` of them
+    where given; None with fewer than two such points."""
+    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if y and y > 0]
+    pts = pts[-last:] if last else pts
+    return fit_line([x for x, _ in pts], [y for _, y in pts]) if len(pts) >= 2 else None
 
 
 def bootstrap_se(rounds: dict, statistic, n_boot: int = 400, seed: int = 0) -> float:

@@ -20,8 +20,6 @@ settings, device facts, method, provenance.
 """
 from __future__ import annotations
 
-import math
-
 import torch
 
 from attnlab import provenance
@@ -33,7 +31,7 @@ from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
 from attnlab.nn.approx import favor_attention, window_attention
 from attnlab.nn.tiled import tiled_attention
-from attnlab.stats import fit_line, mean_se
+from attnlab.stats import log_fit, mean_se
 
 SLOPE_ROWS = 4
 
@@ -143,17 +141,10 @@ def approximation_errors(s: dict, seed: int) -> dict:
     return out
 
 
-def log_fit(ns: list[int], ys: list[float]) -> dict | None:
-    """Least-squares line of log y on log n over the points with y > 0 (None with fewer than two)."""
-    pts = [(math.log(n), math.log(y)) for n, y in zip(ns, ys) if y and y > 0]
-    return fit_line([x for x, _ in pts], [y for _, y in pts]) if len(pts) >= 2 else None
-
-
 def slope(ns: list[int], ys: list[float]) -> dict | None:
     """Log-log slope over the last SLOPE_ROWS points with y > 0, with its standard error from the residuals
     ({"slope", "se"}; se None from two points; None with fewer than two)."""
-    pts = [(n, y) for n, y in zip(ns, ys) if y and y > 0][-SLOPE_ROWS:]
-    fit = log_fit([n for n, _ in pts], [y for _, y in pts])
+    fit = log_fit(ns, ys, SLOPE_ROWS)
     return None if fit is None else {"slope": fit["slope"], "se": fit["se"]}
 
 

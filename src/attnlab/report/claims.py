@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attnlab import registry as experiments
+from attnlab import stats
 from attnlab.config import read_yaml
 from attnlab.errors import AttnlabError
 from attnlab.report.format import fmt
@@ -22,6 +23,41 @@ from attnlab.stats import binomial_se
 
 # binomial_se: a stated fraction's error from the fraction and its count, for run files that record only those
 SAFE_BUILTINS = {f.__name__: f for f in (abs, min, max, round, len, all, any, sum, range, enumerate, binomial_se)}
+
+
+# ----------------------------------------------------------------- errors the stored rows allow
+# Names expressions may call besides the builtins: a mean over draws (seeds, initialisations) and the error of a
+# power law's log-log slope, each error as [se, degrees of freedom] for an `se:` expression (k is then Student's t).
+
+def _mean(xs) -> float:
+    return stats.mean_se(list(xs))[0]
+
+
+def _sem(xs) -> list | None:
+    """The standard error of the mean of n independent draws (seeds, initialisations): [sd / √n, n − 1]; None
+    from one draw, which has no spread."""
+    xs = list(xs)
+    return [stats.mean_se(xs)[1], len(xs) - 1] if len(xs) > 1 else None
+
+
+def _slope_se(xs, ys, last: int | None = None) -> list | None:
+    """The residual standard error of the log-log slope stats.log_fit fits (the points with y > 0, the last `last`
+    of them): [se, n − 2]; None from fewer than three points, whose residuals say nothing."""
+    fit = stats.log_fit(list(xs), list(ys), last)
+    return [fit["se"], fit["n"] - 2] if fit and fit["se"] is not None else None
+
+
+def _ratio_se(a: dict, b: dict) -> float:
+    """The delta method's standard error of a / b for two estimates, each {"mean", "se"}, taken as independent:
+    √(se_a² + (a/b)²·se_b²) / |b| (positively correlated ones vary less, so this errs wide)."""
+    r = a["mean"] / b["mean"]
+    return math.sqrt(a["se"] ** 2 + r ** 2 * b["se"] ** 2) / abs(b["mean"])
+
+
+SAFE_BUILTINS |= {"log10": math.log10, "zip": zip, "mean": _mean, "sem": _sem, "slope_se": _slope_se,
+                  "ratio_se": _ratio_se}
+# ----------------------------------------------------------------- (end of the errors the stored rows allow)
+
 ROW_VIEWS = {  # name in expressions -> field of <experiment>/<run>/metrics.json (runs are named uniquely)
     "ppl": "val_ppl",
     "train_ppl": "train_ppl",
