@@ -10,7 +10,7 @@ from attnlab.report.results import measured
 from attnlab.stats import mean_se
 
 NAME, RUN = "approximation", "L9"
-METHODS = {"window": ("window", "sliding window (+ global tokens)"), "favor": ("features", "FAVOR+ (random features)")}
+METHODS = {"window": ("window", "sliding window"), "favor": ("features", "FAVOR+")}
 INPUTS = {"trained": f"{RUN}'s layer", "gaussian": "Gaussian inputs"}
 
 
@@ -47,16 +47,18 @@ def error_chart(t: pd.DataFrame) -> dict:
     long["lo"], long["hi"] = long["error"] - long["se"], long["error"] + long["se"]
     x = alt.X("size:Q", scale=alt.Scale(type="log", base=2, nice=False, padding=12),
               axis=alt.Axis(values=sorted(set(t["size"]))), title="keys in the window / random features")
-    y = alt.Y("error:Q", scale=alt.Scale(type="log", nice=False, padding=12), title="‖approx − exact‖ / ‖exact‖")
+    y = alt.Y("error:Q", scale=alt.Scale(type="log", nice=False, padding=12),
+              title="‖approx − exact‖ / ‖exact‖")
     color = alt.Color("inputs:N", sort=list(INPUTS.values()), title=None)
     lines = alt.Chart().mark_line(point=True).encode(
         x=x, y=y, color=color, tooltip=["method", "inputs", "size", alt.Tooltip("error:Q", format=".3g"),
                                         alt.Tooltip("se:Q", format=".2g", title="standard error")])
     bars = alt.Chart().mark_rule().encode(x="size:Q", y="lo:Q", y2="hi:Q", color=color).transform_filter(
         alt.datum.lo > 0)
-    return alt.layer(lines, bars, data=long).properties(width=280, height=240).facet(
+    title = "Error against exact attention: a trained layer and Gaussian inputs"
+    return alt.layer(lines, bars, data=long).properties(width=240, height=220).facet(
         column=alt.Column("method:N", sort=[label for _, label in METHODS.values()], title=None)).resolve_scale(
-        x="independent").properties(title="Error against exact attention: a trained layer and Gaussian inputs").to_dict()
+        x="independent").properties(title=title).to_dict()
 
 
 def shown(value: float, se: float | None, digits: str = ".3g") -> str:
@@ -93,10 +95,10 @@ def blocks(site) -> dict[str, str]:
         return out | {"settings": "_not run_", "error_chart": "", "reading": "", "error_table": site.missing(NAME)}
     s, (ok, lost) = r["settings"], seeds_of(r)
     runs = list(ok.values())
+    n = len(r["by_seed"])
     out["settings"] = (f"windows of {', '.join(map(str, s['windows']))} keys with {s['n_global']} global tokens; "
                        f"{', '.join(map(str, s['features']))} random features; {s['batches']} batches of "
-                       f"{s['batch_size']} consecutive windows of the validation split at each of "
-                       f"{len(r['by_seed'])} seed{'s' if len(r['by_seed']) > 1 else ''} "
+                       f"{s['batch_size']} windows at {'each of ' if n > 1 else ''}{n} seed{'s' if n > 1 else ''} "
                        f"({', '.join(r['by_seed'])})")
     if runs:
         e = runs[0]
