@@ -76,7 +76,7 @@ def test_errors_shrink_as_the_window_and_the_features_grow_on_a_toy_model():
 
 def test_a_layer_that_attends_to_its_own_token_loses_nothing_to_a_window_and_the_ratio_says_so():
     """A head whose every query sees only itself is as local as attention gets: any window is exact on it, and
-    its error over the Gaussian inputs' error is 0 (the direction S8.2's window part tests)."""
+    its error over the Gaussian inputs' error is 0 (the page's comparison reads that ratio)."""
     n, d = 16, 16
     q = k = 8.0 * torch.eye(n, d, dtype=torch.float64)[None, None]  # q_i . k_j / sqrt(d) = 16 on i = j, else 0
     v = torch.randn(1, 1, n, d, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
@@ -135,11 +135,11 @@ def test_s8_2_is_judged_on_the_seeds_spread_and_the_page_draws_every_seed(two_se
     assert v.claim.id == "S8.2" and v.verdict != "not run", v.note
     assert set(v.se) == set(v.reproduced) and list(v.seeds) == [11, 12]  # every part has an error; both seeds
     r = read_json(root / "approximation" / "result.json")
-    at = [r["by_seed"][s]["L9"]["trained_over_gaussian"]["favor"][-1]["ratio"] for s in ("11", "12")]
-    assert v.reproduced["favor_trained_over_gaussian"] == pytest.approx(sum(at) / 2)
+    at = [r["by_seed"][s]["L9"]["trained"]["favor_shrink"]["ratio"] for s in ("11", "12")]
+    assert v.reproduced["favor_error_shrinks"] == pytest.approx(sum(at) / 2)
     spread = abs(at[0] - at[1]) / 2  # the sd of two values over sqrt(2)
-    stated = sum(r["by_seed"][s]["L9"]["trained_over_gaussian"]["favor"][-1]["se"] for s in ("11", "12")) / 2
-    assert v.se["favor_trained_over_gaussian"] == pytest.approx(max(spread, stated))
+    stated = sum(r["by_seed"][s]["L9"]["trained"]["favor_shrink"]["se"] for s in ("11", "12")) / 2
+    assert v.se["favor_error_shrinks"] == pytest.approx(max(spread, stated))
     text = rendered_page(site, "approximation", page.blocks)
     assert "chart-approximation-error" in text and "the mean over 2 seeds" in text and "(11, 12)" in text
     mean = sum(r["by_seed"][s]["L9"]["trained"]["window"][0]["relative_error"] for s in ("11", "12")) / 2
