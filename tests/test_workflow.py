@@ -504,7 +504,7 @@ def test_a_complete_run_publishes_as_a_version_whose_site_rebuilds_without_train
 
 
 def test_a_diverged_rerun_is_shown_as_diverged_where_its_old_weights_were_read(smoke, tmp_path):
-    """The healthy smoke run, then L9 again at lr 100 in the same folder: S10 and S11 must report L9 as diverged,
+    """The healthy smoke run, then L9 again at lr 100 in the same folder: S8.2, S10 and S11 must report L9 as diverged,
     never measure the healthy run's checkpoint as this run's, and the claims that need L9 say why they did not run."""
     work = clone(smoke, tmp_path / "clone")
     r = work / "results" / "smoke"
@@ -519,12 +519,16 @@ def test_a_diverged_rerun_is_shown_as_diverged_where_its_old_weights_were_read(s
     viewer = json.loads((r / "viewer" / "result.json").read_text())
     assert {json.dumps(ex["models"]["L9 (Shakespeare)"]) for ex in viewer["examples"] if "L9 (Shakespeare)" in ex["models"]} \
         == {json.dumps(record)}
+    approximation = json.loads((r / "approximation" / "result.json").read_text())
+    assert approximation["by_seed"]["1337"]["L9"] == {**record, "seed": 1337}
     claims = by_claim(pd.read_csv(r / "claims.csv"))
-    for claim in ("S10.3", "S11"):
+    for claim in ("S10.3", "S11", "S8.2"):
         assert (claims.loc[claim, "verdict"], claims.loc[claim, "note"]) == ("not run", why), claim
     assert claims.loc["S10.1", "verdict"] != "not run"  # the control task reads no ladder run
     for page in ("induction", "viewer"):
         assert f"Not measured, because the run diverged: {why}." in (r / "site" / f"{page}.html").read_text()
+    assert f"Not measured, because the run diverged: {why.replace('L9', 'L9 at seed 1337')}." in (
+        r / "site" / "approximation.html").read_text()
 
 
 def test_the_smoke_dag_at_lr_100_everywhere_builds_its_site(smoke, tmp_path):

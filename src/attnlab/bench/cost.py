@@ -130,8 +130,16 @@ def approximation_errors(s: dict, seed: int) -> dict:
         g = torch.Generator().manual_seed(seed + r)
         q, k, v = (torch.randn(1, s["heads"], e["n"], dh, generator=g, dtype=torch.float64) for _ in range(3))
         draws.append(draw_errors(q, k, v, e, s, seed + r))
-    out = {"n": e["n"], "head_dim": dh, "heads": s["heads"], "draws": e["seeds"],
-           "inputs": "q, k, v with unit Gaussian entries, float64, causal; new inputs and features at every draw"}
+    return {"n": e["n"], "head_dim": dh, "heads": s["heads"], "draws": e["seeds"],
+            "inputs": "q, k, v with unit Gaussian entries, float64, causal; new inputs and features at every draw",
+            **summaries(draws, e)}
+
+
+def summaries(draws: list[dict], e: dict) -> dict:
+    """draw_errors() of several draws, per method (window, favor): per size the mean over draws with its standard
+    error (summarised); the ratio of the last size's error to the first's (`<method>_shrink`) and the log-log
+    slope of error on size (`<method>_rate`), each a mean over draws with its standard error (None from one)."""
+    out = {}
     for method, key, sizes in (("window", "window", e["windows"]), ("favor", "features", e["features"])):
         per_draw = [d[method] for d in draws]
         out[method] = summarised(key, sizes, per_draw)
