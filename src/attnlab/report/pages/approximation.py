@@ -65,6 +65,13 @@ def shown(value: float, se: float | None, digits: str = ".3g") -> str:
     return format(value, digits) + (f" ± {format(se, '.2g')}" if se else "")
 
 
+def direction(ratio: float, se: float | None) -> str:
+    """A ratio's direction, said only where two standard errors clear 1."""
+    if se is None or abs(ratio - 1) <= 2 * se:
+        return "within two standard errors of as much" if se else "one batch, no error to judge it by"
+    return "less there" if ratio < 1 else "more there"
+
+
 def reading(t: pd.DataFrame, runs: list[dict]) -> str:
     """The table and the attention it came from, in words, generated from them."""
     w, f = t[t["method"] == METHODS["window"][1]], t[t["method"] == METHODS["favor"][1]]
@@ -75,7 +82,7 @@ def reading(t: pd.DataFrame, runs: list[dict]) -> str:
            f"{f1['trained']:.3g} with {f1['size']} (Gaussian inputs: {f0['gaussian']:.3g} to {f1['gaussian']:.3g}). ")
     for row, what in ((w1, f"With a window of {w1['size']}, the window"), (f1, f"With {f1['size']} features, FAVOR+")):
         out += (f"{what} errs {shown(row['ratio'], row['ratio_se'], '.2f')} times as much on the trained layer as on "
-                f"Gaussian inputs ({'less' if row['ratio'] < 1 else 'more'} there). ")
+                f"Gaussian inputs ({direction(row['ratio'], row['ratio_se'])}). ")
     att = {k: pooled([(e[k]["attention"]["score_std"], None) for e in runs])[0] for k in INPUTS}
     ent = {k: pooled([(e[k]["attention"]["entropy"], None) for e in runs])[0] for k in INPUTS}
     return out + (f"The scaled scores the trained layer's softmax sees spread with a standard deviation of "
