@@ -295,3 +295,56 @@ def test_a_computed_claim_read_at_several_seeds_is_no_single_run_claim():
     assert Verdict(claim({"equals": 1}, kind="computed"), "holds", single=seeded).survives() is None
     assert Verdict(claim({"above": 0}), "reproduced", single=dict.fromkeys(seeded, "reproduced")).survives() \
         == "every seed"
+
+
+def on_file(value, se=None, check=None, **doc):
+    """One claim on a result file (S10's, `induction`) held in memory, judged by the engine."""
+    from pathlib import Path
+
+    from attnlab.report.results import Results
+    from attnlab.report.verdicts import evaluate
+
+    entry = {"id": "T", "claim": "c", "chapter_value": 0, "value": value, "check": check or {"between": [0, 10]},
+             "tolerance_note": "t", **({"se": se} if se else {})}
+    return evaluate(cl.parse_claim(entry), Results(root=Path("."), files={"induction": doc}))
+
+
+def test_se_expressions_read_per_example_lists_with_examples_that_have_no_value():
+    """S9's errors: a mean's over the examples that have a value, a paired gap's, an accuracy gap's (its pairing
+    recorded or not), a bootstrap of a ratio of medians."""
+    from attnlab.stats import paired_gap_se, se_median_ratio
+
+    v = on_file("induction['mean']", "sem([x for x in induction['xs'] if x is not None])", mean=2.0,
+                xs=[1.0, 2.0, None, 3.0])
+    assert v.se[""] == pytest.approx(1 / math.sqrt(3)) and v.parts[""].df == 2
+    v = on_file("1.0", "sem([x - y for x, y in zip(induction['a'], induction['b'])])", a=[1.0, 2.0, 3.0],
+                b=[0.0, 1.0, 2.5])
+    assert v.se[""] == pytest.approx(math.sqrt(1 / 12) / math.sqrt(3))
+    assert on_file("0.5", "paired_gap_se(0.75, 0.25, 64, None)").se[""] == paired_gap_se(0.75, 0.25, 64)
+    both = "mean([a and b for a, b in zip(induction['a'], induction['b'])])"
+    v = on_file("0.5", f"paired_gap_se(0.75, 0.25, 4, {both})", a=[True, True, True, False],
+                b=[True, False, False, False])
+    assert v.se[""] == paired_gap_se(0.75, 0.25, 4, 0.25)
+    a, b = [0.1, 0.4, None, 0.3, 0.2], [0.2, 0.3, 0.5, 0.1, 0.4]
+    assert on_file("1.0", "se_median_ratio(induction['a'], induction['b'], 1e-6)", a=a, b=b).se[""] \
+        == se_median_ratio(a, b, 1e-6)
+
+
+@pytest.mark.parametrize("value, seeded", [
+    ("induction['control']", True),
+    ("induction['control'] if 'by_seed' in induction else None", True),
+    ("induction['text']", False),
+    ("induction['text'] if 'by_seed' in induction else None", False),
+    ("induction['text'] + len(induction)", True),  # the file read as a whole: whatever it holds per seed
+])
+def test_a_result_file_seeds_only_the_claims_that_read_what_it_holds_per_seed(value, seeded):
+    """S10: the control models are trained at every seed (by_seed), the text models read at one. A claim on the
+    text is one value with its own error, not three seeds that agree; one on the control models is their mean."""
+    doc = {"control": 1.0, "text": 5.0, "by_seed": {"1": {"control": 1.0}, "2": {"control": 3.0}}}
+    v = on_file(value, "0.1", **doc)
+    if seeded:
+        assert len(v.seeds) == 2 and v.parts[""].df in (1, math.inf)
+    else:
+        assert v.seeds == {} and v.reproduced == 5.0 and v.parts[""].k == 1.96 and "mean of" not in v.note
+    if value == "induction['control']":
+        assert v.reproduced == 2.0 and v.parts[""].df == 1 and v.parts[""].k == cl.t95(1)

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from attnlab.stats import binomial_se, bootstrap_se, fit_line, log_fit, mean_se
+from attnlab.stats import binomial_se, bootstrap_se, fit_line, log_fit, mean_se, paired_gap_se, se_median_ratio
 
 
 def test_mean_se_is_sd_over_root_n():
@@ -52,3 +52,44 @@ def test_bootstrap_se_of_a_mean_is_near_the_formula_and_keeps_rounds_paired():
     # b is a + 1 in every round: a paired difference has no spread, however noisy a is
     paired = bootstrap_se({"a": xs, "b": [x + 1 for x in xs]}, lambda r: sum(r["b"]) - sum(r["a"]))
     assert paired == pytest.approx(0.0, abs=1e-9)
+
+
+def agresti_min(n11, n10, n01, n00):
+    """The paired gap's error from its 2 x 2 table (right under both, the first only, the second only, neither),
+    half an example added to each cell: the difference of the discordant shares over n + 2."""
+    m = n11 + n10 + n01 + n00 + 2
+    b, c = (n10 + 0.5) / m, (n01 + 0.5) / m
+    return math.sqrt((b + c - (b - c) ** 2) / m)
+
+
+def test_a_paired_gap_of_two_accuracies_has_the_agresti_min_error_and_a_gap_of_zero_keeps_one():
+    assert paired_gap_se(49 / 64, 6 / 64, 64, both=6 / 64) == pytest.approx(agresti_min(6, 43, 0, 15))
+    assert paired_gap_se(0.5, 0.5, 20, both=0.25) == pytest.approx(agresti_min(5, 5, 5, 5))
+    # each example the same under both (here all wrong): the gap is 0, its error not
+    zero = paired_gap_se(0.0, 0.0, 8, both=0.0)
+    assert zero == pytest.approx(agresti_min(0, 0, 0, 8)) and zero > 0.05
+    # with many examples, near the plain error of the mean of the per-example differences
+    d = [1] * 430 + [0] * 570
+    assert paired_gap_se(0.43, 0.0, 1000, both=0.0) == pytest.approx(mean_se(d)[1], rel=0.01)
+
+
+@pytest.mark.parametrize("n, right_p, right_q", [(64, 49, 6), (10, 9, 8), (20, 10, 10)])
+def test_without_the_pairing_the_gaps_error_is_the_largest_any_pairing_gives(n, right_p, right_q):
+    """Two accuracies on the same n examples, every way the examples right under both could fall: the error with
+    the pairing unknown is the largest, reached by the pairing with the fewest examples right under both."""
+    unknown = paired_gap_se(right_p / n, right_q / n, n)
+    errors = [paired_gap_se(right_p / n, right_q / n, n, both / n)
+              for both in range(max(0, right_p + right_q - n), min(right_p, right_q) + 1)]
+    assert max(errors) == pytest.approx(unknown) == errors[0] and min(errors) < unknown
+
+
+def test_a_ratio_of_medians_is_bootstrapped_over_paired_examples():
+    rng = random.Random(2)
+    a, b = [rng.uniform(0, 1) for _ in range(60)], [rng.uniform(0, 1) for _ in range(60)]
+    assert se_median_ratio(a, [2 * x for x in a]) == pytest.approx(0.0, abs=1e-12)  # paired: 1/2 in every draw
+    assert 0.02 < se_median_ratio(a, b) < 0.5
+    # an example without a value drops out of its median; the floor keeps a median of zero from dividing
+    a[3], b[5] = None, None
+    assert se_median_ratio(a, [0.0 if x is not None else None for x in b], floor=0.5) > 0
+    with pytest.raises(ZeroDivisionError):
+        se_median_ratio([1.0, 2.0], [0.0, 0.0])

@@ -57,3 +57,31 @@ def bootstrap_se(rounds: dict, statistic, n_boot: int = 400, seed: int = 0) -> f
         idx = [rng.randrange(n) for _ in range(n)]
         reps.append(statistic({k: [v[i] for i in idx] for k, v in rounds.items()}))
     return statistics.stdev(reps)
+
+
+# --- the errors of per-example lists as result files store them (None where an example has no value) -------
+# Claim expressions call these in `se:` (attnlab.report.claims), beside its own `sem` (a mean's error).
+
+def defined(xs: list) -> list:
+    """The values of a per-example list that exist (JSON has no NaN: a result file writes None)."""
+    return [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+
+
+def paired_gap_se(p: float, q: float, n: int, both: float | None = None) -> float:
+    """Standard error of p - q, two accuracies on the same n examples, both the share right under both, at the
+    Agresti-Min estimate (half an example added to each of the four cells, right or wrong under each): a gap of 0
+    from all-agreeing examples keeps an error, as binomial_se's count of 0 does. Where which examples each got
+    right was not recorded (both None), the largest error the two accuracies allow: as few right under both as
+    they can be (max(0, p + q - 1))."""
+    both = max(0.0, p + q - 1) if both is None else both
+    first, second = (n * (p - both) + 0.5) / (n + 2), (n * (q - both) + 0.5) / (n + 2)  # right under one only
+    return math.sqrt(max(first + second - (first - second) ** 2, 0.0) / (n + 2))
+
+
+def se_median_ratio(a: list, b: list, floor: float = 0.0, seed: int = 0) -> float:
+    """Bootstrap standard error of median(a) / max(median(b), floor), a and b per example over the same examples
+    (resampled together; each median over its defined values)."""
+    def ratio(r):
+        return statistics.median(defined(r["a"])) / max(statistics.median(defined(r["b"])), floor)
+
+    return bootstrap_se({"a": list(a), "b": list(b)}, ratio, seed=seed)

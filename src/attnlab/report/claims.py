@@ -58,6 +58,13 @@ SAFE_BUILTINS |= {"log10": math.log10, "zip": zip, "mean": _mean, "sem": _sem, "
                   "ratio_se": _ratio_se}
 # ----------------------------------------------------------------- (end of the errors the stored rows allow)
 
+# ----------------------------------------------------------------- errors of per-example lists (S9)
+# For `se:` on a result's per-example lists (None where an example has no value): the error of the gap between
+# two accuracies on the same examples (paired, or the largest where the pairing was not recorded), a bootstrap of
+# a ratio of medians.
+SAFE_BUILTINS |= {f.__name__: f for f in (stats.paired_gap_se, stats.se_median_ratio)}
+# ----------------------------------------------------------------- (end of the errors of per-example lists)
+
 ROW_VIEWS = {  # name in expressions -> field of <experiment>/<run>/metrics.json (runs are named uniquely)
     "ppl": "val_ppl",
     "train_ppl": "train_ppl",
@@ -93,6 +100,7 @@ class Claim:
     tolerance_note: str
     experiment: str = ""                                # whose claims file holds it: its page
     files: set[str] = field(default_factory=set)      # result files (by experiment name) it reads
+    keys: dict = field(default_factory=dict)          # result file -> the top-level keys it reads (None: all)
     rows: set[str] = field(default_factory=set)       # training runs it reads
     trained_rows: set[str] = field(default_factory=set)  # rows whose ppl it reads
     code: dict = field(default_factory=dict, repr=False)
@@ -235,10 +243,35 @@ def _compile(expr: str, claim: Claim, label: str):
             claim.rows.add(node.slice.value)
             if node.value.id in NEEDS_TRAINED:
                 claim.trained_rows.add(node.slice.value)
+    for name, keys in read_keys(tree, files).items():
+        claim.keys[name] = None if keys is None or claim.keys.get(name, set()) is None \
+            else claim.keys.get(name, set()) | keys
     for node in ast.walk(tree):  # a bare row view (e.g. `ppl`) would hide which rows are needed
         if isinstance(node, ast.Name) and node.id in ROW_VIEWS and not _is_subscripted(tree, node):
             raise AttnlabError(f"claim {claim.id}: {label}: '{node.id}' must be indexed by a row")
     return compile(tree, f"<claim {claim.id} {label}>", "eval")
+
+
+def read_keys(tree, files: set[str]) -> dict[str, set | None]:
+    """Result file -> the top-level keys an expression reads from it (`f['key']...`, `'key' in f`), None where it
+    uses the file otherwise. A result file that holds some keys per seed (`by_seed`) makes a claim seeded only
+    when the claim reads one of those (attnlab.report.results.Results.common_seeds)."""
+    parent = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in files:
+            key, up = None, parent.get(id(node))
+            if isinstance(up, ast.Subscript) and up.value is node and _is_str(up.slice):
+                key = up.slice.value
+            elif isinstance(up, ast.Compare) and up.comparators == [node] and _is_str(up.left) \
+                    and isinstance(up.ops[0], (ast.In, ast.NotIn)):
+                key = up.left.value
+            out[node.id] = None if key is None or out.get(node.id, set()) is None else out.get(node.id, set()) | {key}
+    return out
+
+
+def _is_str(node) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def _is_subscripted(tree, name: ast.Name) -> bool:

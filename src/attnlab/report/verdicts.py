@@ -141,7 +141,7 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
     per seed, on that seed's runs; its value is the mean over seeds and its standard error the larger of the
     seeds' spread over √n and the evaluation's sampling error (a jackknife of that mean). Each part is judged on
     its interval value ± k·SE (see judge_part)."""
-    seeds = res.common_seeds(claim.rows, claim.files)
+    seeds = res.common_seeds(claim.rows, claim.files, claim.keys)
     views = {seed: res.at(seed) for seed in seeds} or {None: res}
     missing = [res.path(w) for w in sorted(claim.files) if res.result(w) is None]
     missing += [res.path(r) for r in sorted(claim.rows) if r not in res.runs]
