@@ -174,10 +174,13 @@ def test_without_the_result_s8_2_is_not_run_and_the_page_says_how_to_produce_it(
     assert "approximation/result.json" in text and "snakemake results/smoke/approximation/result.json" in text
 
 
-def test_the_dag_waits_for_l9_at_every_seed_and_induction_for_the_first_only():
+def test_the_dag_waits_for_l9_at_every_seed_and_the_viewer_for_the_first_only():
     cfg = {"seed": 1, "seeds": [1, 2, 3]}
     assert needed_files(get("approximation"), cfg) == [f"ladder/L9/seed{s}/metrics.json" for s in (1, 2, 3)]
-    assert needed_files(get("induction"), cfg) == ["ladder/L9/seed1/metrics.json", "ladder/B2/seed1/metrics.json"]
+    assert needed_files(get("induction"), cfg) == [f"ladder/{r}/seed{s}/metrics.json" for r in ("L9", "B2")
+                                                   for s in (1, 2, 3)]  # S10.3 at every seed
+    assert [f for f in needed_files(get("viewer"), cfg) if f.startswith("ladder/")] == [
+        "ladder/L9/seed1/metrics.json", "ladder/B2/seed1/metrics.json"]
 
 
 # ------------------------------------------------------------------ bad settings
