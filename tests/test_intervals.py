@@ -348,3 +348,20 @@ def test_a_result_file_seeds_only_the_claims_that_read_what_it_holds_per_seed(va
         assert v.seeds == {} and v.reproduced == 5.0 and v.parts[""].k == 1.96 and "mean of" not in v.note
     if value == "induction['control']":
         assert v.reproduced == 2.0 and v.parts[""].df == 1 and v.parts[""].k == cl.t95(1)
+
+
+def test_a_paired_difference_is_judged_at_its_seeds_degrees_of_freedom_where_the_seeds_decide():
+    paired = cl.SAFE_BUILTINS["paired_se"]
+    assert paired({"se": 0.1, "seeds": 3, "se_from": "seeds"}) == [0.1, 2]
+    assert paired({"se": 0.1, "seeds": 3, "se_from": "held-out rows"}) == 0.1
+
+
+@pytest.mark.parametrize("expr, k", [("seed_se(0.1, 3)", 4.303), ("seed_se(0.1, 3, False)", 1.96),
+                                     ("fit_se(0.1, 4)", 4.303), ("fit_se(0.1, 4, False)", 1.96)])
+def test_a_recorded_error_over_few_seeds_or_points_is_judged_at_their_degrees_of_freedom(expr, k):
+    assert stated(expr).k == k
+
+
+def test_a_recorded_error_of_none_stays_none_through_the_helpers():
+    assert stated("seed_se(None, 3)").settle == "no error estimate"
+    assert stated("fit_se(None, 4)").settle == "no error estimate"

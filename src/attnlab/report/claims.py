@@ -54,8 +54,27 @@ def _ratio_se(a: dict, b: dict) -> float:
     return math.sqrt(a["se"] ** 2 + r ** 2 * b["se"] ** 2) / abs(b["mean"])
 
 
+def _seed_se(se: float | None, n: int, from_seeds: bool = True) -> list | float | None:
+    """A producer's recorded error of a mean over n seeds (or draws, or batches) as a stated one: [se, n − 1], so
+    that k is Student's t there; as it is (normal) where `from_seeds` is false (a held-out sampling error won)."""
+    return [se, n - 1] if se is not None and from_seeds else se
+
+
+def _paired_se(d: dict) -> list | float | None:
+    """A paired difference's record ({se, seeds, se_from}: attnlab.experiments.seq2seq.paired) as a stated error:
+    at seeds − 1 degrees of freedom where the seeds' spread is the larger source, normal where the held-out
+    sampling error is."""
+    return _seed_se(d["se"], d["seeds"], d["se_from"] == "seeds")
+
+
+def _fit_se(se: float | None, n: int, from_fit: bool = True) -> list | float | None:
+    """A producer's recorded residual error of a line through n points as a stated one: [se, n − 2]."""
+    return [se, n - 2] if se is not None and from_fit else se
+
+
 SAFE_BUILTINS |= {"log10": math.log10, "zip": zip, "mean": _mean, "sem": _sem, "slope_se": _slope_se,
-                  "ratio_se": _ratio_se}
+                  "ratio_se": _ratio_se, "seed_se": _seed_se, "paired_se": _paired_se,
+                  "fit_se": _fit_se}
 # ----------------------------------------------------------------- (end of the errors the stored rows allow)
 
 # ----------------------------------------------------------------- errors of per-example lists (S9)
