@@ -254,8 +254,10 @@ def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_fil
     assert "verdict-not-reproduced" in lines[1] and "[C2.3]" in lines[1] and "The whole interval fails it" in lines[1]
     assert "no claim of this version has this verdict" in lines[2]  # one seed: nothing more seeds would settle
     assert "[C2.2]" in lines[3] and "budget-limited" in lines[3] and "k = 2.093 at 19 degrees" in lines[3]
+    assert "the evaluation's sampling error is the larger" in lines[3]
     assert "verdict-holds" in lines[4] and "[C0.1]" in lines[4]
     assert "| 3 seeds (seeds' spread the larger) | 2 | 4.303 |" in blocks["k_table"]
+    assert "| a line fitted through 4 points (its residual error) | 2 | 4.303 |" in blocks["k_table"]
     page = render((REPO / "docs" / "about.md").read_text(), blocks, "about.md")
     assert "<!-- attnlab:" not in page and lines[3] in page
 
