@@ -51,5 +51,6 @@ rule all:
     default_target: True
     input:
         rules.site.output.index,
+        rules.claims.output.by_seed,  # read by no rule: named here so that a lost one is rebuilt
         # every run file by name, so that deleting one rebuilds it even though the site is up to date
         **RUNS,

@@ -86,7 +86,25 @@ def test_page_fills_every_marker_and_c6_3_is_not_run_on_a_cpu(swept):
     assert set(verdicts) == {"C6.1", "C6.2", "C6.3", "S7", "S8"}
     assert verdicts["C6.3"].verdict == "not run" and "did not measure it" in verdicts["C6.3"].note
     # at smoke sizes the tiled method's blocks are too small for the CPU's memory figure: S7 may be not run
-    assert (verdicts["S7"].verdict, verdicts["S7"].settle) in (("inconclusive", "no error estimate"), ("not run", ""))
+    assert verdicts["S7"].verdict == "not run" or verdicts["S7"].parts["memory_slope"].k == 4.303
+
+
+def test_every_slope_is_judged_on_its_fits_residual_error(swept):
+    """C6.1's and C6.2's slopes (and S7's where the CPU's memory figure gives one) carry the residual error of
+    the fit the producer made, recomputed from the rows: four sizes, two degrees of freedom."""
+    from attnlab.report.claims import SAFE_BUILTINS
+
+    root, r = swept
+    for m in r["settings"]["methods"]:
+        rows = [row for row in r["rows"] if row["method"] == m and not row["oom"]]
+        for key, what in (("median_ms", "time"), ("peak_bytes", "memory")):
+            fit = cost.slope([row["n"] for row in rows], [row[key] for row in rows])
+            got = SAFE_BUILTINS["slope_se"]([row["n"] for row in rows], [row[key] for row in rows], cost.SLOPE_ROWS)
+            assert fit is None or fit["slope"] == r["slopes"][m][what]
+            assert got == (None if fit is None or fit["se"] is None else [fit["se"], 2])
+    verdicts = {v.claim.id: v for v in site_for(root, CFG).page_verdicts("cost")}
+    parts = [verdicts["C6.1"].parts["time_slope"], verdicts["C6.2"].parts[""]]
+    assert all(p.settle != "no error estimate" and p.k == 4.303 and p.se > 0 for p in parts)
 
 
 def test_the_approximations_get_better_as_they_are_given_more(swept):

@@ -8,14 +8,18 @@ import copy
 import itertools
 import json
 import math
+import statistics
 
 import pytest
 import torch
 
 from attnlab.experiments import explanation as E
+from attnlab.provenance import write_json
+from attnlab.report.claims import t95
 from attnlab.nn.model import build
 from attnlab.nn.spec import ModelSpec
 from attnlab.train import train
+from helpers import REPO
 
 V, SEP, T = 20, 16, 8  # content tokens 0..15, the separator 16, context 8
 
@@ -215,9 +219,15 @@ def test_uniform_attention_loses_the_copy_task(model, batch):
     assert uni["tv_row"].median() > 0.3 and (uni["jsd_learned_uniform"] > 0.05).all()
 
 
-def test_explain_is_one_json_record(model, batch):
+@pytest.fixture(scope="module")
+def record(model, batch):
     x, pos, target = batch
-    res = E.explain(model, x, pos, target, neutral=0, n_perm=4, k=2, steps=20, n_show=2, other=model)
+    return E.explain(model, x, pos, target, neutral=0, n_perm=4, k=2, steps=20, n_show=2, other=model)
+
+
+def test_explain_is_one_json_record(record, batch):
+    _, pos, _ = batch
+    res = record
     json.dumps(res, allow_nan=False)
     assert res["n_examples"] == 12 and res["layer"] == 0 and res["n_heads"] == 2 and res["pos"] == pos.tolist()
     for section, key in (("correlation", "tau_attention_gradient"), ("correlation", "tau_gradient_loo"),
@@ -226,6 +236,9 @@ def test_explain_is_one_json_record(model, batch):
     assert -1 <= res["correlation"]["mean_tau_attention_gradient"] <= 1
     assert len(res["correlation"]["mean_tau_attention_loo_per_head"]) == 2
     assert res["accuracy"]["learned"] == 1.0 and res["accuracy"]["row"] < 0.5
+    correct = res["accuracy"]["correct"]  # each sentence's outcome, so that the accuracy lost is paired
+    assert correct["learned"] == [True] * 12
+    assert sum(correct["row"]) / 12 == pytest.approx(res["accuracy"]["row"], rel=1e-5)
     assert res["seeds"]["mean_jsd"] == 0.0  # a model against itself: the yardstick's zero
     a, p = res["adversarial"], res["permutation"]
     assert len(a["jsd_under_bound"]) == 12 and a["se_median_jsd_under_bound"] >= 0
@@ -233,6 +246,55 @@ def test_explain_is_one_json_record(model, batch):
     shown = res["examples"][0]
     assert len(shown["learned"]) == 2 and len(shown["learned"][0]) == pos[0] + 1
     assert len(shown["adversarial"]) == 2 and len(shown["adversarial"][0][0]) == pos[0] + 1
+
+
+def s9(root):
+    from attnlab.report.claims import load_registry
+    from attnlab.report.results import gather
+    from attnlab.report.verdicts import evaluate
+
+    registry, res = load_registry(REPO / "claims"), gather(root)
+    return {cid: evaluate(registry.by_id(cid), res) for cid in ("S9.2", "S9.3")}
+
+
+def se_over(values):
+    return statistics.stdev(values) / math.sqrt(len(values))
+
+
+def agresti_min(learned, row):
+    """The accuracy lost's error from each sentence's outcome under both rows: the share right under the learned
+    row only and under the uniform one only, half a sentence added to each of the four cells."""
+    n = len(learned) + 2
+    b = (sum(l_ and not r for l_, r in zip(learned, row)) + 0.5) / n
+    c = (sum(r and not l_ for l_, r in zip(learned, row)) + 0.5) / n
+    return math.sqrt((b + c - (b - c) ** 2) / n)
+
+
+def test_s9_2_and_s9_3_are_judged_on_their_errors_over_the_sentences(record, tmp_path):
+    """Each part's error is the one of its statistic over the held-out sentences: the τs' mean, the paired gap
+    of two τs and of two accuracies (each sentence right or wrong under both rows), a bootstrap of a ratio of
+    medians."""
+    write_json(tmp_path / "explanation" / "result.json", record)
+    v = s9(tmp_path)
+    c, correct = record["correlation"], record["accuracy"]["correct"]
+    assert v["S9.2"].se["tau_attention_gradient"] == pytest.approx(se_over(c["tau_attention_gradient"]))
+    assert v["S9.2"].se["gap_to_reference"] == pytest.approx(
+        se_over([g - a for g, a in zip(c["tau_gradient_loo"], c["tau_attention_loo"])]))
+    assert v["S9.2"].parts["tau_attention_gradient"].k == t95(11)  # a mean over 12 sentences: Student's t
+    assert v["S9.3"].se["accuracy_lost_to_uniform"] == pytest.approx(agresti_min(correct["learned"], correct["row"]))
+    assert v["S9.3"].se["adversary_over_seed"] > 0
+    assert v["S9.3"].parts["accuracy_lost_to_uniform"].outcome == "reproduced"  # the copy task needs attention
+
+
+def test_the_version_of_record_has_an_interval_for_s9_2_and_s9_3():
+    """Its result file holds the per-sentence τs and divergences, not which sentences the uniform row got right:
+    the accuracy lost takes the largest error the two accuracies allow (0.7656 and 0.0938 on 64 sentences)."""
+    v = s9(REPO / "results" / "2026-11-30-quick-cpu-3c6d867")
+    assert v["S9.2"].verdict == "not reproduced" and v["S9.3"].verdict == "reproduced"
+    lost = v["S9.3"].parts["accuracy_lost_to_uniform"]
+    learned, row = [True] * 49 + [False] * 15, [False] * 49 + [True] * 6 + [False] * 9  # none right under both
+    assert lost.se == pytest.approx(agresti_min(learned, row)) and lost.interval[0] > 0.1
+    assert all(p.se for verdict in v.values() for p in verdict.parts.values())
 
 
 @pytest.mark.parametrize("adversary, seeds, lost, side", [

@@ -1,18 +1,22 @@
 import csv
 import math
+import random
+import statistics
 import sys
 
 import pytest
 import torch
 
+from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
-from attnlab.experiments.induction import (InductionProbe, chance_level, copying, icl_score, lag, measure,
-                                           phase_across_seeds, phase_change, prefix_matching, previous_token,
-                                           repeated_spans, rise_window, same_phase)
+from attnlab.experiments.induction import (InductionProbe, across_seeds, chance_level, control, copying, icl_score,
+                                           lag, measure, over_chance_se, phase_across_seeds, phase_change,
+                                           prefix_matching, previous_token, repeated_spans, rise_window, same_phase)
 from attnlab.nn.model import SelfAttention, build
 from attnlab.nn.spec import ModelSpec
 from attnlab.train import train
-from helpers import tiny_config
+from attnlab.provenance import write_json
+from helpers import REPO, tiny_config
 
 
 def spans(n=8, length=48, span=8, vocab=64, seed=0):
@@ -229,3 +233,69 @@ def test_the_page_reads_the_phase_over_seeds_and_says_nothing_for_older_run_file
     text = phase_reading(phase)
     assert "Over 2 seeds" in text and "0.0% ± 0.0% of training" in text and "0.5 ± 0.5 probe intervals" in text
     assert phase_reading(None) == "" and phase_reading(phase_across_seeds({})) == ""
+
+
+def test_the_error_of_the_best_head_over_chance_is_a_bootstrap_over_the_rows():
+    """The same draws of rows as attnlab.stats.bootstrap_se, each scored from scratch by prefix_matching and
+    chance_level: the best head chosen again in every draw."""
+    tokens = spans(n=10, length=24, span=4, vocab=8, seed=3)
+    gen = torch.Generator().manual_seed(0)
+    weights = [torch.rand(10, 2, 24, 24, generator=gen).tril().softmax(-1).tril() for _ in range(2)]
+    weights = [w / w.sum(-1, keepdim=True) for w in weights]
+    rng, draws = random.Random(0), []
+    for _ in range(400):
+        idx = [rng.randrange(10) for _ in range(10)]
+        best = max(max(prefix_matching(w[idx], tokens[idx]).tolist()) for w in weights)
+        draws.append(best / chance_level(tokens[idx]))
+    assert over_chance_se(weights, tokens) == pytest.approx(statistics.stdev(draws), rel=1e-5)
+    distinct = torch.arange(24).repeat(10, 1)  # no token repeats: no row has a score to draw
+    distinct[0, 5] = distinct[0, 2]  # one row that has: still no spread to tell
+    assert over_chance_se(weights, distinct) is None
+    distinct[1, 7] = distinct[1, 1]  # two: rows without a repeated token are left out of every draw
+    assert over_chance_se(weights, distinct) == pytest.approx(over_chance_se([w[:2] for w in weights], distinct[:2]))
+
+
+def test_measure_gives_the_error_over_the_rows_when_asked():
+    rows = spans(n=4, length=13, span=4, vocab=16)
+    assert "se_over_chance" not in measure(tiny_lm(), rows)  # every probe of training: not needed there
+    assert measure(tiny_lm(), rows, se=True)["se_over_chance"] > 0
+
+
+def s10(root, *ids):
+    from attnlab.report.claims import load_registry
+    from attnlab.report.results import gather
+    from attnlab.report.verdicts import evaluate
+
+    registry, res = load_registry(REPO / "claims"), gather(root)
+    return [evaluate(registry.by_id(cid), res) for cid in ids]
+
+
+def text_at(induction: float, se: float) -> dict:
+    """on_text()'s scores, the best head `induction` times chance, with the windows' error of that ratio."""
+    return {name: {"induction": 0.05 * induction, "chance": 0.05, "se_over_chance": se} for name in ("B2", "L9")}
+
+
+def test_s10_1_and_s10_3_are_read_at_every_seed_and_judged_on_the_larger_error(tmp_path):
+    """The measurements as the producer keeps them (across_seeds; the control models here the smoke profile's,
+    trained at two seeds): each claim is the mean over the seeds. S10.1 is judged on the seeds' spread (t at 1
+    degree of freedom); S10.3 on the larger of that spread and the windows' error the files state, which the
+    seeds do not shrink. S10.2 (the phase over seeds, held once) is read once."""
+    cfg = validate(chosen({"profile": "smoke"}, []))
+    controls = {seed: control(cfg, tmp_path / "runs" / str(seed), seed) for seed in (1337, 1338)}
+    texts = {1337: text_at(4.0, 0.3), 1338: text_at(4.2, 0.5)}
+    write_json(tmp_path / "r" / "induction" / "result.json", across_seeds(controls, texts))
+    one, two, three = s10(tmp_path / "r", "S10.1", "S10.2", "S10.3")
+    ratios = [c["attn-only-2"]["final"]["induction"] / c["attn-only-2"]["final"]["chance"] for c in controls.values()]
+    assert sorted(one.seeds) == [1337, 1338] and one.parts["one_layer_share"].df == 1
+    assert one.reproduced["two_layers_over_chance"] == pytest.approx(sum(ratios) / 2)
+    assert one.se["two_layers_over_chance"] == pytest.approx(abs(ratios[0] - ratios[1]) / 2)
+    assert sorted(three.seeds) == [1337, 1338] and three.reproduced["two_blocks_over_chance"] == pytest.approx(4.1)
+    part = three.parts["two_blocks_over_chance"]  # seeds: 0.1 / √2 = 0.07; the windows: (0.3 + 0.5) / 2 = 0.4
+    assert (part.se, part.k) == (pytest.approx(0.4), 1.96)
+    assert two.seeds == {}
+
+
+def test_the_version_of_record_leaves_s10_1_and_s10_3_not_run():
+    """Its result file holds the control models at one seed and no error over the windows: nothing to judge on."""
+    for v in s10(REPO / "results" / "2026-11-30-quick-cpu-3c6d867", "S10.1", "S10.3"):
+        assert v.verdict == "not run" and "null in the run files" in v.note

@@ -100,6 +100,81 @@ def test_a_measured_value_without_any_error_estimate_is_inconclusive():
     assert (part.outcome, part.settle) == ("inconclusive", "no error estimate")
 
 
+def test_a_stated_error_may_be_a_fractions_binomial_error_from_what_the_file_records(tmp_path):
+    """Run files that record a fraction and its count, but no error, still give it one: `binomial_se` in `se:`."""
+    from attnlab.report.results import Results
+    from attnlab.report.verdicts import evaluate
+    from attnlab.stats import binomial_se
+
+    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "tolerance_note": "t",
+                        "value": "scores['p']", "se": "binomial_se(scores['p'], scores['n'])",
+                        "check": {"between": [0.65, 0.75]}})
+    got = evaluate(c, Results(root=tmp_path, files={"scores": {"p": 0.7, "n": 2000}})).parts[""]
+    assert (got.outcome, got.se, got.k) == ("reproduced", binomial_se(0.7, 2000), 1.96)
+    wide = evaluate(c, Results(root=tmp_path, files={"scores": {"p": 0.7, "n": 100}})).parts[""]
+    assert wide.outcome == "inconclusive"  # 0.7 ± 1.96 × 0.045 reaches past both ends of the band
+
+
+# ------------------------------------------------------------------ stated errors with their degrees of freedom
+
+def stated(se_expr, value=1.0, check=None):
+    """A claim on a `cost` result holding `value` whose `se:` is `se_expr`, judged on Results holding only it."""
+    from pathlib import Path
+
+    from attnlab.report.results import Results
+    from attnlab.report.verdicts import evaluate
+
+    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": "cost['v']", "se": se_expr,
+                        "check": check or {"above": 0.5}, "tolerance_note": "t"})
+    files = {"cost": {"v": value, "rows": ROWS, "a": {"mean": 1.0, "se": 0.3}, "b": {"mean": 2.0, "se": 0.8}}}
+    return evaluate(c, Results(root=Path("."), files=files)).parts[""]
+
+
+ROWS = [{"n": n, "y": n ** 2 * f} for n, f in ((1, 1.0), (2, 1.1), (4, 0.9), (8, 1.05), (16, 1.0))]
+
+
+def test_a_stated_error_with_degrees_of_freedom_takes_students_t_there():
+    normal = stated("0.15")  # a number: 1.0 ± 1.96 × 0.15 clears 0.5
+    assert (normal.k, normal.se, normal.outcome) == (1.96, 0.15, "reproduced")
+    part = stated("[0.15, 2]")  # three draws' spread: 1.0 ± 4.303 × 0.15 reaches below 0.5
+    assert (part.k, part.se, part.df, part.outcome) == (4.303, 0.15, 2, "inconclusive")
+    assert part.settle == "budget" and stated("[0.15, 30]").outcome == "reproduced"
+
+
+def test_a_stated_error_of_none_leaves_no_error_estimate_not_a_zero_one():
+    part = stated("None")
+    assert (part.outcome, part.settle, part.se) == ("inconclusive", "no error estimate", None)
+
+
+def test_the_stated_errors_of_several_seeds_pool_at_the_fewest_degrees_of_freedom():
+    from attnlab.report.verdicts import _stated
+
+    assert _stated([[0.1, 2], (0.3, 4)]) == (pytest.approx(0.2), 2)
+    assert _stated([0.1, 0.3]) == (pytest.approx(0.2), math.inf)
+    assert _stated([[0.1, 2], None]) == (None, math.inf)
+
+
+def test_the_mean_and_its_error_over_draws_in_an_expression():
+    part = stated("sem([1.0, 2.0, 3.0])", value=2.0)  # sd 1 over √3, at 2 degrees of freedom
+    assert (part.se, part.df) == (pytest.approx(1 / math.sqrt(3)), 2)
+    assert stated("sem([1.0])").settle == "no error estimate"  # one draw has no spread
+    assert stated("[mean([1.0, 2.0, 6.0]), 1]").se == 3.0 and stated("[log10(100.0), 1]").se == 2.0
+
+
+def test_a_power_laws_slope_error_is_its_fits_residual_error_over_the_last_points():
+    from attnlab.stats import fit_line
+
+    part = stated("slope_se([r['n'] for r in cost['rows']], [r['y'] for r in cost['rows']], 4)")
+    xs, ys = [math.log(r["n"]) for r in ROWS[1:]], [math.log(r["y"]) for r in ROWS[1:]]
+    assert (part.se, part.df) == (pytest.approx(fit_line(xs, ys)["se"]), 2) and part.se > 0
+    assert stated("slope_se([1, 2, 4], [1, 4, 0], 4)").settle == "no error estimate"  # two points with y > 0
+
+
+def test_a_ratios_error_by_the_delta_method():
+    part = stated("ratio_se(cost['a'], cost['b'])")  # √(0.09 + 0.25 · 0.64) / 2
+    assert part.se == pytest.approx(0.25) and part.k == 1.96
+
+
 @pytest.mark.parametrize("check, value, outcome", [
     ({"between": [0, 2]}, 1.0, "holds"), ({"between": [0, 2]}, 3.0, "fails"),
     ({"equals": 768}, 768, "holds"), ({"equals": 768}, 769, "fails"),
@@ -179,8 +254,10 @@ def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_fil
     assert "verdict-not-reproduced" in lines[1] and "[C2.3]" in lines[1] and "The whole interval fails it" in lines[1]
     assert "no claim of this version has this verdict" in lines[2]  # one seed: nothing more seeds would settle
     assert "[C2.2]" in lines[3] and "budget-limited" in lines[3] and "k = 2.093 at 19 degrees" in lines[3]
+    assert "the evaluation's sampling error is the larger" in lines[3]
     assert "verdict-holds" in lines[4] and "[C0.1]" in lines[4]
     assert "| 3 seeds (seeds' spread the larger) | 2 | 4.303 |" in blocks["k_table"]
+    assert "| a line fitted through 4 points (its residual error) | 2 | 4.303 |" in blocks["k_table"]
     page = render((REPO / "docs" / "about.md").read_text(), blocks, "about.md")
     assert "<!-- attnlab:" not in page and lines[3] in page
 
@@ -220,3 +297,73 @@ def test_a_computed_claim_read_at_several_seeds_is_no_single_run_claim():
     assert Verdict(claim({"equals": 1}, kind="computed"), "holds", single=seeded).survives() is None
     assert Verdict(claim({"above": 0}), "reproduced", single=dict.fromkeys(seeded, "reproduced")).survives() \
         == "every seed"
+
+
+def on_file(value, se=None, check=None, **doc):
+    """One claim on a result file (S10's, `induction`) held in memory, judged by the engine."""
+    from pathlib import Path
+
+    from attnlab.report.results import Results
+    from attnlab.report.verdicts import evaluate
+
+    entry = {"id": "T", "claim": "c", "chapter_value": 0, "value": value, "check": check or {"between": [0, 10]},
+             "tolerance_note": "t", **({"se": se} if se else {})}
+    return evaluate(cl.parse_claim(entry), Results(root=Path("."), files={"induction": doc}))
+
+
+def test_se_expressions_read_per_example_lists_with_examples_that_have_no_value():
+    """S9's errors: a mean's over the examples that have a value, a paired gap's, an accuracy gap's (its pairing
+    recorded or not), a bootstrap of a ratio of medians."""
+    from attnlab.stats import paired_gap_se, se_median_ratio
+
+    v = on_file("induction['mean']", "sem([x for x in induction['xs'] if x is not None])", mean=2.0,
+                xs=[1.0, 2.0, None, 3.0])
+    assert v.se[""] == pytest.approx(1 / math.sqrt(3)) and v.parts[""].df == 2
+    v = on_file("1.0", "sem([x - y for x, y in zip(induction['a'], induction['b'])])", a=[1.0, 2.0, 3.0],
+                b=[0.0, 1.0, 2.5])
+    assert v.se[""] == pytest.approx(math.sqrt(1 / 12) / math.sqrt(3))
+    assert on_file("0.5", "paired_gap_se(0.75, 0.25, 64, None)").se[""] == paired_gap_se(0.75, 0.25, 64)
+    both = "mean([a and b for a, b in zip(induction['a'], induction['b'])])"
+    v = on_file("0.5", f"paired_gap_se(0.75, 0.25, 4, {both})", a=[True, True, True, False],
+                b=[True, False, False, False])
+    assert v.se[""] == paired_gap_se(0.75, 0.25, 4, 0.25)
+    a, b = [0.1, 0.4, None, 0.3, 0.2], [0.2, 0.3, 0.5, 0.1, 0.4]
+    assert on_file("1.0", "se_median_ratio(induction['a'], induction['b'], 1e-6)", a=a, b=b).se[""] \
+        == se_median_ratio(a, b, 1e-6)
+
+
+@pytest.mark.parametrize("value, seeded", [
+    ("induction['control']", True),
+    ("induction['control'] if 'by_seed' in induction else None", True),
+    ("induction['text']", False),
+    ("induction['text'] if 'by_seed' in induction else None", False),
+    ("induction['text'] + len(induction)", True),  # the file read as a whole: whatever it holds per seed
+])
+def test_a_result_file_seeds_only_the_claims_that_read_what_it_holds_per_seed(value, seeded):
+    """S10: the control models are trained at every seed (by_seed), the text models read at one. A claim on the
+    text is one value with its own error, not three seeds that agree; one on the control models is their mean."""
+    doc = {"control": 1.0, "text": 5.0, "by_seed": {"1": {"control": 1.0}, "2": {"control": 3.0}}}
+    v = on_file(value, "0.1", **doc)
+    if seeded:
+        assert len(v.seeds) == 2 and v.parts[""].df in (1, math.inf)
+    else:
+        assert v.seeds == {} and v.reproduced == 5.0 and v.parts[""].k == 1.96 and "mean of" not in v.note
+    if value == "induction['control']":
+        assert v.reproduced == 2.0 and v.parts[""].df == 1 and v.parts[""].k == cl.t95(1)
+
+
+def test_a_paired_difference_is_judged_at_its_seeds_degrees_of_freedom_where_the_seeds_decide():
+    paired = cl.SAFE_BUILTINS["paired_se"]
+    assert paired({"se": 0.1, "seeds": 3, "se_from": "seeds"}) == [0.1, 2]
+    assert paired({"se": 0.1, "seeds": 3, "se_from": "held-out rows"}) == 0.1
+
+
+@pytest.mark.parametrize("expr, k", [("seed_se(0.1, 3)", 4.303), ("seed_se(0.1, 3, False)", 1.96),
+                                     ("fit_se(0.1, 4)", 4.303), ("fit_se(0.1, 4, False)", 1.96)])
+def test_a_recorded_error_over_few_seeds_or_points_is_judged_at_their_degrees_of_freedom(expr, k):
+    assert stated(expr).k == k
+
+
+def test_a_recorded_error_of_none_stays_none_through_the_helpers():
+    assert stated("seed_se(None, 3)").settle == "no error estimate"
+    assert stated("fit_se(None, 4)").settle == "no error estimate"

@@ -24,13 +24,15 @@ def test_the_plan_is_the_dag_in_an_order_it_can_run():
     position = {n: i for i, n in enumerate(names)}
     outputs = {str(j.output.relative_to(REPO / "results" / "quick")) for j in plan}
     assert outputs == {f for f in expected(cfg) if f.endswith(".json")} | {"data/stats.json"}  # every run file, once
-    assert len(names) == len(set(names)) == 1 + 31 * 3 + 13
+    assert len(names) == len(set(names)) == 1 + 31 * 3 + 14
     for job in plan:
         assert all(position[n] < position[job.name] for n in job.needs), job.name  # what it needs comes first
     up = next(j for j in plan if j.name == "grouping/S6-gqa-up/seed1338")
     assert "grouping/S6-mha/seed1338" in up.needs  # up-trained from the same seed
-    assert set(next(j for j in plan if j.name == "induction").needs) == {"prepare_data", "ladder/L9/seed1337",
-                                                                         "ladder/B2/seed1337"}
+    assert set(next(j for j in plan if j.name == "induction").needs) == {  # L9 and B2 at every seed
+        "prepare_data", *(f"ladder/{run}/seed{seed}" for run in ("L9", "B2") for seed in (1337, 1338, 1339))}
+    assert set(next(j for j in plan if j.name == "approximation").needs) == {  # L9 at every seed
+        "prepare_data", "ladder/L9/seed1337", "ladder/L9/seed1338", "ladder/L9/seed1339"}
 
 
 def test_a_failed_job_stops_what_needs_it_and_nothing_else(tmp_path, capsys):

@@ -1,5 +1,6 @@
 import json
 import math
+import statistics
 
 import pytest
 import torch
@@ -266,7 +267,57 @@ def test_gradient_summary():
     sweep = [{"kind": "attention", "T": T, "seed": 0, "grad": 1 / T, "relative": 1.0} for T in (2, 4, 8)]
     g = s2s.gradient_summary(sweep)["attention"]
     assert g["decades"] == pytest.approx(math.log10(4)) and g["times_T"] == pytest.approx(1)
-    assert (g["T_short"], g["T_long"], g["relative_long"]) == (2, 8, 1.0)
+    assert (g["T_short"], g["T_long"], g["relative_long"], g["seeds"]) == (2, 8, 1.0, 1)
+
+
+def test_gradient_summary_averages_each_initialisations_own_fall():
+    """Two initialisations falling 2 and 4 decades: 3 on average (the mean gradients' ratio would say 2.3, the
+    one that falls least outweighing the other); the norms are geometric means, so they agree with it."""
+    sweep = [{"kind": "rnn", "T": T, "seed": k, "grad": 1.0 if T == 2 else fall, "relative": fall}
+             for k, fall in enumerate((1e-2, 1e-4)) for T in (2, 8)]
+    g = s2s.gradient_summary(sweep)["rnn"]
+    assert g["decades"] == pytest.approx(3) and math.log10(g["grad_short"] / g["grad_long"]) == pytest.approx(3)
+    assert g["times_T"] == pytest.approx(4 * (1e-2 + 1e-4) / 2) and g["relative_long"] == pytest.approx(0.00505)
+
+
+def judged(claim_id: str, result: dict):
+    """One S1 claim of the registry judged on a seq2seq result alone."""
+    from pathlib import Path
+
+    from attnlab.report.claims import load_registry
+    from attnlab.report.results import Results
+    from attnlab.report.verdicts import evaluate
+    from helpers import REPO
+
+    return evaluate(load_registry(REPO / "claims").by_id(claim_id), Results(root=Path("."), files={"seq2seq": result}))
+
+
+def test_s1_3_is_each_initialisations_own_value_averaged_with_its_spread_as_error():
+    sweep = s2s.gradient_sweep(lengths=(2, 4, 8), d=4, seeds=3)
+    g = s2s.gradient_summary(sweep)
+    v = judged("S1.3", {"gradient_path": sweep, "gradient": g})
+    want = {"rnn_decades": g["rnn"]["decades"], "lstm_decades": g["lstm"]["decades"],
+            "attention_times_T": g["attention"]["times_T"], "attention_relative": g["attention"]["relative_long"]}
+    assert v.reproduced == pytest.approx(want)  # the claim reads the rows as the producer summarises them
+    rel = [r["relative"] for r in sweep if r["kind"] == "attention" and r["T"] == 8]
+    assert v.se["attention_relative"] == pytest.approx(statistics.stdev(rel) / math.sqrt(3))
+    assert {p.k for p in v.parts.values()} == {4.303}  # three initialisations: Student's t at 2
+    one = s2s.gradient_sweep(lengths=(2, 4), d=4, seeds=1)
+    assert judged("S1.3", {"gradient_path": one, "gradient": s2s.gradient_summary(one)}).settle == "no error estimate"
+
+
+def test_s1_2s_drop_share_carries_the_delta_methods_error_at_the_largest_share():
+    accs = {"none": (0.9, 0.5), "bahdanau": (0.95, 0.9), "dot": (0.95, 0.85), "general": (0.9, 0.9),
+            "concat": (0.9, 0.88)}  # (at 4, at 16): dot falls the most, 0.1 of none's 0.4
+    runs = fake_runs({(v, S): [a + 0.01 * k for k in range(3)] for v, pair in accs.items()
+                      for S, a in zip((4, 16), pair)})
+    runs += [{**r, "task": "reverse"} for r in runs]
+    c = s2s.contrasts(runs, {"lengths": [4, 16], "variants": list(accs), "tasks": ["copy", "reverse"]})
+    v = judged("S1.2", {"contrasts": c})
+    drop, none = c["tasks"]["copy"]["drop"]["dot"], c["tasks"]["copy"]["none_drop"]
+    assert v.reproduced["largest_drop_share"] == pytest.approx(0.25) == c["largest_drop_share"]
+    assert v.se["largest_drop_share"] == pytest.approx(math.sqrt(drop["se"] ** 2 + 0.25 ** 2 * none["se"] ** 2) / 0.4)
+    assert v.parts["largest_drop_share"].outcome == "reproduced"  # 0.25 ± 1.96 × 0.021 stays under a third
 
 
 def perfect_reverse_map(S: int = 4) -> dict:

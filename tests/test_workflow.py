@@ -151,6 +151,17 @@ def test_deleting_a_run_file_makes_the_default_target_rebuild_it(smoke, tmp_path
     assert jobs.get("train") == 1 and jobs.get("claims") == 1 and jobs.get("site") == 1
 
 
+def test_a_lost_claims_by_seed_csv_is_an_output_snakemake_rebuilds(smoke, tmp_path):
+    by_seed = smoke / "results" / "smoke" / "claims_by_seed.csv"
+    shutil.copy2(by_seed, tmp_path / "kept.csv")
+    by_seed.unlink()
+    try:
+        jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
+    finally:
+        shutil.copy2(tmp_path / "kept.csv", by_seed)
+    assert jobs.get("claims") == 1 and jobs.get("train", 0) == 0
+
+
 def test_a_failed_download_leaves_the_token_files(smoke):
     """The corpus download is a job of its own: when it fails, prepare_data never starts, so Snakemake never
     deletes the token files that job would replace."""
@@ -494,7 +505,7 @@ def test_a_complete_run_publishes_as_a_version_whose_site_rebuilds_without_train
 
 
 def test_a_diverged_rerun_is_shown_as_diverged_where_its_old_weights_were_read(smoke, tmp_path):
-    """The healthy smoke run, then L9 again at lr 100 in the same folder: S10 and S11 must report L9 as diverged,
+    """The healthy smoke run, then L9 again at lr 100 in the same folder: S8.2, S10 and S11 must report L9 as diverged,
     never measure the healthy run's checkpoint as this run's, and the claims that need L9 say why they did not run."""
     work = clone(smoke, tmp_path / "clone")
     r = work / "results" / "smoke"
@@ -509,12 +520,16 @@ def test_a_diverged_rerun_is_shown_as_diverged_where_its_old_weights_were_read(s
     viewer = json.loads((r / "viewer" / "result.json").read_text())
     assert {json.dumps(ex["models"]["L9 (Shakespeare)"]) for ex in viewer["examples"] if "L9 (Shakespeare)" in ex["models"]} \
         == {json.dumps(record)}
+    approximation = json.loads((r / "approximation" / "result.json").read_text())
+    assert approximation["by_seed"]["1337"]["L9"] == {**record, "seed": 1337}
     claims = by_claim(pd.read_csv(r / "claims.csv"))
-    for claim in ("S10.3", "S11"):
+    for claim in ("S10.3", "S11", "S8.2"):
         assert (claims.loc[claim, "verdict"], claims.loc[claim, "note"]) == ("not run", why), claim
     assert claims.loc["S10.1", "verdict"] != "not run"  # the control task reads no ladder run
     for page in ("induction", "viewer"):
         assert f"Not measured, because the run diverged: {why}." in (r / "site" / f"{page}.html").read_text()
+    assert f"Not measured, because the run diverged: {why.replace('L9', 'L9 at seed 1337')}." in (
+        r / "site" / "approximation.html").read_text()
 
 
 def test_the_smoke_dag_at_lr_100_everywhere_builds_its_site(smoke, tmp_path):

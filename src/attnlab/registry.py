@@ -30,6 +30,7 @@ class Experiment:
     data: bool = False
     claims: bool = True
     needs: tuple[str, ...] = ()  # finished work of other experiments it reads: 'name' (all of it) or 'name.run'
+    every_seed: bool = False  # it reads the training runs it needs at every seed of the profile, not the first only
 
     @property
     def page(self) -> str:
@@ -62,14 +63,15 @@ class Experiment:
 
 def needed_files(e: Experiment, cfg: dict) -> list[str]:
     """The run files (relative to results/<profile>/) of the work `e` needs: a training run's metrics at the
-    first seed (its checkpoint is written with them), every run of a training experiment, or another
-    experiment's result."""
+    first seed, or at every seed of the profile for an experiment that reads them all (`every_seed`; the
+    checkpoint is written with the metrics), every run of a training experiment, or another experiment's result."""
     files = []
+    seeds = cfg["seeds"] if e.every_seed else [cfg["seed"]]
     for need in e.needs:
         name, _, run = need.partition(".")
         other = get(name)
         if other.trains:
-            files += [other.run_file(r, cfg["seed"]) for r in ([run] if run else list(cfg.get(name) or {}))]
+            files += [other.run_file(r, seed) for r in ([run] if run else list(cfg.get(name) or {})) for seed in seeds]
         else:
             files.append(other.result)
     return files

@@ -14,6 +14,7 @@ rule claims:
         code=code("claims"),
     output:
         csv=update(f"{R}/claims.csv"),  # a failed step leaves the previous verdicts in place
+        by_seed=update(f"{R}/claims_by_seed.csv"),  # written beside claims.csv by the same verb
     params:
         claims=parent_of("input", "claims"),
         results=parent_of("output", "csv"),

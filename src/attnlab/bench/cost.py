@@ -20,8 +20,6 @@ settings, device facts, method, provenance.
 """
 from __future__ import annotations
 
-import math
-
 import torch
 
 from attnlab import provenance
@@ -33,7 +31,7 @@ from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
 from attnlab.nn.approx import favor_attention, window_attention
 from attnlab.nn.tiled import tiled_attention
-from attnlab.stats import fit_line, mean_se
+from attnlab.stats import log_fit, mean_se
 
 SLOPE_ROWS = 4
 
@@ -132,8 +130,16 @@ def approximation_errors(s: dict, seed: int) -> dict:
         g = torch.Generator().manual_seed(seed + r)
         q, k, v = (torch.randn(1, s["heads"], e["n"], dh, generator=g, dtype=torch.float64) for _ in range(3))
         draws.append(draw_errors(q, k, v, e, s, seed + r))
-    out = {"n": e["n"], "head_dim": dh, "heads": s["heads"], "draws": e["seeds"],
-           "inputs": "q, k, v with unit Gaussian entries, float64, causal; new inputs and features at every draw"}
+    return {"n": e["n"], "head_dim": dh, "heads": s["heads"], "draws": e["seeds"],
+            "inputs": "q, k, v with unit Gaussian entries, float64, causal; new inputs and features at every draw",
+            **summaries(draws, e)}
+
+
+def summaries(draws: list[dict], e: dict) -> dict:
+    """draw_errors() of several draws, per method (window, favor): per size the mean over draws with its standard
+    error (summarised); the ratio of the last size's error to the first's (`<method>_shrink`) and the log-log
+    slope of error on size (`<method>_rate`), each a mean over draws with its standard error (None from one)."""
+    out = {}
     for method, key, sizes in (("window", "window", e["windows"]), ("favor", "features", e["features"])):
         per_draw = [d[method] for d in draws]
         out[method] = summarised(key, sizes, per_draw)
@@ -143,17 +149,10 @@ def approximation_errors(s: dict, seed: int) -> dict:
     return out
 
 
-def log_fit(ns: list[int], ys: list[float]) -> dict | None:
-    """Least-squares line of log y on log n over the points with y > 0 (None with fewer than two)."""
-    pts = [(math.log(n), math.log(y)) for n, y in zip(ns, ys) if y and y > 0]
-    return fit_line([x for x, _ in pts], [y for _, y in pts]) if len(pts) >= 2 else None
-
-
 def slope(ns: list[int], ys: list[float]) -> dict | None:
     """Log-log slope over the last SLOPE_ROWS points with y > 0, with its standard error from the residuals
     ({"slope", "se"}; se None from two points; None with fewer than two)."""
-    pts = [(n, y) for n, y in zip(ns, ys) if y and y > 0][-SLOPE_ROWS:]
-    fit = log_fit([n for n, _ in pts], [y for _, y in pts])
+    fit = log_fit(ns, ys, SLOPE_ROWS)
     return None if fit is None else {"slope": fit["slope"], "se": fit["se"]}
 
 

@@ -470,7 +470,9 @@ def explain(model, tokens: torch.Tensor, pos, target=None, *, layer: int = -1, n
                      for i, p in enumerate(pos.tolist()[:n_show])],
     }
     if target is not None:
-        out["accuracy"] = {key: mean_of(uni[f"correct_{key}"].float()) for key in ("learned", "row", "layer")}
+        keys = ("learned", "row", "layer")  # and each sentence's outcome: the accuracy lost is a paired difference
+        out["accuracy"] = {**{key: mean_of(uni[f"correct_{key}"].float()) for key in keys},
+                           "correct": {key: uni[f"correct_{key}"].tolist() for key in keys}}
     if other is not None:
         s = seed_jsd(model, other, x, pos, layer)
         out["seeds"] = {"jsd": floats(s), "mean_jsd": mean_of(s), "median_jsd": median_of(s)}

@@ -8,6 +8,7 @@ phase change, at the same time as the in-context-learning score (late loss minus
 What is here:
     repeated_spans        the control task: random tokens in which one random span recurs at varying distances
     prefix_matching       per head: attention from a repeated token to the tokens after its earlier occurrences
+    over_chance_se        the best head's prefix-matching score over chance: its error over the rows (a bootstrap)
     previous_token        per head: attention from each position to the one before it
     copying               per head: whether the head's OV circuit raises the logit of the token it reads
     icl_score             late loss minus early loss over per-position losses
@@ -16,6 +17,7 @@ What is here:
     phase_change, same_phase   the step at which a probed score jumps, and whether two jumps coincide
     rise_window           how suddenly a probed score changes: its 10 %-90 % window as a share of training
     phase_across_seeds    S10.2 at every seed (the control models are trained at each of the profile's seeds)
+    across_seeds          every seed's measurements as the result holds them (by_seed: S10.1 and S10.3 per seed)
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import torch.nn.functional as F
 from attnlab import registry
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.nn.model import SelfAttention
-from attnlab.stats import mean_se
+from attnlab.stats import bootstrap_se, mean_se
 
 EARLY, LATE = 0.1, 0.9  # where icl_score reads the loss, as fractions of the context (Olsson: 50 and 500 of 512)
 
@@ -88,10 +90,28 @@ def prefix_matching(weights: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor
     Every earlier occurrence counts, not only the most recent: a trained induction head spreads its weight
     over all of them (on repeated_spans it favours the first copy), and each one predicts the next token.
     """
-    targets = after_earlier(tokens)  # (B, T, T)
-    repeated = targets.any(-1)  # (B, T)
-    at = (weights * targets[:, None]).sum(-1)  # (B, H, T)
-    return (at * repeated[:, None]).sum((0, 2)) / repeated.sum()
+    return prefix_by_row(weights, tokens).sum(0) / after_earlier(tokens).any(-1).sum()
+
+
+def prefix_by_row(weights: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """Per row and head, the weight from every repeated token to the tokens after its earlier occurrences, summed
+    over the row: (B, H, T, T), (B, T) -> (B, H). prefix_matching is its column sums over the repeated positions."""
+    return (weights * after_earlier(tokens)[:, None]).sum((-1, -2))
+
+
+def over_chance_se(weights: list[torch.Tensor], tokens: torch.Tensor, seed: int = 0) -> float | None:
+    """Bootstrap standard error, over the rows, of the best head's prefix-matching score over chance: weights, one
+    (B, H, T, T) per layer, of the rows tokens (B, T). The best head is chosen again in every resample; the
+    repeated positions' count, the same for a head and for chance, cancels from the ratio. Rows in which no token
+    repeats add nothing to either side and are left out; None with fewer than two rows left."""
+    chance = prefix_by_row(causal_uniform(tokens.size(0), 1, tokens.size(1)).to(tokens.device), tokens)[:, 0]
+    scored = chance > 0  # (B,)
+    if scored.sum() < 2:
+        return None
+    heads = torch.cat([prefix_by_row(w, tokens) for w in weights], 1)[scored].T.tolist()  # (L * H, rows scored)
+    rounds = {"chance": chance[scored].tolist(), **{str(h): row for h, row in enumerate(heads)}}
+    return bootstrap_se(rounds, lambda r: max(sum(r[str(h)]) for h in range(len(heads))) / sum(r["chance"]),
+                        seed=seed)
 
 
 def previous_token(weights: torch.Tensor) -> torch.Tensor:
@@ -169,13 +189,14 @@ def icl_score(losses: torch.Tensor, early: float = EARLY, late: float = LATE) ->
 
 
 @torch.no_grad()
-def measure(model, tokens: torch.Tensor) -> dict:
+def measure(model, tokens: torch.Tensor, se: bool = False) -> dict:
     """Induction scores of any LM on a batch of token rows (B, T + 1): inputs are all but the last token,
     targets all but the first. Works on a model as trained (natural text repeats tokens too).
 
     Returns plain numbers (JSON-ready): prefix and previous, per layer a list of per-head scores; induction,
     the largest prefix score; chance, the prefix score of uniform causal attention on these tokens; icl; loss,
-    the mean cross-entropy; losses, the mean loss at each position. The model is left as it was found.
+    the mean cross-entropy; losses, the mean loss at each position; with `se`, se_over_chance, the standard
+    error over the rows of induction / chance (over_chance_se). The model is left as it was found.
     """
     device = next(model.parameters()).device
     x, y = tokens[:, :-1].to(device), tokens[:, 1:].to(device)  # (B, T) each
@@ -193,7 +214,7 @@ def measure(model, tokens: torch.Tensor) -> dict:
         model.train(was_training)
     losses = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten(), reduction="none").view_as(y)  # (B, T)
     prefix = [prefix_matching(w, x).tolist() for w in kept]
-    return {
+    out = {
         "prefix": prefix,
         "previous": [previous_token(w).tolist() for w in kept],
         "induction": max((s for row in prefix for s in row if not math.isnan(s)), default=float("nan")),
@@ -202,6 +223,9 @@ def measure(model, tokens: torch.Tensor) -> dict:
         "loss": losses.mean().item(),
         "losses": losses.mean(0).tolist(),
     }
+    if se:
+        out["se_over_chance"] = over_chance_se(kept, x)
+    return out
 
 
 def flat(scores: dict) -> dict:
@@ -372,9 +396,19 @@ def phase_across_seeds(by_seed: dict) -> dict:
     return out
 
 
+def across_seeds(controls: dict, texts: dict) -> dict:
+    """The result's measurements from control()'s runs and on_text()'s scores at each seed (the job's own first):
+    that seed's as `control` and `text` (the page's), S10.2's phase over the seeds, and every seed's under
+    `by_seed`, where the claims read S10.1 and S10.3 once per seed (attnlab.report.results.Results.at) and take
+    the seeds' spread."""
+    first = next(iter(controls))
+    return {"control": controls[first], "text": texts[first], "phase": phase_across_seeds(controls),
+            "by_seed": {str(seed): {"control": runs, "text": texts[seed]} for seed, runs in controls.items()}}
+
+
 def on_text(cfg: dict, results, data_dir, runs: list[str]) -> dict:
-    """The same scores on the chapter's trained Shakespeare models, on windows of the validation split (a run
-    that diverged: its Diverged record)."""
+    """The same scores on the chapter's trained Shakespeare models at cfg's seed, on windows of the validation
+    split (a run that diverged: its Diverged record)."""
     from attnlab.data.prepare import load_tokens
     from attnlab.train import finished
 
@@ -392,7 +426,7 @@ def on_text(cfg: dict, results, data_dir, runs: list[str]) -> dict:
         T = model.spec.context
         n = min(s["text_windows"], (len(tokens) - 1) // (T + 1))
         rows = tokens[: n * (T + 1)].view(n, T + 1)
-        scores = measure(model, rows)
+        scores = measure(model, rows, se=True)  # the windows' error of the score over chance (S10.3)
         scores["copying"] = copying(model).tolist()
         out[name] = {"blocks": model.spec.n_blocks, "windows": n, "context": T, **scores}
         print(f"  {name} on Shakespeare: best prefix-matching score {scores['induction']:.3f} "
@@ -412,12 +446,10 @@ def main(cfg: dict, out_path, data_dir) -> dict:
     runs = [n for n in registry.get("induction").needs if "." in n]  # the Shakespeare runs it reads
 
     def run():
-        main_runs = control(cfg, out_path.parent)
-        others = {seed: control(cfg, out_path.parent / f"seed{seed}", seed)
-                  for seed in cfg.get("seeds") or [] if seed != cfg["seed"]}
-        return {"control": main_runs, "text": on_text(cfg, out_path.parent.parent, data_dir, runs),
-                "phase": phase_across_seeds({cfg["seed"]: main_runs, **others}),
-                "control_seeds": {str(seed): runs for seed, runs in others.items()},
-                "settings": cfg["induction"], "icl_positions": [EARLY, LATE]}
+        seeds = [cfg["seed"], *(seed for seed in cfg.get("seeds") or [] if seed != cfg["seed"])]
+        folder = {seed: out_path.parent if seed == cfg["seed"] else out_path.parent / f"seed{seed}" for seed in seeds}
+        controls = {seed: control(cfg, folder[seed], seed) for seed in seeds}
+        texts = {seed: on_text({**cfg, "seed": seed}, out_path.parent.parent, data_dir, runs) for seed in seeds}
+        return {**across_seeds(controls, texts), "settings": cfg["induction"], "icl_positions": [EARLY, LATE]}
 
     return provenance.measured(cfg, out_path, run, device=pick_device(cfg.get("device", "auto")))

@@ -12,13 +12,18 @@ Output (results/<profile>/scores/result.json):
                       the same estimated from the sample's own fourth moment; z = (var - d) / se_var.
     se_method         one sentence saying how se_var and z were computed
     effective_tokens  C3.2, one row per d_k: {d_k, divided_mean, undivided_mean, divided_median,
-                      undivided_median, undivided_frac_below_1_5}: exp(entropy) of a softmax row of n_keys
-                      scores (one query, n_keys keys, all N(0, 1)), with and without the division
+                      undivided_median, undivided_frac_below_1_5, divided_mean_se, undivided_mean_se,
+                      undivided_median_se}: exp(entropy) of a softmax row of n_keys scores (one query, n_keys
+                      keys, all N(0, 1)), with and without the division; *_se the standard errors over rows
+                      (a mean's sd / sqrt(n_rows), the median's a bootstrap over rows)
     undivided_256_frac_below_1_5   the fraction of undivided rows at d_k = 256 with fewer than 1.5 effective tokens
     saturation        C3.3, one row per d_k: {d_k, mass_divided, mass_undivided, frozen_divided,
-                      frozen_undivided, max_weight_gt_0_99_undivided, max_diag_divided, max_diag_undivided}
+                      frozen_undivided, max_weight_gt_0_99_undivided, max_diag_divided, max_diag_undivided,
+                      mass_divided_se, mass_undivided_se}
                       mass = sum_i w_i (1 - w_i) = 1 - sum_i w_i^2 (the trace of the softmax Jacobian),
-                      averaged over rows; frozen_* = fraction of rows frozen by `frozen_definition`
+                      averaged over rows (mass_*_se: sd / sqrt(n_rows)); frozen_* = fraction of rows frozen by
+                      `frozen_definition` (its error is binomial over the n_rows independent rows:
+                      attnlab.stats.binomial_se, which the claims apply)
     frozen_definition the definition of a frozen row, in words
     mass_reference    1 - e / n_keys, the large-sample mass for unit-variance scores
     n_pairs, n_rows, n_keys, widths, frozen_threshold, seed, provenance
@@ -26,10 +31,12 @@ Output (results/<profile>/scores/result.json):
 from __future__ import annotations
 
 import math
+import statistics
 
 import torch
 
 from attnlab.nn.attention import attention
+from attnlab.stats import bootstrap_se, mean_se
 
 WIDTHS = [4, 16, 64, 256, 1024]
 N_PAIRS = 20_000
@@ -122,6 +129,17 @@ def rows_of_weights(widths=WIDTHS, n_rows: int = N_ROWS, n_keys: int = N_KEYS,
     return out
 
 
+def mean_error(x: torch.Tensor) -> float:
+    """Standard error of the mean of one value per row, (N,): the rows are independent draws."""
+    return mean_se(x.double().tolist())[1]
+
+
+def median_error(x: torch.Tensor) -> float:
+    """Standard error of the median of one value per row, (N,), by a bootstrap over the rows. The lower median,
+    as torch.median takes it."""
+    return bootstrap_se({"rows": x.tolist()}, lambda r: statistics.median_low(r["rows"]))
+
+
 def run(seed: int = 0, widths=WIDTHS, n_pairs: int = N_PAIRS, n_rows: int = N_ROWS, n_keys: int = N_KEYS) -> dict:
     gen = torch.Generator().manual_seed(seed)
     var_rows = variance(widths, n_pairs, gen)
@@ -137,6 +155,9 @@ def run(seed: int = 0, widths=WIDTHS, n_pairs: int = N_PAIRS, n_rows: int = N_RO
             "divided_median": div["effective"].median().item(),
             "undivided_median": raw["effective"].median().item(),
             "undivided_frac_below_1_5": (raw["effective"] < 1.5).float().mean().item(),
+            "divided_mean_se": mean_error(div["effective"]),
+            "undivided_mean_se": mean_error(raw["effective"]),
+            "undivided_median_se": median_error(raw["effective"]),
         })
         saturation.append({
             "d_k": d_k,
@@ -147,6 +168,8 @@ def run(seed: int = 0, widths=WIDTHS, n_pairs: int = N_PAIRS, n_rows: int = N_RO
             "max_weight_gt_0_99_undivided": (raw["max_weight"] > 0.99).float().mean().item(),
             "max_diag_divided": div["max_diag"].mean().item(),
             "max_diag_undivided": raw["max_diag"].mean().item(),
+            "mass_divided_se": mean_error(div["mass"]),
+            "mass_undivided_se": mean_error(raw["mass"]),
         })
     at_256 = next((r["undivided_frac_below_1_5"] for r in effective if r["d_k"] == 256), None)
     return {
@@ -154,8 +177,11 @@ def run(seed: int = 0, widths=WIDTHS, n_pairs: int = N_PAIRS, n_rows: int = N_RO
         "variance": var_rows,
         "se_method": ("se_var is analytic: for q, k ~ N(0, I_d), E[(q.k)^4] = 3d^2 + 6d, so the sample variance "
                       "of n pairs has standard error sqrt((2d^2 + 6d + 2d^2/(n-1)) / n); z = (var - d) / se_var. "
-                      "se_var_sample is the same formula with the sample's own fourth central moment, "
-                      "shown as a cross-check."),
+                      "se_var_sample is the same formula with the sample's own fourth central moment: the "
+                      "error the claims judge each variance with (se_var, the theory's, sets their band). "
+                      "The softmax rows are independent draws: a mean over them has the standard error "
+                      "sd / sqrt(rows), a median a bootstrap over the rows, and a fraction of them a binomial "
+                      "error."),
         "effective_tokens": effective,
         "undivided_256_frac_below_1_5": at_256,
         "saturation": saturation,

@@ -26,11 +26,12 @@ def window_mask(n: int, window: int, n_global: int = 0, device=None) -> torch.Te
 
 
 def window_attention(q, k, v, *, window: int, n_global: int = 0, block: int = 128):
-    """q, k, v: (B, H, n, d) -> (B, H, n, d): causal attention restricted to window_mask, blockwise."""
+    """q, k: (B, H, n, d), v: (B, H, n, d_v) -> (B, H, n, d_v): causal attention restricted to window_mask,
+    blockwise."""
     if window < 1 or block < 1 or n_global < 0:
         raise AttnlabError(f"window attention needs window >= 1, block >= 1, n_global >= 0; got {window}, "
                            f"{block}, {n_global}")
-    n, out = q.size(-2), torch.empty_like(q)
+    n, out = q.size(-2), q.new_empty(*q.shape[:-1], v.size(-1))  # (B, H, n, d_v): values may be wider than keys
     g = min(n_global, n)
     for i0 in range(0, n, block):
         i1 = min(i0 + block, n)

@@ -75,7 +75,8 @@ def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=
     returned and kept are the ones before dropout.
     Masked scores are -inf, never a large negative constant: -inf survives a cast to float16.
     A row with every key masked yields zeros instead of NaN.
-    keep: a dict to receive the scores (after scaling and bias, before masking) and the weights, for probes.
+    keep: a dict to receive q, k and v as scored and mixed (q and k after rope), the scores (after scaling and
+    bias, before masking) and the weights, for probes and for S8's approximations on a trained layer.
     need_weights=False with keep=None takes the fast path, F.scaled_dot_product_attention, the same
     computation without materialising the weights; weights is then None.
     weights: (B, H, Tq, Tk) to mix the values with instead of the softmax's own (S9 puts permuted and
@@ -87,6 +88,8 @@ def attention(q, k, v, *, causal: bool = True, scale: bool | float = True, mask=
     if rope:
         q = rope_rotate(q, query_positions(t_q, t_k, q.device))
         k = rope_rotate(k, torch.arange(t_k, device=k.device))
+    if keep is not None:
+        keep["q"], keep["k"], keep["v"] = q.detach(), k.detach(), v.detach()
     added = added_scores(q, t_k, alibi, bias)
     dropout_p = dropout_p if training else 0.0
     fast = not need_weights and keep is None and weights is None

@@ -107,6 +107,27 @@ class SelfAttention(nn.Module):
         return self.out(out.transpose(1, 2).reshape(B, T, H * dh))
 
 
+@torch.no_grad()
+def attention_kept(model: nn.Module, idx: torch.Tensor) -> list[dict]:
+    """What the core of every SelfAttention in `model` kept on tokens idx (B, T), one dict a layer: q, k, v
+    (B, H, T, width) as it scored and mixed them (queries and keys after any rotation, keys and values repeated
+    to every query head of their group), the scores, `allowed` and the weights (see attention's `keep`).
+    attention(q, k, v) with the layer's own options is the layer's attention before its output projection (S8
+    puts the approximations in its place). The model is left as it was found."""
+    layers = [m for m in model.modules() if isinstance(m, SelfAttention)]
+    was_training = model.training
+    model.eval()
+    for m in layers:
+        m.keep_weights = True
+    try:
+        model(idx)
+        return [m.kept for m in layers]
+    finally:
+        for m in layers:
+            m.keep_weights, m.kept = False, None
+        model.train(was_training)
+
+
 class MLP(nn.Module):
     def __init__(self, d_model: int, ratio: int, bias: bool = True):
         super().__init__()

@@ -15,11 +15,75 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attnlab import registry as experiments
+from attnlab import stats
 from attnlab.config import read_yaml
 from attnlab.errors import AttnlabError
 from attnlab.report.format import fmt
+from attnlab.stats import binomial_se
 
-SAFE_BUILTINS = {f.__name__: f for f in (abs, min, max, round, len, all, any, sum, range, enumerate)}
+# binomial_se: a stated fraction's error from the fraction and its count, for run files that record only those
+SAFE_BUILTINS = {f.__name__: f for f in (abs, min, max, round, len, all, any, sum, range, enumerate, binomial_se)}
+
+
+# ----------------------------------------------------------------- errors the stored rows allow
+# Names expressions may call besides the builtins: a mean over draws (seeds, initialisations) and the error of a
+# power law's log-log slope, each error as [se, degrees of freedom] for an `se:` expression (k is then Student's t).
+
+def _mean(xs) -> float:
+    return stats.mean_se(list(xs))[0]
+
+
+def _sem(xs) -> list | None:
+    """The standard error of the mean of n independent draws (seeds, initialisations): [sd / √n, n − 1]; None
+    from one draw, which has no spread."""
+    xs = list(xs)
+    return [stats.mean_se(xs)[1], len(xs) - 1] if len(xs) > 1 else None
+
+
+def _slope_se(xs, ys, last: int | None = None) -> list | None:
+    """The residual standard error of the log-log slope stats.log_fit fits (the points with y > 0, the last `last`
+    of them): [se, n − 2]; None from fewer than three points, whose residuals say nothing."""
+    fit = stats.log_fit(list(xs), list(ys), last)
+    return [fit["se"], fit["n"] - 2] if fit and fit["se"] is not None else None
+
+
+def _ratio_se(a: dict, b: dict) -> float:
+    """The delta method's standard error of a / b for two estimates, each {"mean", "se"}, taken as independent:
+    √(se_a² + (a/b)²·se_b²) / |b| (positively correlated ones vary less, so this errs wide)."""
+    r = a["mean"] / b["mean"]
+    return math.sqrt(a["se"] ** 2 + r ** 2 * b["se"] ** 2) / abs(b["mean"])
+
+
+def _seed_se(se: float | None, n: int, from_seeds: bool = True) -> list | float | None:
+    """A producer's recorded error of a mean over n seeds (or draws, or batches) as a stated one: [se, n − 1], so
+    that k is Student's t there; as it is (normal) where `from_seeds` is false (a held-out sampling error won)."""
+    return [se, n - 1] if se is not None and from_seeds else se
+
+
+def _paired_se(d: dict) -> list | float | None:
+    """A paired difference's record ({se, seeds, se_from}: attnlab.experiments.seq2seq.paired) as a stated error:
+    at seeds − 1 degrees of freedom where the seeds' spread is the larger source, normal where the held-out
+    sampling error is."""
+    return _seed_se(d["se"], d["seeds"], d["se_from"] == "seeds")
+
+
+def _fit_se(se: float | None, n: int, from_fit: bool = True) -> list | float | None:
+    """A producer's recorded residual error of a line through n points as a stated one: [se, n − 2]."""
+    return [se, n - 2] if se is not None and from_fit else se
+
+
+SAFE_BUILTINS |= {"log10": math.log10, "zip": zip, "mean": _mean, "sem": _sem, "slope_se": _slope_se,
+                  "ratio_se": _ratio_se, "seed_se": _seed_se, "paired_se": _paired_se,
+                  "fit_se": _fit_se}
+# ----------------------------------------------------------------- (end of the errors the stored rows allow)
+
+# ----------------------------------------------------------------- errors of per-example lists (S9)
+# For `se:` on a result's per-example lists (None where an example has no value): the error of the gap between
+# two accuracies on the same examples (paired, or the largest where the pairing was not recorded), a bootstrap of
+# a ratio of medians.
+SAFE_BUILTINS |= {f.__name__: f for f in (stats.paired_gap_se, stats.se_median_ratio)}
+# ----------------------------------------------------------------- (end of the errors of per-example lists)
+
 ROW_VIEWS = {  # name in expressions -> field of <experiment>/<run>/metrics.json (runs are named uniquely)
     "ppl": "val_ppl",
     "train_ppl": "train_ppl",
@@ -55,6 +119,7 @@ class Claim:
     tolerance_note: str
     experiment: str = ""                                # whose claims file holds it: its page
     files: set[str] = field(default_factory=set)      # result files (by experiment name) it reads
+    keys: dict = field(default_factory=dict)          # result file -> the top-level keys it reads (None: all)
     rows: set[str] = field(default_factory=set)       # training runs it reads
     trained_rows: set[str] = field(default_factory=set)  # rows whose ppl it reads
     code: dict = field(default_factory=dict, repr=False)
@@ -197,10 +262,35 @@ def _compile(expr: str, claim: Claim, label: str):
             claim.rows.add(node.slice.value)
             if node.value.id in NEEDS_TRAINED:
                 claim.trained_rows.add(node.slice.value)
+    for name, keys in read_keys(tree, files).items():
+        claim.keys[name] = None if keys is None or claim.keys.get(name, set()) is None \
+            else claim.keys.get(name, set()) | keys
     for node in ast.walk(tree):  # a bare row view (e.g. `ppl`) would hide which rows are needed
         if isinstance(node, ast.Name) and node.id in ROW_VIEWS and not _is_subscripted(tree, node):
             raise AttnlabError(f"claim {claim.id}: {label}: '{node.id}' must be indexed by a row")
     return compile(tree, f"<claim {claim.id} {label}>", "eval")
+
+
+def read_keys(tree, files: set[str]) -> dict[str, set | None]:
+    """Result file -> the top-level keys an expression reads from it (`f['key']...`, `'key' in f`), None where it
+    uses the file otherwise. A result file that holds some keys per seed (`by_seed`) makes a claim seeded only
+    when the claim reads one of those (attnlab.report.results.Results.common_seeds)."""
+    parent = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in files:
+            key, up = None, parent.get(id(node))
+            if isinstance(up, ast.Subscript) and up.value is node and _is_str(up.slice):
+                key = up.slice.value
+            elif isinstance(up, ast.Compare) and up.comparators == [node] and _is_str(up.left) \
+                    and isinstance(up.ops[0], (ast.In, ast.NotIn)):
+                key = up.left.value
+            out[node.id] = None if key is None or out.get(node.id, set()) is None else out.get(node.id, set()) | {key}
+    return out
+
+
+def _is_str(node) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def _is_subscripted(tree, name: ast.Name) -> bool:

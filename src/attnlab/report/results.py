@@ -82,12 +82,21 @@ class Results:
             return self.runs[run].get("status", "ok")
         return "diverged" if all(bad) else f"diverged at {sum(bad)} of {len(bad)} seeds"
 
-    def common_seeds(self, runs=(), files=()) -> list[int]:
+    def common_seeds(self, runs=(), files=(), keys=None) -> list[int]:
         """The seeds at which every run in `runs` and every result in `files` that holds seeds (a `by_seed`
-        mapping) has a value; [] when none of them is seeded."""
+        mapping) has a value; [] when none of them is seeded. `keys`: result file -> the top-level keys read from
+        it (None or absent: all); a file seeds only what reads a key it holds per seed, so that a value it holds
+        once is not read as if each seed had given it."""
         sets = [set(self.seeds(r)) for r in runs if r in self.by_seed]
-        sets += [{int(k) for k in self.files[f]["by_seed"]} for f in files if "by_seed" in (self.files.get(f) or {})]
+        sets += [set(self.seeded(f, (keys or {}).get(f))) for f in files]
+        sets = [s for s in sets if s]
         return sorted(set.intersection(*sets)) if sets and None not in set().union(*sets) else []
+
+    def seeded(self, what: str, keys=None) -> list[int]:
+        """The seeds a result file holds the `keys` at (None: any key) under `by_seed`; [] where it holds none."""
+        per_seed = (self.files.get(what) or {}).get("by_seed") or {}
+        held = {k for entry in per_seed.values() if isinstance(entry, dict) for k in dict.keys(entry)}
+        return [int(s) for s in per_seed] if keys is None or held & set(keys) else []
 
     def at(self, seed: int) -> Results:
         """These results as one seed saw them: each run's metrics at that seed, each seeded result's entry."""

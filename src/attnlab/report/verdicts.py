@@ -141,7 +141,7 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
     per seed, on that seed's runs; its value is the mean over seeds and its standard error the larger of the
     seeds' spread over √n and the evaluation's sampling error (a jackknife of that mean). Each part is judged on
     its interval value ± k·SE (see judge_part)."""
-    seeds = res.common_seeds(claim.rows, claim.files)
+    seeds = res.common_seeds(claim.rows, claim.files, claim.keys)
     views = {seed: res.at(seed) for seed in seeds} or {None: res}
     missing = [res.path(w) for w in sorted(claim.files) if res.result(w) is None]
     missing += [res.path(r) for r in sorted(claim.rows) if r not in res.runs]
@@ -264,14 +264,24 @@ def _measure(claim: Claim, res: Results) -> tuple[dict, dict]:
 
 def _sampling(claim: Claim, part: str, views: list[Results], stated: list) -> tuple[float | None, float]:
     """The evaluation's sampling error of a part's mean over `views` (seeds), with its degrees of freedom: the
-    mean of the errors the run files state (`se:`; a binomial error, normal), else a jackknife over the
-    evaluation blocks for a part that reads a perplexity; (None, inf) for a part with neither."""
+    errors the run files state (`se:`, see _stated), else a jackknife over the evaluation blocks for a part that
+    reads a perplexity; (None, inf) for a part with neither."""
     if part in claim.se_code:
-        return (sum(s or 0.0 for s in stated) / len(stated)), math.inf
+        return _stated(stated)
     k = _blocks(claim, views[0])
     if part not in claim.sampled or k < 2:
         return None, math.inf
     return _jackknife_of_mean(claim, part, views, k), k - 1
+
+
+def _stated(stated: list) -> tuple[float | None, float]:
+    """The errors a part's `se:` states, one per seed, as one: their mean, at the fewest degrees of freedom among
+    them. Each is a number (normal: a binomial error), or [se, df] where the error has few (a mean over n draws:
+    n − 1; a line through n points: n − 2), or None: a seed that states none leaves the part without one."""
+    pairs = [s if isinstance(s, (list, tuple)) else (s, math.inf) for s in stated]
+    if any(se is None for se, _ in pairs):
+        return None, math.inf
+    return sum(se for se, _ in pairs) / len(pairs), min(df for _, df in pairs)
 
 
 def _numeric(x) -> bool:
@@ -299,7 +309,7 @@ def _pooled_noise(claim: Claim, views: dict, each: dict) -> dict[str, Noise]:
             continue
         mean = sum(vals) / n
         sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1))
-        stated = [s[part][0] for _, s in each.values()]  # each seed's stated error (used where the claim has `se:`)
+        stated = [s[part] for _, s in each.values()]  # each seed's stated (error, df) (used where the claim has `se:`)
         out[part] = Noise(n, sd, *_sampling(claim, part, list(views.values()), stated))
     return out
 

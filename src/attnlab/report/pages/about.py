@@ -22,7 +22,9 @@ EXAMPLES = (  # one worked example each: the verdict, and what its part must sho
 def k_table() -> str:
     """k at the degrees of freedom the project meets: 2 to 5 seeds, and the jackknife's 20 blocks."""
     rows = [(f"{n} seeds (seeds' spread the larger)", n - 1) for n in (2, 3, 4, 5)]
-    rows += [("20 evaluation blocks (sampling error the larger)", 19), ("a stated binomial error", math.inf)]
+    rows += [("20 evaluation blocks (sampling error the larger)", 19),
+             ("a line fitted through 4 points (its residual error)", 2),
+             ("a stated binomial or bootstrap error", math.inf)]
     body = "\n".join(f"| {what} | {'∞' if math.isinf(df) else df} | {fmt(T95[df - 1] if df <= len(T95) else 1.96)} |"
                      for what, df in rows)
     return "| SE from | degrees of freedom | k |\n|---|---|---|\n" + body + "\n"
@@ -49,7 +51,8 @@ def worked(v, part) -> str:
     lo, hi = part.interval
     dof = "∞ (normal)" if math.isinf(part.df) else f"{int(part.df)}"
     source = f"mean of {len(v.seeds)} seeds" if v.seeds else "one evaluation"
-    larger = "the seeds' spread" if v.seeds and part.df == len(v.seeds) - 1 else "the sampling error"
+    larger = ("the seeds' spread" if v.seeds and part.df == len(v.seeds) - 1 else
+              "the evaluation's sampling error" if part.df == 19 else "the error its producer states")
     text = (f"{name}: {fmt(part.value)} ({source}), SE {fmt(part.se)} ({larger} is the larger), k = {fmt(part.k)} "
             f"at {dof} degrees of freedom, so the interval is [{fmt(lo)}, {fmt(hi)}]; the test asks {test}. ")
     if part.outcome == "inconclusive":
