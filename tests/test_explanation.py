@@ -311,3 +311,33 @@ def test_the_page_says_which_way_the_evidence_points_from_the_numbers(adversary,
          "correlation": {"mean_tau_attention_gradient": 0.5, "mean_tau_attention_loo": 0.5,
                          "mean_tau_gradient_loo": 0.6}}
     assert side in reading(r)
+
+
+@pytest.mark.parametrize("far, se, said", [(0.101, None, "above (no error recorded) the 0.1 nats"),
+                                           (0.101, 0.01, "within two standard errors of the 0.1 nats"),
+                                           (0.150, 0.01, "above the 0.1 nats"), (0.050, 0.01, "below the 0.1 nats")])
+def test_the_adversaries_divergence_is_read_against_jain_and_wallaces_large_within_its_noise(far, se, said):
+    from attnlab.report.pages.explanation import reading
+
+    r = {"n_examples": 10, "adversarial": {"n_feasible": 10, "eps": 0.01, "median_max_jsd": far,
+                                           "median_jsd_under_bound": far, "se_median_jsd_under_bound": se},
+         "seeds": {"median_jsd": 0.19}, "accuracy": {"learned": 0.9, "row": 0.2},
+         "correlation": {"mean_tau_attention_gradient": 0.5, "mean_tau_attention_loo": 0.5,
+                         "mean_tau_gradient_loo": 0.6}}
+    assert f"the median is {far:.3f} nats, {said} Jain and Wallace call a large divergence" in reading(r)
+
+
+@pytest.mark.parametrize("adversary, conclusion", [(0.5, "mixed"), (0.1, "Wiegreffe and Pinter's way"),
+                                                   (2.0, "Jain and Wallace's way")])
+def test_the_seed_yardstick_decides_a_side_only_outside_the_bootstrap_noise(adversary, conclusion):
+    from attnlab.report.pages.explanation import reading
+
+    seeds = [0.3, 0.7, 0.4, 0.6, 0.5, 0.45, 0.55, 0.35, 0.65, 0.5]  # median 0.5: a ratio of 1 at adversary 0.5
+    r = {"n_examples": 10, "adversarial": {"n_feasible": 10, "eps": 0.01, "median_max_jsd": adversary,
+                                           "max_jsd": [adversary + (s - 0.5) for s in seeds]},
+         "seeds": {"median_jsd": 0.5, "jsd": seeds}, "accuracy": {"learned": 0.9, "row": 0.2},
+         "correlation": {"mean_tau_attention_gradient": 0.5, "mean_tau_attention_loo": 0.5,
+                         "mean_tau_gradient_loo": 0.6}}
+    text = reading(r)
+    assert conclusion in text
+    assert ("within two standard errors" in text) == (conclusion == "mixed")

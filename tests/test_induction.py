@@ -299,3 +299,31 @@ def test_the_version_of_record_leaves_s10_1_and_s10_3_not_run():
     """Its result file holds the control models at one seed and no error over the windows: nothing to judge on."""
     for v in s10(REPO / "results" / "2026-11-30-quick-cpu-3c6d867", "S10.1", "S10.3"):
         assert v.verdict == "not run" and "null in the run files" in v.note
+
+
+@pytest.mark.parametrize("icl, se, said", [(0.45, 0.19, "the loss rises with position"),
+                                           (0.30, 0.19, "within two standard errors of 0"),
+                                           (-0.30, 0.19, "within two standard errors of 0"),
+                                           (-0.45, 0.19, "the loss falls with position"),
+                                           (0.45, None, "no error was recorded")])
+def test_the_text_reading_says_a_direction_of_loss_with_position_only_outside_the_noise(icl, se, said):
+    from attnlab.report.pages.induction import text_reading
+
+    t = {"blocks": 1, "induction": 0.2, "chance": 0.1, "icl": icl, "icl_se": se, "windows": 32}
+    text = text_reading({"L9": t})
+    assert said in text and f"{icl:+.3f} nats" in text
+    assert ("opposite of in-context learning" in text) == (said == "the loss rises with position")
+
+
+def test_icl_se_is_the_spread_of_each_rows_late_minus_early_loss():
+    import math
+
+    import torch
+
+    from attnlab.experiments.induction import icl_score, icl_se
+
+    losses = torch.zeros(4, 80)
+    losses[:, 70:] = torch.tensor([1.0, 2.0, 3.0, 4.0])[:, None]  # late minus early: 1, 2, 3, 4 by row
+    assert icl_score(losses) == pytest.approx(2.5)
+    assert icl_se(losses) == pytest.approx(torch.tensor([1.0, 2.0, 3.0, 4.0]).std().item() / math.sqrt(4))
+    assert icl_se(losses[:1]) is None

@@ -196,7 +196,7 @@ def measure(model, tokens: torch.Tensor, se: bool = False) -> dict:
     Returns plain numbers (JSON-ready): prefix and previous, per layer a list of per-head scores; induction,
     the largest prefix score; chance, the prefix score of uniform causal attention on these tokens; icl; loss,
     the mean cross-entropy; losses, the mean loss at each position; with `se`, se_over_chance, the standard
-    error over the rows of induction / chance (over_chance_se). The model is left as it was found.
+    error over the rows of induction / chance (over_chance_se), and icl_se, icl's over the rows. The model is left as it was found.
     """
     device = next(model.parameters()).device
     x, y = tokens[:, :-1].to(device), tokens[:, 1:].to(device)  # (B, T) each
@@ -225,7 +225,16 @@ def measure(model, tokens: torch.Tensor, se: bool = False) -> dict:
     }
     if se:
         out["se_over_chance"] = over_chance_se(kept, x)
+        out["icl_se"] = icl_se(losses)
     return out
+
+
+def icl_se(losses: torch.Tensor) -> float | None:
+    """The standard error of icl_score over the rows of a batch (B, T): each row's late-minus-early loss is one
+    draw, so a score read on few windows of text says how far it could be from 0 by chance."""
+    T = losses.size(1)
+    per_row = losses[:, window(T, LATE)].mean(1) - losses[:, window(T, EARLY)].mean(1)  # (B,)
+    return (per_row.std() / math.sqrt(len(per_row))).item() if len(per_row) > 1 else None
 
 
 def flat(scores: dict) -> dict:

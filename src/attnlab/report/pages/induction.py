@@ -21,7 +21,7 @@ def series(control: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def phase_chart(control: dict) -> dict:
+def phase_chart(control: dict, seed=None) -> dict:
     """One panel per score. Every layer reads the facet's one table (rows told apart by `mark`): a layer with
     data of its own would be drawn whole in every panel."""
     lines = series(control).assign(mark="line")
@@ -39,7 +39,8 @@ def phase_chart(control: dict) -> dict:
                       .transform_filter(alt.datum.mark == "jump"))
     return alt.layer(*layers, data=pd.concat([lines, jumps])).properties(width=460, height=170).facet(
         row=alt.Row("score:N", title=None, sort=list(SERIES.values()))).resolve_scale(y="independent").properties(
-        title="As the models train (dashed: the step the induction score jumps)").to_dict()
+        title="As the models train (dashed: the step the induction score jumps)"
+        + (f", seed {seed} (the first; S10.2 reads every seed)" if seed is not None else "")).to_dict()
 
 
 def head_rows(name: str, scores: dict) -> list[dict]:
@@ -86,10 +87,21 @@ def phase_reading(phase: dict | None) -> str:
             f"less the one-layer model's is {shown('icl_two_minus_one', '.2f')} nats.\n")
 
 
+def icl_words(icl: float, se: float | None) -> str:
+    """An in-context-learning score's direction, said only where two standard errors clear 0."""
+    if se is None:
+        return "no error was recorded to tell it from 0"
+    if abs(icl) <= 2 * se:
+        return f"± {se:.2f}: within two standard errors of 0, so these windows show no change of loss with position"
+    return (f"± {se:.2f}: the loss {'falls' if icl < 0 else 'rises'} with position"
+            + ("" if icl < 0 else ", the opposite of in-context learning"))
+
+
 def text_reading(text: dict) -> str:
     parts = [f"{name} ({t['blocks']} block{'s' if t['blocks'] > 1 else ''}): best prefix-matching score "
              f"{t['induction']:.3f}, ×{t['induction'] / t['chance']:.1f} chance; in-context-learning score "
-             f"{t['icl']:.3f}" for name, t in text.items()]
+             f"{t['icl']:+.3f} nats ({icl_words(t['icl'], t.get('icl_se'))}, over {t['windows']} windows)"
+             for name, t in text.items()]
     return "On Shakespeare: " + "; ".join(parts) + ".\n"
 
 
@@ -106,7 +118,8 @@ def blocks(site) -> dict[str, str]:
                        f"{s['model'].get('d_model')} with {s['model'].get('n_heads')} heads, read every "
                        f"{s['probe_every']} steps on {s['probe_sequences']} held-back sequences")
     control, lost = measured(r["control"])
-    out["phase_chart"] = chart("chart-induction-phase", phase_chart(control)) if control else ""
+    first = next(iter(r.get("by_seed") or {}), None)
+    out["phase_chart"] = chart("chart-induction-phase", phase_chart(control, first)) if control else ""
     out["reading"] = (reading(control) if control else "") + phase_reading(r.get("phase"))
     heads = [row for name, c in control.items() for row in head_rows(name, {**c["final"], "copying": c["copying"]})]
     out["control_table"] = diverged_note(lost) + ("\nEvery head at the end of training (copying: the share of tokens "
