@@ -29,10 +29,10 @@ import torch.nn.functional as F
 
 from attnlab import registry
 from attnlab.errors import AttnlabError, Diverged
+from attnlab.experiments.tasks import EARLY, LATE, window  # where icl_score reads the loss
 from attnlab.nn.model import SelfAttention
 from attnlab.stats import bootstrap_se, mean_se
 
-EARLY, LATE = 0.1, 0.9  # where icl_score reads the loss, as fractions of the context (Olsson: 50 and 500 of 512)
 
 
 def repeated_spans(n_sequences: int, length: int, span: int, vocab_size: int,
@@ -165,12 +165,6 @@ def copying(model) -> torch.Tensor:
             scores.append(hits.float().mean())
         rows.append(torch.stack(scores))
     return torch.stack(rows) if rows else torch.empty(0, 0)
-
-
-def window(T: int, at: float) -> slice:
-    """Positions around at * T: the nearest one with T // 40 neighbours each side (one position up to T = 39)."""
-    k, centre = T // 40, min(T - 1, round(at * T))
-    return slice(max(0, centre - k), min(T, centre + k + 1))
 
 
 def icl_score(losses: torch.Tensor, early: float = EARLY, late: float = LATE) -> float:

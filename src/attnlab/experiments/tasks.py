@@ -1,5 +1,6 @@
 """Checks of the generated tasks' settings (E8's sentences, S10's sequences, S1's transduction runs) that need
-no torch, so that the Snakefile runs them before any job: one line naming the first bad value."""
+no torch, so that the Snakefile runs them before any job: one line naming the first bad value. Also what the
+site says of them (S10's read positions), for the same reason: the report does not import torch."""
 from __future__ import annotations
 
 import re
@@ -56,6 +57,17 @@ def check_winograd(w: dict) -> None:
             bad(f"map.{role}", f"'{m[role]}' is not one of winograd.{role}")
     if not 0 < w["held_out"] < 1:
         bad("held_out", f"must be a share strictly between 0 and 1, got {w['held_out']}")
+
+
+# S10 (attnlab.experiments.induction): where the in-context-learning score reads a sequence, as fractions of its
+# length (Olsson et al. read tokens 50 and 500); here, without torch, so that the site can say which positions
+EARLY, LATE = 0.1, 0.9
+
+
+def window(T: int, at: float) -> slice:
+    """Positions around at * T: the nearest one with T // 40 neighbours each side (one position up to T = 39)."""
+    k, centre = T // 40, min(T - 1, round(at * T))
+    return slice(max(0, centre - k), min(T, centre + k + 1))
 
 
 def check_induction(s: dict) -> None:

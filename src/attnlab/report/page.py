@@ -14,7 +14,7 @@ import pandas as pd
 from attnlab import registry as experiments
 from attnlab.config import digest
 from attnlab.report.claims import Registry
-from attnlab.report import charts
+from attnlab.report import charts, protocols
 from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, span, spread, total
 from attnlab.report.results import Results
 from attnlab.report.tables import row_order
@@ -83,13 +83,14 @@ class Site:
         return [v for v in self.verdicts if page is None or v.claim.experiment == page]
 
     def skeleton(self, name: str, rerun: str | None = None) -> dict[str, str]:
-        """The blocks every experiment page has; `rerun` replaces the default command (rebuild its run files)."""
+        """The blocks every experiment page has; `rerun` replaces the default command (rebuild its run files). A
+        survey page also has its papers' protocols beside this profile's (report/protocols.yaml)."""
         e = experiments.get(name)
         if rerun is None:
             rerun = self.snakemake(e.result or "", gpu=e.gpu, cores=1 if e.kind == "analysis" else 2)
         return {"verdicts": self.verdicts_block(name), "rerun": code(rerun),
                 "provenance": self.provenance_block(self.files_of([name])),
-                "seeds": self.seeds_block(name) if e.trains else ""}
+                "seeds": self.seeds_block(name) if e.trains else "", **protocols.blocks(self, name)}
 
     def missing(self, name: str) -> str:
         """The warning a page shows where an experiment's result file is not there yet."""
