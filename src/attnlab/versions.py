@@ -30,6 +30,7 @@ from attnlab.runfiles import check_files, read_json
 
 MANIFEST = "manifest.json"
 LATEST = "LATEST"  # results/LATEST: the name of the version of record, one line, which the publisher chooses
+ALIAS = "latest"  # the folder of the tree of sites that leads to the version of record (as `mike` names its alias)
 MANIFEST_KEYS = ("version", "profile", "commit", "hardware", "published")  # what the site reads of one
 NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[A-Za-z][\w.-]*$")  # date first: `ls results/` is chronological
 
@@ -247,14 +248,9 @@ def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] 
     (building / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     write_json(building / MANIFEST, manifest(results, cfg, commit, head, name, only))
     os.replace(building, dest)  # whole or not at all
-    if record:
-        set_latest(root, name)
+    if record:  # the version of record from now on: committed with the version
+        Path(root, "results", LATEST).write_text(name + "\n")
     return dest
-
-
-def set_latest(root: Path, name: str) -> None:
-    """Make `name` the version of record: results/LATEST names it (the file is committed with the versions)."""
-    Path(root, "results", LATEST).write_text(name + "\n")
 
 
 def latest(root: Path = experiments.ROOT) -> str | None:

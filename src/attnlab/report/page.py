@@ -59,6 +59,8 @@ class Site:
         record), the site's own commit, and links to the files behind the pages (the version's manifest, the
         verdicts as CSV); in a tree of versions, a selector that opens the same page, at the same anchor, in
         another version."""
+        from attnlab.versions import ALIAS
+
         m, record = self.manifest, self.latest()
         if m:
             text = (f"Version <code>{html.escape(m['version'])}</code> · runs at commit <code>{m['commit']}</code> on "
@@ -72,7 +74,7 @@ class Site:
         if self.selector and m:
             target = page.removesuffix(".md") + ".html"
             if record and m["version"] != record:
-                text += f' · <a href="../latest/{target}">the version of record</a>'
+                text += f' · <a href="../{ALIAS}/{target}">the version of record</a>'
             options = "".join(
                 f'<option value="../{v["version"]}/{target}"{" selected" if v["version"] == m["version"] else ""}>'
                 f'{html.escape(v["version"])}{" (latest)" if v["version"] == record else ""}</option>'

@@ -119,13 +119,10 @@ def build_versions(claims_path: Path, out_site: Path, root: Path = experiments.R
         build_site(Path(root) / "results" / name, claims_path, None, out_site / name, selector=True)
     alias(out_site, record)
     (out_site / "index.html").write_text(
-        redirect(f"{LATEST_ALIAS}/index.html", "attnlab versions")
+        redirect(f"{versions.ALIAS}/index.html", "attnlab versions")
         + f'<p>The version of record: <a href="{record}/index.html">{record}</a>. Every version: '
         + ", ".join(f'<a href="{n}/index.html">{n}</a>' for n in names) + "</p>\n")
     return names
-
-
-LATEST_ALIAS = "latest"  # the folder that always leads to the version of record, as `mike` calls its alias
 
 
 def redirect(url: str, title: str) -> str:
@@ -139,7 +136,7 @@ def redirect(url: str, title: str) -> str:
 def alias(out_site: Path, version: str) -> None:
     """out_site/latest/: for every page of `version`'s site, a page that leads to it (a link or a bookmark to
     latest/ follows the version of record wherever results/LATEST moves it)."""
-    folder = out_site / LATEST_ALIAS
+    folder = out_site / versions.ALIAS
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir()
     for page in sorted((out_site / version).glob("*.html")):
