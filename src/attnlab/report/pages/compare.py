@@ -115,9 +115,9 @@ def comparison(site, manifest: dict) -> str:
              f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}{holds(m)}.")
     warning = profile_warning(profile_of(site.manifest, site.config), profile_of(m, settings_of(folder / "config.yaml")))
     return (f'<div class="compare-version"><p>{about}</p>{warning}<p>{tally(statuses)}</p>'
-            '<table class="compare changes"><thead><tr><th>claim</th><th>here</th><th>there</th><th>verdict</th>'
+            '<div class="compare-scroll"><table class="compare changes"><thead><tr><th>claim</th><th>here</th><th>there</th><th>verdict</th>'
             "<th>value here (± SE)</th><th>value there (± SE)</th><th>change: here − there (± SE)</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table></div>")
+            f"<tbody>{rows}</tbody></table></div></div>")
 
 
 def blocks(site) -> dict[str, str]:
