@@ -76,11 +76,11 @@ def change(mine: Verdict, other: Verdict) -> str:
     return parts_cell(out) if out else "–"
 
 
-def profile_of(manifest: dict | None, cfg: dict) -> dict:
+def profile_of(cfg: dict) -> dict:
     """What two versions must share for their values to differ only by the code: the profile, its seeds and its
-    digest (the manifest's: the digest the runs had; a live folder's, from its profile)."""
-    return {"profile": cfg.get("profile"), "seeds": seeds(cfg),
-            "digest": (manifest or {}).get("config_digest") or digest(cfg)}
+    digest, of the profile as validated today (the digest each page's settings table shows; a manifest's
+    config_digest also moves with the schema's defaults at publishing, which change no run)."""
+    return {"profile": cfg.get("profile"), "seeds": seeds(cfg), "digest": digest(cfg)}
 
 
 SETTINGS = (("profile", "profile", html.escape), ("seeds", "seeds", lambda s: ", ".join(map(str, s))),
@@ -113,7 +113,7 @@ def comparison(site, manifest: dict) -> str:
     m = manifest
     about = (f"Version <code>{html.escape(m['version'])}</code>: profile {html.escape(m['profile'])}, runs at commit "
              f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}{holds(m)}.")
-    warning = profile_warning(profile_of(site.manifest, site.config), profile_of(m, settings_of(folder / "config.yaml")))
+    warning = profile_warning(profile_of(site.config), profile_of(settings_of(folder / "config.yaml")))
     return (f'<div class="compare-version"><p>{about}</p>{warning}<p>{tally(statuses)}</p>'
             '<div class="compare-scroll"><table class="compare changes"><thead><tr><th>claim</th><th>here</th><th>there</th><th>verdict</th>'
             "<th>value here (± SE)</th><th>value there (± SE)</th><th>change: here − there (± SE)</th></tr></thead>"
