@@ -143,7 +143,7 @@ def test_position_page_fills_every_marker(quick_like, cfg):
     page = rendered(site_for(quick_like, cfg), "position")
     assert "<!-- attnlab:" not in page
     assert 'vegaEmbed("#chart-position-length"' in page
-    assert "ppl at 64 | ppl at 128 | ppl at 256" in page
+    assert "ppl at 64 (mean ± sd) | ppl at 128 (mean ± sd) | ppl at 256 (mean ± sd)" in page
     seed = r'<span class="seeds" title="seed 1337: {0}">{0}</span>'  # one seed: its value, and so on hover
     assert re.search(r"\| E5-alibi \| alibi \| 64 \| ok \| " + r" \| ".join(seed.format(v) for v in ("44.95", "43.60", "42.49"))
                      + r" \| ×0.945 \|", page)

@@ -45,3 +45,17 @@ def test_s63_reads_the_mha_checkpoint_first(tmp_path, ppl, verdict, failing):
     assert v.reproduced["mqa_up_over_scratch"] == pytest.approx(ppl["S6-mqa-up"] / ppl["S6-mqa"])
     assert [p for p in v.reproduced if "✗ " + p in v.note] == failing
     assert all(v.se[p] > 0 for p in v.reproduced)  # every ratio carries the evaluation's sampling error
+
+
+def test_starts_from_names_each_seeds_own_checkpoint_or_lists_them():
+    """The runs table's "starts from": one seed's checkpoint is never shown as every seed's."""
+    from attnlab.report.pages.grouping import start_of
+
+    path = "grouping/S6-mha/seed{}/ckpt.pt".format
+    assert start_of({1337: None, 1338: None}) == "fresh"
+    assert start_of({1337: path(1337), 1338: path(1338)}) == "S6-mha, at the same seed"
+    assert start_of({1337: path(1337)}) == "S6-mha (seed 1337)"
+    assert start_of({None: "grouping/S6-mha/ckpt.pt"}) == start_of({None: "S6-mha"}) == "S6-mha"
+    crossed = start_of({1337: path(1337), 1338: path(1337)})
+    assert crossed == f"seed 1337: {path(1337)}; seed 1338: {path(1337)}"
+    assert start_of({1337: path(1337), 1338: None}) == f"seed 1337: {path(1337)}; seed 1338: fresh"

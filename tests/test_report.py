@@ -1,6 +1,7 @@
 """Report: verdicts computed from fake run files, and the static site built from them."""
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 from pathlib import Path
@@ -264,6 +265,10 @@ def test_site_builds_offline_with_provenance(tmp_path):
     assert "export: true" in html["ladder.html"]  # charts offer PNG/SVG export
     downloaded = pd.read_csv(tmp_path / "site" / "downloads" / "ladder.csv")
     assert list(downloaded["row"][:3]) == ["L1", "L2", "L3"]
+    spread = ["n_seeds", "val_ppl_sd", "train_ppl_sd", "val_ppl_seed1337", "train_ppl_seed1337"]
+    assert set(spread) <= set(downloaded.columns) and not {"val_spread", "train_spread"} & set(downloaded.columns)
+    assert all(pd.api.types.is_numeric_dtype(downloaded[c]) for c in ["val_ppl", "train_ppl", *spread])
+    assert downloaded["val_ppl_seed1337"][0] == pytest.approx(VAL["L1"]) and downloaded["n_seeds"][0] == 1
 
 
 def test_site_builds_with_stages_missing(tmp_path):
@@ -299,6 +304,42 @@ def test_mixed_provenance_says_what_is_shared_once_and_tabulates_only_the_differ
     assert "**torch**: 2.4.0" in shared and "**device**" in shared  # the same for both: said once
     header = differ.strip().splitlines()[0]
     assert "commit" in header and "seed" in header and "torch" not in header and "device" not in header
+
+
+def test_mixed_provenance_alarms_only_where_files_that_should_share_a_setting_do_not():
+    """Each run's config hash covers its own job (its seed included), and experiments may run with other thread
+    counts: no alarm. One experiment's runs on two devices, or any two files from two commits, profiles or torch
+    versions: an alarm that names them."""
+    from attnlab.report.page import mixed
+
+    prov = {f"ladder/L{k}/seed1337/metrics.json": {**provenance(), "config_hash": f"{k:016d}"} for k in (1, 2)}
+    prov["bench/result.json"] = {**provenance(), "device": "cpu: x86_64 (2 threads)"}
+    assert mixed(prov) == ""
+    gpu = {**prov, "ladder/L2/seed1337/metrics.json": {**provenance(), "device": "NVIDIA H200"}}
+    assert mixed(gpu) == "The runs of one experiment, set against each other, come from different devices: ladder (2)."
+    for key, value, label in (("commit", "fedcba987654", "commits"), ("profile", "quick", "profiles"),
+                              ("torch", "2.5.0", "torch versions")):
+        moved = {**prov, "bench/result.json": {**prov["bench/result.json"], key: value}}
+        assert mixed(moved) == f"These run files come from 2 different {label}."
+
+
+def test_a_machine_is_named_with_its_threads_once():
+    from attnlab.report.format import machine
+
+    assert machine("cpu: x86_64 (2 threads)", 2) == "**cpu: x86_64 (2 threads)**"
+    assert machine("cpu: x86_64", 2) == "**cpu: x86_64** (2 threads)"
+    assert machine("NVIDIA H200", 4) == "**NVIDIA H200** (4 threads)" and machine("NVIDIA H200", None) == "**NVIDIA H200**"
+
+
+def test_a_spread_column_says_its_plus_minus_is_a_standard_deviation():
+    from attnlab.report.format import md_table, spread
+    from attnlab.report.results import Spread
+
+    df = pd.DataFrame([{"run": "L1", "val": Spread({1337: 3.0, 1338: 5.0})}])
+    assert md_table(df, {"run": "run", "val": "val ppl"}, {"val": spread(1)}).splitlines()[0] \
+        == "| run | val ppl (mean ± sd) |"
+    assert md_table(df, {"run": "run", "val": "val (± sd)"}, {"val": spread(1)}).splitlines()[0] == "| run | val (± sd) |"
+    assert md_table(df, {"run": "run", "val": "val ppl"}, {"val": str}).splitlines()[0] == "| run | val ppl |"
 
 
 # ------------------------------------------------------------ errors (the interval rule: tests/test_intervals.py)
@@ -374,13 +415,15 @@ OLD, NEW = "2026-01-01-smoke-cpu-abc123d", "2026-02-01-smoke-cpu-abc123d"
 
 @pytest.fixture(scope="module")
 def two_versions(tmp_path_factory):
-    """Two published versions (C2.1 holds in the older only) and the site of both: (root, site, built names)."""
+    """Two published versions (C2.1 holds in the older only), the older the version of record (results/LATEST
+    names it, not the newer date), and the site of both: (root, site, built names)."""
     from attnlab.report.site import build_versions
 
     root = tmp_path_factory.mktemp("versions")
     fake_version(root, OLD, "2026-01-01T00:00:00+00:00")
     fake_version(root, NEW, "2026-02-01T00:00:00+00:00", val={"L2": 330.0})  # C2.1 no longer holds
     (root / "results" / "smoke").mkdir()  # a live run folder is not a version
+    (root / "results" / "LATEST").write_text(OLD + "\n")
     out = root / "site"
     return root, out, build_versions(REGISTRY, out, root=root)
 
@@ -389,7 +432,7 @@ def test_every_version_gets_a_stamped_site_with_a_selector_and_a_comparison(two_
     _, out, built = two_versions
     old, new = OLD, NEW
     assert built == [new, old]
-    assert f'url={new}/index.html' in (out / "index.html").read_text()
+    assert 'url=latest/index.html' in (out / "index.html").read_text()  # the version of record's, not the newest
     for name in (new, old):
         for page in ("index", "ladder", "about", "compare"):
             text = (out / name / f"{page}.html").read_text()
@@ -397,13 +440,39 @@ def test_every_version_gets_a_stamped_site_with_a_selector_and_a_comparison(two_
             assert f'<option value="../{old}/{page}.html"' in text and f'<option value="../{new}/{page}.html"' in text
             assert "site built from commit <code>" in text
     compare = (out / new / "compare.html").read_text()
-    assert f"against version {old}" in compare and "changed: C2.1," in compare
+    assert f"against version {old} (the version of record)" in compare and "changed: C2.1," in compare
     assert re.search(r"<td>C2\.1</td><td><span class=\"verdict verdict-not-reproduced\">.*?≠ changed", compare)
+    assert "<th>change: here − there (± SE)</th>" in compare and "admonition-title\">different settings" not in compare
+
+
+def test_the_version_of_record_is_marked_and_latest_leads_to_it(two_versions):
+    """As `mike` does: latest/ leads every page to the version of record, the root to its home page, the selector
+    labels it, and each version's stamp says whether it is the record (and links the record's same page)."""
+    root, out, _ = two_versions
+    assert 'location.replace("latest/index.html" + location.hash)' in (out / "index.html").read_text()
+    assert f'The version of record: <a href="{OLD}/index.html">' in (out / "index.html").read_text()
+    assert f'location.replace("../{OLD}/compare.html" + location.hash)' in (out / "latest" / "compare.html").read_text()
+    assert sorted(p.name for p in (out / "latest").iterdir()) == sorted(p.name for p in (out / OLD).glob("*.html"))
+    for page in ("index", "ladder"):
+        older, newer = ((out / name / f"{page}.html").read_text() for name in (OLD, NEW))
+        assert "published 2026-01-01 · the version of record" in older
+        assert "· the version of record" not in newer.split("attnlab-stamp")[1].split("</div>")[0]
+        assert f'<a href="../latest/{page}.html">the version of record</a>' in newer
+        assert f">{OLD} (latest)</option>" in newer and f">{NEW}</option>" in newer
+
+
+def test_the_stamp_links_the_version_s_manifest_and_claims_csv(two_versions):
+    root, out, _ = two_versions
+    page = (out / NEW / "ladder.html").read_text()
+    assert '<a href="downloads/manifest.json">manifest</a> · <a href="downloads/claims.csv">claims.csv</a>' in page
+    assert (out / NEW / "downloads" / "manifest.json").read_text() == (root / "results" / NEW / "manifest.json").read_text()
+    assert "C2.1" in (out / NEW / "downloads" / "claims.csv").read_text()
 
 
 def test_the_version_selector_lists_every_version_and_opens_the_same_page_there(two_versions):
     """In Chromium, from disk: the selector on a page of one version lists every published version, and
-    choosing another opens the same page in it."""
+    choosing another opens the same page in it, at the same claim; latest/ opens the version of record at the
+    claim it was given; a 404 page loads its styles; search finds pages. No console or page error on the way."""
     sync_api = playwright_or_skip()
     _, out, names = two_versions
     with sync_api.sync_playwright() as p:
@@ -411,15 +480,25 @@ def test_the_version_selector_lists_every_version_and_opens_the_same_page_there(
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto((out / OLD / "ladder.html").as_uri())
+        page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
+        page.goto((out / OLD / "ladder.html").as_uri() + "#claim-C2-1")
         options = page.eval_on_selector_all("select.attnlab-versions option", "os => os.map(o => o.textContent)")
         selected = page.eval_on_selector("select.attnlab-versions", "s => s.options[s.selectedIndex].textContent")
         with page.expect_navigation():
             page.select_option("select.attnlab-versions", label=NEW)
         landed = page.url
+        page.goto((out / "latest" / "ladder.html").as_uri() + "#claim-C2-1")
+        page.wait_for_url(f"**/{OLD}/ladder.html#claim-C2-1")
+        page.goto((out / NEW / "404.html").as_uri())
+        sheets = page.evaluate("Array.from(document.styleSheets, s => (s.href || '').split('/').pop())")
+        page.goto((out / NEW / "index.html").as_uri())
+        page.locator("input.md-search__input").click()
+        page.locator("input.md-search__input").press_sequentially("perplexity", delay=20)
+        page.locator(".md-search-result__item").first.wait_for(timeout=15_000)
         browser.close()
-    assert sorted(options) == sorted(names) and selected == OLD and not errors
-    assert landed == (out / NEW / "ladder.html").as_uri()
+    assert sorted(options) == sorted(n + (" (latest)" if n == OLD else "") for n in names) and selected == f"{OLD} (latest)"
+    assert landed == (out / NEW / "ladder.html").as_uri() + "#claim-C2-1"
+    assert any(s.startswith("main.") for s in sheets) and "attnlab.css" in sheets and not errors, (sheets, errors)
 
 
 def test_a_live_site_says_its_results_are_unpublished(tmp_path):
@@ -463,3 +542,55 @@ def test_a_result_file_can_state_the_standard_error_of_its_value(tmp_path, se, v
     with pytest.raises(AttnlabError, match="'se' must name parts of 'value'"):
         cl.parse_claim({"id": "T4", "claim": "c", "chapter_value": {"a": 1}, "value": {"a": "1"},
                         "check": {"a": {"equals": 1}}, "se": {"b": "1"}, "tolerance_note": "t"})
+
+
+# ------------------------------------------------------------ what a ± is
+
+ERROR_WORDS = re.compile(r"\b(sd|SEs?|standard deviations?|(standard )?errors?|tolerance)\b")
+
+
+def plus_minus_unsaid(text: str) -> list[str]:
+    """Every ± in a rendered page that does not say which error it is: in a table, its cell, its row's label, its
+    column's header or the line above the table must; elsewhere, its own sentence."""
+    found = []
+    for table in re.findall(r"<table.*?</table>", text, flags=re.S):
+        heads = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", table, flags=re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", table, flags=re.S):
+            cells = re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)
+            found += [f"{heads[i]!r}: {re.sub('<[^>]+>', '', c)[:60]}" for i, c in enumerate(cells)
+                      if "±" in c and not ERROR_WORDS.search(heads[i] + c + cells[0])]
+    # a claim's "Why this tolerance" states a tolerance, which its heading says
+    text = re.sub(r"<table.*?</table>|<script.*?</script>|<p>Why this tolerance:.*?</p>", "", text, flags=re.S)
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")):  # a markdown table's header
+            heads = line.strip().strip("|").split(" | ")
+            above = next((x for x in reversed(lines[:i]) if x.strip()), "")
+            for body in itertools.takewhile(lambda x: x.startswith("|"), lines[i + 2:]):
+                cells = body.strip().strip("|").split(" | ")
+                found += [f"{heads[k].strip()!r}: {c.strip()[:60]}" for k, c in enumerate(cells)
+                          if "±" in c and not ERROR_WORDS.search(heads[k] + c + cells[0] + above)]
+    prose = "\n".join(x for x in lines if not x.startswith("|"))
+    for m in re.finditer("±", prose):
+        sentence = re.split(r"[.!?]\s|\n\n", prose[:m.start()])[-1] + re.split(r"[.!?]\s|\n\n", prose[m.start():])[0]
+        if not ERROR_WORDS.search(sentence):
+            found.append(sentence[-120:])
+    return found
+
+
+def test_the_plus_minus_of_every_page_says_which_error_it_is():
+    """On the version of record, page by page: every ± says whether it is a standard deviation, a standard error
+    or a tolerance (in its table's header, row or caption, or in its own sentence)."""
+    from attnlab.report import site as build
+    from attnlab.versions import latest
+
+    s = build.context(REPO / "results" / latest(REPO), REGISTRY)
+    unsaid = {}
+    for page in [*build.pages(), *build.STATIC_PAGES]:
+        text = build.render((REPO / "docs" / page).read_text(), build.page_blocks(s, page), page)
+        unsaid[page] = plus_minus_unsaid(text)
+    assert not any(unsaid.values()), "\n".join(f"{p}: {x!r}" for p, u in unsaid.items() for x in u)
+    assert plus_minus_unsaid("| run | val ppl |\n|---|---|\n| L1 | 3 ± 1 |") == ["'val ppl': 3 ± 1"]
+    assert plus_minus_unsaid("| run | val ppl (mean ± sd) |\n|---|---|\n| L1 | 3 ± 1 |") == []
+    assert plus_minus_unsaid("It moved by 3 ± 1 here. One SE is small.")
+    assert not plus_minus_unsaid("It moved by 3 ± 1 (one SE) here.")

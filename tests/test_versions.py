@@ -257,3 +257,87 @@ def test_a_damaged_run_file_is_named_wherever_results_are_read(project):
     with pytest.raises(AttnlabError, match=f"run file {metrics} cannot be read as JSON") as err:
         gather(project / "results" / "smoke")
     assert "\n" not in str(err.value)
+
+
+# ------------------------------------------------------------ the version of record
+
+def test_the_version_of_record_is_the_one_results_latest_names(project, cfg):
+    """`publish --latest` writes results/LATEST; without the file, the newest complete version is the record; a
+    file that names no version is one line; a version of some experiments alone cannot be the record."""
+    from attnlab.versions import LATEST, latest
+
+    assert latest(project) is None
+    first = publish(project / "results" / "smoke", cfg, root=project, record=True)
+    assert (project / "results" / LATEST).read_text() == first.name + "\n" and latest(project) == first.name
+    (project / "results" / LATEST).write_text("2026-01-01-smoke-cpu-nothere\n")
+    with pytest.raises(AttnlabError, match=r"names '2026-01-01-smoke-cpu-nothere', which is not a published") as err:
+        latest(project)
+    assert "\n" not in str(err.value)
+    (project / "results" / LATEST).unlink()
+    assert latest(project) == first.name
+    with pytest.raises(AttnlabError, match="only some experiments cannot be the version of record"):
+        publish(project / "results" / "smoke", cfg, root=project, only=["cost"], record=True)
+
+
+# ------------------------------------------------------------ the compare page's readings
+
+def verdict(value, verdict="reproduced", se=None):
+    from attnlab.report.claims import Claim
+    from attnlab.report.verdicts import Verdict
+
+    return Verdict(Claim("T1", "t", 1, {"": "1"}, {"": {"equals": 1}}, "t"), verdict, value, se={"": se} if se else {})
+
+
+def test_a_claim_measured_in_one_version_only_is_not_a_changed_verdict():
+    from attnlab.report.pages.compare import status
+
+    assert status(verdict(1.0), verdict(1.0)) == "same"
+    assert status(verdict(1.0), verdict(1.0, "not reproduced")) == "changed"
+    assert status(verdict(1.0), verdict(None, "not run")) == "only here"
+    assert status(verdict(None, "not run"), verdict(1.0, "inconclusive")) == "only there"
+    assert status(verdict(None, "not run"), verdict(None, "not run")) == "same"
+
+
+def test_the_tally_counts_each_kind_of_change_by_name():
+    from attnlab.report.pages.compare import tally
+
+    assert tally({"C1": "same", "C2": "same"}) == "<strong>2</strong> of 2 claims have the same verdict in both."
+    assert tally({"C1": "same", "C2": "changed", "C3": "only here", "C4": "only there", "C5": "changed"}) == (
+        "<strong>1</strong> of 5 claims have the same verdict in both; changed: C2, C5; only here (not run there): "
+        "C3; only there (not run here): C4.")
+
+
+@pytest.mark.parametrize("diff, se, words", [
+    (0.5, None, "+0.5"), (-0.5, None, "-0.5"),              # no error: the difference alone
+    (0.5, 0.25, "+0.5\u00a0±\u00a00.25 (within the noise)"),  # exactly two errors: not clear of the noise
+    (0.51, 0.25, "+0.51\u00a0±\u00a00.25"),                  # just past: a change
+    (-0.51, 0.25, "-0.51\u00a0±\u00a00.25"),
+    (-0.49, 0.25, "-0.49\u00a0±\u00a00.25 (within the noise)"),
+])
+def test_a_change_of_value_is_read_as_one_only_past_two_standard_errors(diff, se, words):
+    from attnlab.report.pages.compare import change_words
+
+    assert change_words(diff, se) == words
+
+
+def test_the_change_column_combines_both_errors_and_skips_what_is_not_a_number():
+    from attnlab.report.pages.compare import change
+
+    assert change(verdict(1.3, se=0.3), verdict(1.0, se=0.4)) == "+0.3\u00a0±\u00a00.5 (within the noise)"
+    assert change(verdict(2.5, se=0.3), verdict(1.0)) == "+1.5\u00a0±\u00a00.3"
+    parts = change(verdict({"a": 2.0, "b": "text"}), verdict({"a": 1.5, "b": "text"}))
+    assert '<span class="part-name">a</span> +0.5' in parts and ">b<" not in parts
+    assert change(verdict(1.0), verdict(None, "not run")) == change(verdict(True), verdict(False)) == "–"
+
+
+def test_a_comparison_warns_where_the_two_versions_ran_other_settings():
+    from attnlab.report.pages.compare import profile_warning
+
+    here = {"profile": "quick", "seeds": [1337, 1338, 1339], "digest": "57894f82c260d470"}
+    assert profile_warning(here, dict(here)) == ""
+    fewer = profile_warning(here, {**here, "seeds": [1337], "digest": "17ea790277d72f1a"})
+    assert "seeds 1337, 1338, 1339 here, 1337 there; profile digest <code>57894f82c260d470</code> here, " \
+           "<code>17ea790277d72f1a</code> there." in fewer and "admonition warning" in fewer
+    digest_only = profile_warning(here, {**here, "digest": "0000000000000000"})
+    assert "seeds" not in digest_only and "profile digest" in digest_only
+    assert "profile quick here, smoke there" in profile_warning(here, {**here, "profile": "smoke"})

@@ -136,8 +136,10 @@ def cmd_publish(a):
     from attnlab.versions import publish
 
     only = [name.strip() for name in a.only.split(",")] if a.only else None
-    dest = publish(Path(a.results), validate(chosen({"profile": a.config}, [])), only=only)
-    print(f"published {a.results} as version {dest.name} ({dest}); commit it, then `attnlab versions` builds its site")
+    dest = publish(Path(a.results), validate(chosen({"profile": a.config}, [])), only=only, record=a.latest)
+    record = ", the version of record (results/LATEST)" if a.latest else ""
+    print(f"published {a.results} as version {dest.name} ({dest}){record}; commit it, then `attnlab versions` "
+          "builds its site")
 
 
 def cmd_versions(a):
@@ -177,8 +179,11 @@ def parser() -> argparse.ArgumentParser:
     verb("site", cmd_site, "render pages and build the site (mkdocs.yml at the root)", "results", "claims", "site")
     verb("benchmarks", cmd_benchmarks, "run the benchmarks that need no data or training, without Snakemake",
          "results")
-    verb("publish", cmd_publish, "freeze a complete run as a version under results/<version>/ (clean commit only)",
-         "results").add_argument("--only", help="experiments to publish alone, comma-separated (e.g. cost,decode)")
+    publish = verb("publish", cmd_publish, "freeze a complete run as a version under results/<version>/ (clean "
+                   "commit only)", "results")
+    publish.add_argument("--only", help="experiments to publish alone, comma-separated (e.g. cost,decode)")
+    publish.add_argument("--latest", action="store_true",
+                         help="make it the version of record: results/LATEST names it (the site's `latest`)")
     verb("versions", cmd_versions, "build the site of every published version, with a version selector",
          "claims", "site")
     return p

@@ -29,6 +29,8 @@ from attnlab.report.claims import load_registry
 from attnlab.runfiles import check_files, read_json
 
 MANIFEST = "manifest.json"
+LATEST = "LATEST"  # results/LATEST: the name of the version of record, one line, which the publisher chooses
+ALIAS = "latest"  # the folder of the tree of sites that leads to the version of record (as `mike` names its alias)
 MANIFEST_KEYS = ("version", "profile", "commit", "hardware", "published")  # what the site reads of one
 NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[A-Za-z][\w.-]*$")  # date first: `ls results/` is chronological
 
@@ -222,13 +224,17 @@ def version_name(cfg: dict, prov: dict[str, dict], commit: str, only: list[str] 
     return f"{dates[-1]}-{cfg['profile']}-{hardware(prov)}-{commit[:7]}" + (f"-only-{'-'.join(only)}" if only else "")
 
 
-def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] | None = None) -> Path:
+def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] | None = None,
+            record: bool = False) -> Path:
     """Freeze the complete run in `results` (root/results/<profile>/), or its experiments `only` names, into
     root/results/<version>/, beside it; return that folder. `root` is the checkout the runs came from (default:
-    the folder holding results/)."""
+    the folder holding results/). `record`: it becomes the version of record (results/LATEST names it)."""
     results = Path(results)
     root = Path(root) if root else results.resolve().parent.parent
     only = scope(only) if only else None
+    if record and only:
+        raise AttnlabError("a version that holds only some experiments cannot be the version of record: "
+                           "publish it without --latest")
     commit, head = check_publishable(results, cfg, root, only)
     name = version_name(cfg, provenances(results, cfg, only), commit, only)
     dest = root / "results" / name
@@ -242,7 +248,25 @@ def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] 
     (building / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     write_json(building / MANIFEST, manifest(results, cfg, commit, head, name, only))
     os.replace(building, dest)  # whole or not at all
+    if record:  # the version of record from now on: committed with the version
+        Path(root, "results", LATEST).write_text(name + "\n")
     return dest
+
+
+def latest(root: Path = experiments.ROOT) -> str | None:
+    """The version of record: the one results/LATEST names (the publisher's choice: `publish --latest`, or the
+    file edited and committed), else the newest complete version (the newest at all where none is complete);
+    None when none is published. Raises in one line where LATEST names no published version."""
+    path = Path(root, "results", LATEST)
+    published = versions(root)
+    if not path.is_file():
+        complete = [m for m in published if m.get("complete", True)] or published
+        return complete[0]["version"] if complete else None
+    name = path.read_text().strip()
+    if name not in {m["version"] for m in published}:
+        raise AttnlabError(f"{path} names {name!r}, which is not a published version under {path.parent}: "
+                           "write the name of one (results/<version>/) there")
+    return name
 
 
 def claim_ids() -> list[str]:

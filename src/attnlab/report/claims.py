@@ -374,7 +374,8 @@ def describe(check: dict) -> str:
         return f"|v| ≤ {fmt(check['abs_le'])}"
     low, high, _ = accepts(check)
     band = f"[{'-∞' if low == -math.inf else fmt(low)}, {'∞' if high == math.inf else fmt(high)}]"
-    return f"v in {band}" + (f" ({fmt(check['target'])} ± {fmt(high - check['target'])})" if kind == "target" else "")
+    tolerance = f" ({fmt(check['target'])}, tolerance ± {fmt(high - check['target'])})" if kind == "target" else ""
+    return f"v in {band}{tolerance}"
 
 
 def passes(check: dict, value) -> bool:

@@ -36,11 +36,14 @@ def cell(x) -> str:
 
 
 def md_table(df, headers: dict[str, str] | None = None, formats: dict | None = None) -> str:
-    """A markdown table; `headers` picks and renames columns, `formats` maps column -> callable."""
+    """A markdown table; `headers` picks and renames columns, `formats` maps column -> callable. A column whose
+    formatter says what its ± is (`spread`: a standard deviation) carries that in its header, unless the header
+    already has a ±: a reader never has to guess which error a ± is."""
     import pandas as pd  # here, so that reading claims (at DAG parse time) does not import pandas
 
-    headers = headers or {c: c for c in df.columns}
     formats = formats or {}
+    headers = {col: label if "±" in label or not hasattr(formats.get(col), "plus_minus")
+               else f"{label} ({formats[col].plus_minus})" for col, label in (headers or {c: c for c in df.columns}).items()}
     lines = ["| " + " | ".join(cell(h) for h in headers.values()) + " |", "|" + "---|" * len(headers)]
     for _, r in df.iterrows():
         vals = []
@@ -63,7 +66,15 @@ def spread(decimals: int):
         text = f"{sp.mean:,.{decimals}f}" + (f"\u00a0±\u00a0{sp.sd:,.{decimals}f}" if sp.sd is not None else "")
         hover = "; ".join(f"seed {k}: {v:,.{decimals}f}" for k, v in sp.by_seed.items())
         return f'<span class="seeds" title="{hover}">{text}</span>'
+    show.plus_minus = "mean ± sd"  # md_table heads the column with it
     return show
+
+
+def machine(device: str, threads) -> str:
+    """Where a benchmark ran, for a page: the device as its provenance names it and the thread count, said once
+    (a CPU's name already carries it: 'cpu: x86_64 (2 threads)')."""
+    said = f"({threads} threads)"
+    return f"**{device}**" + ("" if threads is None or said in device else f" {said}")
 
 
 def not_run(*paths: str, command: str | None = None) -> str:

@@ -41,6 +41,19 @@ def on_files(files, config):
     return files
 
 
+def on_template_context(context, template_name, config):
+    """The 404 page: MkDocs roots its links at the server ('/assets/…'), which from disk, or below a version's
+    folder of `attnlab versions`, loads nothing (an unstyled page, console errors). Every page of the site sits at
+    its top level, so paths relative to it load."""
+    from mkdocs.utils import normalize_url
+
+    if template_name == "404.html":
+        context["base_url"] = "."
+        context["extra_css"] = [normalize_url(str(p), None, ".") for p in config.extra_css]
+        context["extra_javascript"] = [normalize_url(str(p), None, ".") for p in config.extra_javascript]
+    return context
+
+
 def on_page_markdown(markdown, page, config, files):
     name = page.file.src_uri
     text = build.render(markdown, build.page_blocks(SITE, name), name) if build.generated(name) else markdown

@@ -48,23 +48,39 @@ class Site:
 
         return versions(self.versions_root) if self.versions_root else []
 
+    def latest(self) -> str | None:
+        """The version of record among them (results/LATEST, see versions.latest); None where none is published."""
+        from attnlab.versions import latest
+
+        return latest(self.versions_root) if self.versions_root else None
+
     def stamp(self, page: str) -> str:
-        """The line atop every page: which results these are (version and commit) and the site's own commit;
-        in a tree of versions, a selector that opens the same page in another version."""
-        m = self.manifest
+        """The line atop every page: which results these are (version and commit, whether it is the version of
+        record), the site's own commit, and links to the files behind the pages (the version's manifest, the
+        verdicts as CSV); in a tree of versions, a selector that opens the same page, at the same anchor, in
+        another version."""
+        from attnlab.versions import ALIAS
+
+        m, record = self.manifest, self.latest()
         if m:
-            text = (f"Version <code>{html.escape(m['version'])}</code> · runs at commit <code>{m['commit']}</code>"
-                    f" on {html.escape(m['hardware'])} · published {m['published'][:10]}" + holds(m))
+            text = (f"Version <code>{html.escape(m['version'])}</code> · runs at commit <code>{m['commit']}</code> on "
+                    f"{html.escape(m['hardware'])} · published {m['published'][:10]}" + holds(m)
+                    + (" · the version of record" if m["version"] == record else ""))
         else:
             text = f"Unpublished results in <code>{html.escape(str(self.res.root.name))}/</code>"
         text += f" · site built from commit <code>{html.escape(self.built_from)}</code>"
+        text += (' · <a href="downloads/manifest.json">manifest</a>' if m else "") + \
+            ' · <a href="downloads/claims.csv">claims.csv</a>'
         if self.selector and m:
             target = page.removesuffix(".md") + ".html"
+            if record and m["version"] != record:
+                text += f' · <a href="../{ALIAS}/{target}">the version of record</a>'
             options = "".join(
                 f'<option value="../{v["version"]}/{target}"{" selected" if v["version"] == m["version"] else ""}>'
-                f'{html.escape(v["version"])}</option>' for v in self.versions())
+                f'{html.escape(v["version"])}{" (latest)" if v["version"] == record else ""}</option>'
+                for v in self.versions())
             text += (' · <label>version <select class="attnlab-versions" aria-label="version" '
-                     f'onchange="window.location.href = this.value">{options}</select></label>')
+                     f'onchange="window.location.href = this.value + window.location.hash">{options}</select></label>')
         return f'<div class="attnlab-stamp">{text}</div>'
 
     def snakemake(self, target: str = "", gpu: bool = False, cores: int = 4) -> str:
@@ -163,7 +179,7 @@ class Site:
         survey = {v.claim.id.startswith("S") for v in chosen}  # the survey's claims are S1...S11
         source = "chapter / survey" if len(survey) > 1 else "survey" if survey == {True} else "chapter"
         out = (f'<table class="verdicts"><thead><tr><th>claim</th><th>what the {source} says</th><th>{source}</th>'
-               f"<th>reproduced</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>\n")
+               f"<th>reproduced (± SE)</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>\n")
         if not link:
             out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)
         return out + "\n"
@@ -207,11 +223,7 @@ class Site:
             items = "\n".join(f"- **{label}**: {cell(first[k]) if first[k] is not None else '–'}"
                               for k, label in labels.items())
             return items + "\n"
-        note = ""
-        for key, label in (("commit", "commits"), ("config_hash", "configurations"), ("device", "devices")):
-            distinct = {r[key] for r in rows}
-            if len(distinct) > 1:
-                note += f"These run files come from {len(distinct)} different {label}. "
+        note = mixed({f: prov[f] for f in used})
         same = {k: rows[0][k] for k in fields if len({str(r[k]) for r in rows}) == 1}  # said once, above
         shared = "\n".join(f"- **{fields[k]}**: {cell(v) if v is not None else '–'}" for k, v in same.items())
         table = md_table(pd.DataFrame(rows), {"file": "file", **{k: fields[k] for k in fields if k not in same}})
@@ -236,6 +248,31 @@ class Site:
         """A several-part claim's chapter values by part ({} when absent or not in parts)."""
         value = self.chapter_value(claim_id)
         return value if isinstance(value, dict) else {}
+
+
+SHARED = (("commit", "commits"), ("profile", "profiles"), ("torch", "torch versions"))  # one version: one of each
+SHARED_IN_EXPERIMENT = ("device", "devices")  # one experiment's runs are set against each other
+
+
+def mixed(prov: dict[str, dict]) -> str:
+    """What the provenance of these run files (path -> record) must alarm on: files that should share a setting
+    and do not. Every file shares the commit, the profile and torch; the runs of one experiment also share the
+    device (their numbers are compared). Config hashes differ by design (each covers its own job's settings,
+    its seed included), and so may devices across experiments (a rule's thread count). '' when nothing does."""
+    notes = []
+    for key, label in SHARED:
+        distinct = {str(p.get(key)) for p in prov.values()}
+        if len(distinct) > 1:
+            notes.append(f"These run files come from {len(distinct)} different {label}.")
+    key, label = SHARED_IN_EXPERIMENT
+    by_experiment: dict[str, set] = {}
+    for rel, p in prov.items():
+        by_experiment.setdefault(rel.split("/")[0], set()).add(str(p.get(key)))
+    split = [f"{name} ({len(found)})" for name, found in sorted(by_experiment.items()) if len(found) > 1]
+    if split:
+        notes.append(f"The runs of one experiment, set against each other, come from different {label}: "
+                     f"{', '.join(split)}.")
+    return " ".join(notes)
 
 
 def braces(items: list) -> str:

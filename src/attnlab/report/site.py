@@ -10,7 +10,9 @@ its hook (report/hooks.py) calls `context`, `nav`, `render` and `downloads`.
 """
 from __future__ import annotations
 
+import html
 import importlib
+import json
 import os
 import re
 import shutil
@@ -89,15 +91,20 @@ def nav(docs: Path) -> list[dict]:
 
 
 def downloads(site: Site) -> dict[str, str]:
-    """The verdicts and the ladder as CSV files (name -> text) beside the pages."""
-    return {"claims.csv": verdict_table(site.verdicts).to_csv(index=False),
-            "claims_by_seed.csv": seed_table(site.verdicts).to_csv(index=False),
-            "ladder.csv": tables.ladder_table(site.res, site.registry.reference).to_csv(index=False)}
+    """The verdicts and the ladder as CSV files (name -> text) beside the pages, and a published version's
+    manifest as it was written (every page's stamp links it and claims.csv)."""
+    out = {"claims.csv": verdict_table(site.verdicts).to_csv(index=False),
+           "claims_by_seed.csv": seed_table(site.verdicts).to_csv(index=False),
+           "ladder.csv": tables.ladder_csv(site.res, site.registry.reference).to_csv(index=False)}
+    if site.manifest:
+        out["manifest.json"] = (site.res.root / versions.MANIFEST).read_text()
+    return out
 
 
 def build_versions(claims_path: Path, out_site: Path, root: Path = experiments.ROOT) -> list[str]:
     """The site of every published version under root/results/, each in out_site/<version>/ with a selector
-    between them (relative links: it works opened from disk), and out_site/index.html leading to the newest.
+    between them (relative links: it works opened from disk); out_site/latest/, as `mike` names it, leads each
+    page to the same page of the version of record (results/LATEST), and out_site/index.html to its home page.
     Reads only the versions' run files: nothing is trained. Every version is checked first: a damaged one stops
     the build, in one line naming the file, before any site is built."""
     names = [m["version"] for m in versions.versions(root)]
@@ -105,16 +112,37 @@ def build_versions(claims_path: Path, out_site: Path, root: Path = experiments.R
         versions.check_version(Path(root) / "results" / name)
     if not names:
         raise AttnlabError(f"no published version under {Path(root) / 'results'}: `attnlab publish` makes one")
+    record = versions.latest(root)
     out_site = Path(out_site)
     out_site.mkdir(parents=True, exist_ok=True)
     for name in names:
         build_site(Path(root) / "results" / name, claims_path, None, out_site / name, selector=True)
-    newest = f"{names[0]}/index.html"
+    alias(out_site, record)
     (out_site / "index.html").write_text(
-        f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url={newest}">'
-        f'<title>attnlab versions</title><p>The newest version: <a href="{newest}">{names[0]}</a>. Every version: '
+        redirect(f"{versions.ALIAS}/index.html", "attnlab versions")
+        + f'<p>The version of record: <a href="{record}/index.html">{record}</a>. Every version: '
         + ", ".join(f'<a href="{n}/index.html">{n}</a>' for n in names) + "</p>\n")
     return names
+
+
+def redirect(url: str, title: str) -> str:
+    """The head of a page that opens `url` at once, keeping the #anchor it was opened with (a link to
+    latest/ladder.html#claim-C2-1 lands on that claim); without scripts, a plain refresh."""
+    return (f'<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>'
+            f"<script>location.replace({json.dumps(url)} + location.hash)</script>"
+            f'<noscript><meta http-equiv="refresh" content="0; url={html.escape(url)}"></noscript>')
+
+
+def alias(out_site: Path, version: str) -> None:
+    """out_site/latest/: for every page of `version`'s site, a page that leads to it (a link or a bookmark to
+    latest/ follows the version of record wherever results/LATEST moves it)."""
+    folder = out_site / versions.ALIAS
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    for page in sorted((out_site / version).glob("*.html")):
+        (folder / page.name).write_text(
+            redirect(f"../{version}/{page.name}", f"attnlab · {version}")
+            + f'<p>The version of record is <a href="../{version}/{page.name}">{version}</a>.</p>\n')
 
 
 def build_site(results_dir: Path, claims_path: Path, settings: dict | None, out_site: Path, strict: bool = True,

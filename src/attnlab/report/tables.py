@@ -105,3 +105,20 @@ def param_table(res: Results) -> pd.DataFrame:
         for part, n in (ladder[row].get("param_breakdown") or {}).items()
     ]
     return pd.DataFrame.from_records(records, columns=["row", "part", "n_params"])
+
+
+def ladder_csv(res: Results, reference: dict | None = None) -> pd.DataFrame:
+    """ladder.csv: the ladder table with numbers only, one to a column. In place of the results.Spread objects
+    the pages format: the number of seeds, each perplexity's standard deviation over them (empty at one seed),
+    and every seed's value (val_ppl_seed1337, ...)."""
+    table = ladder_table(res, reference)
+    spreads = {"val_ppl": list(table.pop("val_spread")), "train_ppl": list(table.pop("train_spread"))}
+    seeds = sorted({k for column in spreads.values() for sp in column if sp for k in sp.by_seed})
+    table.insert(table.columns.get_loc("val_ppl"), "n_seeds",
+                 pd.array([len(sp.by_seed) if sp else None for sp in spreads["val_ppl"]], dtype="Int64"))
+    for measure, column in spreads.items():
+        table.insert(table.columns.get_loc(measure) + 1, f"{measure}_sd", [sp.sd if sp else None for sp in column])
+    for measure, column in spreads.items():
+        for seed in seeds:
+            table[f"{measure}_seed{seed}"] = [sp.by_seed.get(seed) if sp else None for sp in column]
+    return table

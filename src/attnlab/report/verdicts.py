@@ -216,7 +216,7 @@ def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
     settle = seeds_to_settle(check, value, noise) if outcome == "inconclusive" else ""
     said = {"reproduced": "passes {} throughout", "not reproduced": "fails {} throughout",
             "inconclusive": "straddles a bound of {}"}[outcome].format(describe(check))
-    why = (f"{fmt(value)} ± {fmt(k)}×{fmt(se)} = [{fmt(lo)}, {fmt(hi)}] {said}"
+    why = (f"{fmt(value)} ± {fmt(k)} × SE {fmt(se)} = [{fmt(lo)}, {fmt(hi)}] {said}"
            + (f"; settles with {settle} seeds" if settle.isdigit() else f"; {settle}" if settle else ""))
     return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}")
 

@@ -1,50 +1,133 @@
 """Two versions claim by claim: these results against every published version (verdicts recomputed from each
-version's own run files with today's claims registry)."""
+version's own run files with today's claims registry). The readings here (the tally, the change of a value, the
+warning on different settings) are functions of the values they are given, each tested on both sides."""
 from __future__ import annotations
 
 import html
+import math
 
-from attnlab.report.format import badge
+from attnlab.config import digest
+from attnlab.report.format import badge, fmt
 from attnlab.report.page import holds, parts_cell
 from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate_all
+from attnlab.report.verdicts import Verdict, evaluate_all
+from attnlab.versions import seeds, settings_of
+
+NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
+STATUS = {"same": "same", "changed": "≠ changed", "only here": "only here", "only there": "only there"}
 
 
 def others(site) -> list[dict]:
-    """The manifests of every published version but the one this site shows, newest first."""
-    own = (site.manifest or {}).get("version")
-    return [m for m in site.versions() if m["version"] != own]
+    """The manifests of every published version but the one this site shows: the version of record first, then
+    newest first."""
+    own, record = (site.manifest or {}).get("version"), site.latest()
+    return sorted((m for m in site.versions() if m["version"] != own), key=lambda m: m["version"] != record)
+
+
+def status(mine: Verdict, other: Verdict) -> str:
+    """'same' verdict, 'changed' verdict, or measured in one version only ('only here', 'only there': not run on
+    the other side), which is no change of verdict but a claim one version did not measure."""
+    if mine.verdict == other.verdict:
+        return "same"
+    if "not run" in (mine.verdict, other.verdict):
+        return "only here" if other.verdict == "not run" else "only there"
+    return "changed"
+
+
+def tally(statuses: dict[str, str]) -> str:
+    """The comparison's first line (claim id -> status): how many claims keep their verdict, then the claims that
+    changed and those measured in one version only, by id."""
+    same = sum(s == "same" for s in statuses.values())
+    out = f"<strong>{same}</strong> of {len(statuses)} claims have the same verdict in both"
+    for key, label in (("changed", "changed"), ("only here", "only here (not run there)"),
+                       ("only there", "only there (not run here)")):
+        ids = [claim for claim, s in statuses.items() if s == key]
+        if ids:
+            out += f"; {label}: {', '.join(ids)}"
+    return out + "."
+
+
+def number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def change_words(diff: float, se: float | None) -> str:
+    """One part's change, here minus there: signed, ± the standard error of the difference where either side has
+    one, and 'within the noise' where the difference does not clear NOISE_K of those errors (no direction is
+    then read into its sign)."""
+    text = ("+" if diff > 0 else "") + fmt(diff)
+    if se is None:
+        return text
+    text += f"\u00a0±\u00a0{fmt(se)}"
+    return text + (" (within the noise)" if abs(diff) <= NOISE_K * se else "")
+
+
+def change(mine: Verdict, other: Verdict) -> str:
+    """The change cell: each numeric part's value here minus there (parts named as in the value cells), '–'
+    where either side has no number; the difference's error combines both sides' standard errors."""
+    def parts(v):
+        return {} if v.reproduced is None else v.reproduced if isinstance(v.reproduced, dict) else {"": v.reproduced}
+    here, there = parts(mine), parts(other)
+    out = {}
+    for part in here:
+        if number(here[part]) and number(there.get(part)):
+            errors = [e for e in (mine.se.get(part), other.se.get(part)) if e]
+            out[part] = change_words(here[part] - there[part], math.hypot(*errors) if errors else None)
+    return parts_cell(out) if out else "–"
+
+
+def profile_of(cfg: dict) -> dict:
+    """What two versions must share for their values to differ only by the code: the profile, its seeds and its
+    digest, of the profile as validated today (the digest each page's settings table shows; a manifest's
+    config_digest also moves with the schema's defaults at publishing, which change no run)."""
+    return {"profile": cfg.get("profile"), "seeds": seeds(cfg), "digest": digest(cfg)}
+
+
+SETTINGS = (("profile", "profile", html.escape), ("seeds", "seeds", lambda s: ", ".join(map(str, s))),
+            ("digest", "profile digest", lambda d: f"<code>{html.escape(str(d))}</code>"))
+
+
+def profile_warning(here: dict, there: dict) -> str:
+    """A warning where the two versions ran different settings (profile, seeds, profile digest), naming each
+    difference; '' where they ran the same."""
+    differ = [f"{label} {show(here[key])} here, {show(there[key])} there"
+              for key, label, show in SETTINGS if here[key] != there[key]]
+    if not differ:
+        return ""
+    return ('<div class="admonition warning"><p class="admonition-title">different settings</p><p>The two '
+            f"versions ran different settings: {'; '.join(differ)}. A value or a verdict that moved may have moved "
+            "with the settings, not with the code.</p></div>")
 
 
 def comparison(site, manifest: dict) -> str:
-    """One table: each claim's verdict and value here and in `manifest`'s version; changed verdicts flagged."""
-    theirs = {v.claim.id: v for v in evaluate_all(site.registry, gather(site.versions_root / "results" / manifest["version"]))}
-    rows, changed = [], []
-    for mine in site.verdicts:
-        other = theirs.get(mine.claim.id)
-        same = other is not None and other.verdict == mine.verdict
-        if not same:
-            changed.append(mine.claim.id)
-        value = (lambda v: "" if v is None else parts_cell(v.shown()))
-        rows.append(f"<tr><td>{html.escape(mine.claim.id)}</td><td>{badge(mine.verdict)}</td>"
-                    f"<td>{badge(other.verdict) if other else '–'}</td><td>{'same' if same else '≠ changed'}</td>"
-                    f"<td>{value(mine)}</td><td>{value(other)}</td></tr>")
-    head = (f"<strong>{len(site.verdicts) - len(changed)}</strong> of {len(site.verdicts)} claims have the same "
-            f"verdict in both" + (f"; changed: {', '.join(changed)}." if changed else "."))
+    """One table: each claim's verdict and value here and in `manifest`'s version, what changed, and by how
+    much; a warning first where the two ran different settings."""
+    folder = site.versions_root / "results" / manifest["version"]
+    theirs = {v.claim.id: v for v in evaluate_all(site.registry, gather(folder))}
+    pairs = [(mine, theirs[mine.claim.id]) for mine in site.verdicts]
+    statuses = {mine.claim.id: status(mine, other) for mine, other in pairs}
+    rows = "".join(
+        f"<tr><td>{html.escape(mine.claim.id)}</td><td>{badge(mine.verdict)}</td><td>{badge(other.verdict)}</td>"
+        f"<td>{STATUS[statuses[mine.claim.id]]}</td><td>{parts_cell(mine.shown())}</td>"
+        f"<td>{parts_cell(other.shown())}</td><td>{change(mine, other)}</td></tr>" for mine, other in pairs)
     m = manifest
     about = (f"Version <code>{html.escape(m['version'])}</code>: profile {html.escape(m['profile'])}, runs at commit "
              f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}{holds(m)}.")
-    return (f'<div class="compare-version"><p>{about}</p><p>{head}</p>'
-            '<table class="compare"><thead><tr><th>claim</th><th>here</th><th>there</th><th>verdict</th>'
-            f"<th>value here</th><th>value there</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+    warning = profile_warning(profile_of(site.config), profile_of(settings_of(folder / "config.yaml")))
+    return (f'<div class="compare-version"><p>{about}</p>{warning}<p>{tally(statuses)}</p>'
+            '<div class="compare-scroll"><table class="compare changes"><thead><tr><th>claim</th><th>here</th><th>there</th><th>verdict</th>'
+            "<th>value here (± SE)</th><th>value there (± SE)</th><th>change: here − there (± SE)</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div></div>")
 
 
 def blocks(site) -> dict[str, str]:
     here = (f"version <code>{html.escape(site.manifest['version'])}</code>" if site.manifest
             else f"the unpublished results in <code>{html.escape(site.res.root.name)}/</code>")
-    found = others(site)
+    found, record = others(site), site.latest()
+    rule = {"here": here, "noise_k": f"{NOISE_K} standard errors"}
     if not found:
-        return {"here": here, "compare": "_No other published version to compare with: `attnlab publish` makes one._"}
+        return rule | {"compare": "_No other published version to compare with: `attnlab publish` makes one._"}
     sections = [f'<details class="compare"{" open" if i == 0 else ""}><summary>against version '
-                f'{html.escape(m["version"])}</summary>{comparison(site, m)}</details>' for i, m in enumerate(found)]
-    return {"here": here, "compare": "\n\n".join(sections)}
+                f'{html.escape(m["version"])}{" (the version of record)" if m["version"] == record else ""}</summary>'
+                f"{comparison(site, m)}</details>" for i, m in enumerate(found)]
+    return rule | {"compare": "\n\n".join(sections)}

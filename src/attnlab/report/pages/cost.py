@@ -4,7 +4,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, gpu_region, md_table, num
+from attnlab.report.format import chart, gpu_region, machine, md_table, num
 
 NAME = "cost"
 ORDER = ["naive", "sdpa", "tiled", "window", "favor", "projections"]
@@ -116,6 +116,6 @@ def blocks(site) -> dict[str, str]:
     for row in r["rows"]:
         gpu = gpu or gpu_region(row.get("nvml"))
     method = next((row["memory_method"] for row in r["rows"] if row.get("memory_method")), "not measured")
-    out["machine"] = (f"Measured on **{r['device']}** ({r['threads']} threads). Peak memory: {method}."
+    out["machine"] = (f"Measured on {machine(r['device'], r['threads'])}. Peak memory: {method}."
                       + (f" The GPU during the first timing: {gpu}." if gpu else ""))
     return out

@@ -117,7 +117,7 @@ def blocks(site) -> dict[str, str]:
     summary = "; ".join(f"the {src}'s: " + overview.summary([v for v in site.verdicts if source(v.claim.id) == src])
                         for src in ("chapter", "survey") if any(source(v.claim.id) == src for v in site.verdicts))
     table = ('<table class="dashboard"><thead><tr><th>claim</th><th>experiment</th><th>what it says</th>'
-             "<th>source</th><th>ours</th><th>verdict</th><th>from</th></tr></thead><tbody>"
+             "<th>source</th><th>ours (± SE)</th><th>verdict</th><th>from</th></tr></thead><tbody>"
              + "".join(row(site, v, titles) for v in site.verdicts) + "</tbody></table>")
     return {"summary": summary or "no claims registered", "filters": controls(site.verdicts, titles),
             "seed_noise": seed_noise(site, site.verdicts),

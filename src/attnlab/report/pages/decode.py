@@ -4,7 +4,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, md_table, num
+from attnlab.report.format import chart, machine, md_table, num
 
 NAME = "decode"
 
@@ -62,5 +62,5 @@ def blocks(site) -> dict[str, str]:
                                           "formula_bytes": "bytes / token (formula)",
                                           "measured_bytes": "bytes / token (measured)"},
                                   {"formula_bytes": lambda v: f"{int(v):,}", "measured_bytes": lambda v: f"{int(v):,}"})
-    out["machine"] = f"Measured on **{r['device']}** ({r['threads']} threads)."
+    out["machine"] = f"Measured on {machine(r['device'], r['threads'])}."
     return out

@@ -2,13 +2,31 @@
 from __future__ import annotations
 
 
+import re
+
 import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, md_table, not_run, spread
 
 EXPERIMENT = "grouping"
+CHECKPOINT = re.compile(r"^(?:[^/]+/)?(?P<run>[^/]+?)(?:/seed(?P<seed>\d+))?(?:/ckpt\.pt)?$")  # grouping/S6-mha/seed1337/ckpt.pt
 
+
+def start_of(init_from: dict) -> str:
+    """The 'starts from' cell of one run (seed -> the checkpoint its training started from; None: from scratch):
+    'fresh'; the run it was up-trained from, and where each seed started from that run at the same seed, that;
+    else every seed's checkpoint, so that one seed's file is never shown as every seed's."""
+    if not any(init_from.values()):
+        return "fresh"
+    found = [CHECKPOINT.match(path or "") for path in init_from.values()]
+    if all(found) and len({m["run"] for m in found}) == 1:
+        run, seeds = found[0]["run"], [m["seed"] for m in found]
+        if not any(seeds):
+            return run
+        if seeds == [str(seed) for seed in init_from]:
+            return f"{run}, at the same seed" if len(seeds) > 1 else f"{run} (seed {seeds[0]})"
+    return "; ".join(f"seed {seed}: {path or 'fresh'}" for seed, path in init_from.items())
 
 
 def runs_table(site) -> pd.DataFrame:
@@ -16,13 +34,15 @@ def runs_table(site) -> pd.DataFrame:
     for name, m in site.res.experiment(EXPERIMENT).items():
         spec = site.res.spec(name)
         rows.append({"run": name, "kv_heads": spec.kv_heads, "heads": spec.heads,
-                     "start": m.get("init_from") or "fresh", "steps": m.get("steps"), "status": site.res.status(name),
+                     "start": start_of({seed: r.get("init_from") for seed, r in site.res.by_seed[name].items()}),
+                     "steps": m.get("steps"), "status": site.res.status(name),
                      "val_ppl": site.res.mean(name, "val_ppl"), "train_ppl": site.res.mean(name, "train_ppl"),
                      "val_spread": site.res.spread(name, "val_ppl"), "train_spread": site.res.spread(name, "train_ppl"),
                      "n_params": m.get("n_params"), "cache_bytes": spec.cache_bytes_per_token()})
     if not rows:
         return pd.DataFrame()
-    return pd.DataFrame(rows).sort_values(["start", "kv_heads"], ascending=[True, False]).reset_index(drop=True)
+    table = pd.DataFrame(rows).assign(up=lambda d: d["start"] != "fresh")  # from scratch first, then up-trained
+    return table.sort_values(["up", "kv_heads"], ascending=[True, False]).drop(columns="up").reset_index(drop=True)
 
 
 def ppl_chart(t: pd.DataFrame) -> dict:

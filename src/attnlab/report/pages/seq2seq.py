@@ -123,7 +123,8 @@ def reading(r: dict) -> str:
         own = [-d["mean"] for d in t["drop"].values() if d and not is_diverged(d)]
         if best and own:
             line += (f" At length {long} the scores gain between {diff(gains[worst])} ({VARIANTS[worst]}) and "
-                     f"{diff(gains[best])} ({VARIANTS[best]}) over it, and their own accuracy changes by "
+                     f"{diff(gains[best])} ({VARIANTS[best]}) over it (each ± its standard error), and their own "
+                     f"accuracy changes by "
                      f"{min(own):+.3f} to {max(own):+.3f} from length {short} to {long}.")
         out.append(line)
     if c["largest_drop_share"] is not None and not is_diverged(c["largest_drop_share"]):
