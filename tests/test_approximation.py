@@ -255,10 +255,12 @@ def test_the_smoke_target_builds_from_the_data_and_l9(tmp_path, corpus_path):
     assert set(v.se) == set(v.reproduced) and all(math.isfinite(x) and x > 0 for x in v.se.values())
 
 
-@pytest.mark.parametrize("ratio, se, said", [(0.5, 0.1, "less there"), (1.5, 0.1, "more there"),
-                                             (0.9, 0.1, "within two standard errors"), (1.1, 0.1, "within two"),
-                                             (0.5, None, "one batch, no error")])
-def test_the_pages_direction_of_a_ratio_is_said_only_outside_its_noise(ratio, se, said):
+@pytest.mark.parametrize("ratio, se, df, said", [(0.5, 0.1, math.inf, "less there"), (1.5, 0.1, math.inf, "more there"),
+                                                 (0.9, 0.1, math.inf, "as much within the noise"),
+                                                 (1.1, 0.1, math.inf, "as much within"),
+                                                 (0.7, 0.1, math.inf, "less there"), (0.7, 0.1, 2, "as much within"),
+                                                 (0.5, None, math.inf, "one batch, no error")])
+def test_the_pages_direction_of_a_ratio_is_said_only_outside_its_noise(ratio, se, df, said):
     from attnlab.report.pages.approximation import direction
 
-    assert direction(ratio, se).startswith(said)
+    assert direction(ratio, se, df).startswith(said)

@@ -437,6 +437,10 @@ def test_alternative_toggle(page):
     assert (s["weights"], s["model"], s["layer"], s["head"], s["query"]) == ("adversarial", "M1", 0, 1, 2)
     assert shown_weight(page, 1) == shows(other)
     assert alt(data)["note"] in page.inner_text("#v1-note")
+    # the note names the head as the menus do, counted from 1 (the data's layer 0, head 1)
+    menus = [page.locator(f"#v1-{k} option:checked").inner_text() for k in ("model", "layer", "head")]
+    assert menus == ["M1", "layer 1", "head 2"]
+    assert ", ".join(menus) in page.inner_text("#v1-note") and "layer 0" not in page.inner_text("#v1-note")
     page.locator("#v1-weights").get_by_label("learned").check()
     assert state(page)["weights"] == "learned"
     assert shown_weight(page, 1) == shows(learned)

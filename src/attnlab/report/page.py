@@ -7,18 +7,19 @@ Each page is a module attnlab.report.pages.<name> with `blocks(site) -> {marker:
 from __future__ import annotations
 
 import html
+import math
 from pathlib import Path
 
 import pandas as pd
 
 from attnlab import registry as experiments
 from attnlab.config import digest
-from attnlab.report.claims import Registry
+from attnlab.report.claims import Registry, accepts, describe, distance, passes
 from attnlab.report import charts, protocols
 from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, span, spread, total
 from attnlab.report.results import Results
 from attnlab.report.tables import row_order
-from attnlab.report.verdicts import Verdict
+from attnlab.report.verdicts import BUDGET, Verdict
 
 
 def holds(manifest: dict) -> str:
@@ -181,6 +182,7 @@ class Site:
         out = (f'<table class="verdicts"><thead><tr><th>claim</th><th>what the {source} says</th><th>{source}</th>'
                f"<th>reproduced (± SE)</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>\n")
         if not link:
+            out += "\n" + verdict_reading(chosen, self.config)
             out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)
         return out + "\n"
 
@@ -299,6 +301,48 @@ def why_not(v: Verdict) -> str:
     if v.verdict == "inconclusive":
         return f'<div class="why">{html.escape(settle_words(v.settle))}</div>'
     return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
+
+
+def verdict_reading(verdicts: list[Verdict], config: dict) -> str:
+    """Under a page's verdict table: why each claim that is not reproduced or inconclusive is so, part by part,
+    from its interval, its test and the profile's seeds: a real difference (the interval clear of the test) or
+    an interval too wide for the distance to the bound (and what would narrow it). '' where there is none."""
+    seeds = len(config.get("seeds") or [config.get("seed")])
+    lines = [f"- **{html.escape(v.claim.id)}{', ' + html.escape(p.name) if p.name else ''}** ({v.verdict}): "
+             + html.escape(part_reading(p, v.claim.checks[p.name], seeds), quote=False)
+             for v in verdicts if v.verdict in ("not reproduced", "inconclusive")
+             for p in v.parts.values() if p.outcome in ("not reproduced", "inconclusive")]
+    if not lines:
+        return ""
+    return "\n<p class=\"verdict-reading\">Why these verdicts:</p>\n\n" + "\n".join(lines) + "\n"
+
+
+def part_reading(p, check: dict, seeds: int) -> str:
+    """One part that did not reproduce, in words: the value, its interval and the test, then which it is: a
+    value clear of the test (a real difference), or an interval that holds a bound, and whether more seeds (at
+    this spread), a longer evaluation (the budget) or an error estimate would settle it."""
+    test = describe(check)
+    if p.interval is None:
+        if p.outcome == "not reproduced":
+            return f"{fmt(p.value)} fails {test} as it stands (an exact test has no interval)."
+        return f"{fmt(p.value)} against {test}: the run files state no error for it, so there is no interval to judge."
+    lo, hi = p.interval
+    half, gap = p.k * p.se, distance(check, p.value)
+    text = f"{fmt(p.value)} ± {fmt(half)} = [{fmt(lo)}, {fmt(hi)}] against {test}: "
+    if p.outcome == "not reproduced":
+        return text + (f"the value lies {fmt(gap)} past the test's bound, more than the interval's half-width: "
+                       "a real difference, not the noise.")
+    side = "passes" if passes(check, p.value) else "fails"
+    text += f"the value itself {side} the test, {fmt(gap)} from its nearest bound, less than the half-width. "
+    low, high, _ = accepts(check)
+    if math.isfinite(low) and math.isfinite(high) and 2 * half > high - low:
+        text += f"The interval is wider than the test's whole band ({fmt(high - low)}). "
+    if p.settle == BUDGET:
+        return text + ("The evaluation's sampling error alone spans that distance, and more seeds do not shrink "
+                       "it: the budget limits it (a longer evaluation would settle it).")
+    if p.settle.isdigit():
+        return text + f"At this spread {p.settle} seeds would settle it; the profile trains {seeds}."
+    return text + f"At this spread it {settle_words(p.settle)}; the profile trains {seeds}."
 
 
 def settle_words(settle: str) -> str:

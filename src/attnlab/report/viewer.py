@@ -317,7 +317,8 @@ JS = """\
   function esc(s) {
     return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   }
-  function place(a) { return a.model + ", layer " + a.layer + ", head " + a.head; }
+  // counted from 1, as the menus and the grid name them (the data counts from 0)
+  function place(a) { return a.model + ", layer " + (a.layer + 1) + ", head " + (a.head + 1); }
   // state changes
   function fitLayerHead() {
     var ls = layers();

@@ -2,10 +2,13 @@
 unit Gaussian inputs of the same shape."""
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, diverged_note, md_table
+from attnlab.report.readings import Estimate, said
 from attnlab.report.results import measured
 from attnlab.stats import mean_se
 
@@ -65,15 +68,16 @@ def shown(value: float, se: float | None, digits: str = ".3g") -> str:
     return format(value, digits) + (f" ± {format(se, '.2g')}" if se else "")
 
 
-def direction(ratio: float, se: float | None) -> str:
-    """A ratio's direction, said only where two standard errors clear 1."""
-    if se is None or abs(ratio - 1) <= 2 * se:
-        return "within two standard errors of as much" if se else "one batch, no error to judge it by"
-    return "less there" if ratio < 1 else "more there"
+def direction(ratio: float, se: float | None, df: float = math.inf) -> str:
+    """A ratio's direction, said only where its interval (± k·SE, 95 %, at `df`) clears 1 (readings.said)."""
+    e = Estimate(ratio, se, df) if se else None
+    return said(e, of=1.0, above="more there", below="less there", within="as much within the noise",
+                unknown="one batch, no error to judge it by")
 
 
-def reading(t: pd.DataFrame, runs: list[dict]) -> str:
-    """The table and the attention it came from, in words, generated from them."""
+def reading(t: pd.DataFrame, runs: list[dict], df: float = math.inf) -> str:
+    """The table and the attention it came from, in words, generated from them (`df`: the degrees of freedom of
+    the errors: seeds − 1, or batches − 1 at one seed)."""
     w, f = t[t["method"] == METHODS["window"][1]], t[t["method"] == METHODS["favor"][1]]
     w0, w1, f0, f1 = w.iloc[0], w.iloc[-1], f.iloc[0], f.iloc[-1]
     out = (f"On {RUN}'s layer the window's error goes from {w0['trained']:.3g} with {w0['size']} keys to "
@@ -82,12 +86,20 @@ def reading(t: pd.DataFrame, runs: list[dict]) -> str:
            f"{f1['trained']:.3g} with {f1['size']} (Gaussian inputs: {f0['gaussian']:.3g} to {f1['gaussian']:.3g}). ")
     for row, what in ((w1, f"With a window of {w1['size']}, the window"), (f1, f"With {f1['size']} features, FAVOR+")):
         out += (f"{what} errs {shown(row['ratio'], row['ratio_se'], '.2f')} times as much on the trained layer as on "
-                f"Gaussian inputs ({direction(row['ratio'], row['ratio_se'])}). ")
+                f"Gaussian inputs ({direction(row['ratio'], row['ratio_se'], df)}). ")
     att = {k: pooled([(e[k]["attention"]["score_std"], None) for e in runs])[0] for k in INPUTS}
     ent = {k: pooled([(e[k]["attention"]["entropy"], None) for e in runs])[0] for k in INPUTS}
     return out + (f"The scaled scores the trained layer's softmax sees spread with a standard deviation of "
                   f"{att['trained']:.2f} (Gaussian inputs: {att['gaussian']:.2f}), and its attention rows have an "
                   f"entropy of {ent['trained']:.2f} nats (Gaussian inputs: {ent['gaussian']:.2f}).\n")
+
+
+def coverage(window: int, n_global: int, context: int) -> str:
+    """Whether the largest window, with its global tokens, covers the whole context (where a window is exact)."""
+    covers = window + n_global >= context
+    return (f" The largest window, {window} keys with {n_global} global tokens, "
+            f"{'covers' if covers else 'stops short of'} the {context} tokens {RUN} reads"
+            f"{', so there it is exact attention' if covers else ''}.\n")
 
 
 HEADERS = {"method": "method", "size": "window / features", "trained": f"{RUN}'s layer", "trained_se": "± SE",
@@ -120,5 +132,6 @@ def blocks(site) -> dict[str, str]:
             "the mean over the batches at the one seed, with its standard error over them")
     out["error_table"] = (diverged_note(lost) + f"\nEach value is {mean}; the ratio is the trained layer's error "
                           "over the Gaussian inputs' at the same batch.\n\n" + md_table(t, HEADERS, FORMATS))
-    out["reading"] = reading(t, runs)
+    out["reading"] = (reading(t, runs, len(runs) - 1 if len(runs) > 1 else max(s["batches"] - 1, 1)).rstrip("\n")
+                      + coverage(max(s["windows"]), s["n_global"], runs[0]["context"]))
     return out

@@ -5,6 +5,7 @@ import pandas as pd
 
 from attnlab.report import charts
 from attnlab.report.format import chart, md_table
+from attnlab.report.readings import rounding_steps
 
 NAME = "averaging"
 
@@ -26,12 +27,24 @@ def weight(v) -> str:
     return "0" if v == 0 else f"{v:.4f}"
 
 
+def rounding_reading(e1: dict) -> str:
+    """The largest of the three differences in float32 rounding steps (arithmetic on fixed inputs: no noise)."""
+    diffs = [e1.get(k) for k in ("shuffle_max_abs_diff", "loop_vs_matmul_max_abs_diff", "loop_vs_softmax_max_abs_diff")]
+    diffs = [d for d in diffs if isinstance(d, (int, float))]
+    if not diffs:
+        return ""
+    top = max(diffs)
+    return ("Here every comparison gives exactly the same numbers." if top == 0 else
+            f"Here the largest difference is {top:.3g}, {rounding_steps(top)}.")
+
+
 def blocks(site) -> dict[str, str]:
     out = site.skeleton(NAME)
     e1 = site.res.result(NAME)
     if e1 is None:
         missing = site.missing(NAME)
-        return out | {"matrix_table": missing, "diffs_table": missing, "matrix_chart": "", "d": "–"}
+        return out | {"matrix_table": missing, "diffs_table": missing, "matrix_chart": "", "d": "–",
+                      "rounding_reading": ""}
     ch = {**site.chapter_parts("C1.2"), "shuffle": site.chapter_value("C1.1")}
     diffs = pd.DataFrame([
         ("last row on x vs on x[randperm] (C1.1)", e1.get("shuffle_max_abs_diff"), ch.get("shuffle")),
@@ -42,6 +55,7 @@ def blocks(site) -> dict[str, str]:
     matrix = matrix_table(e1)
     return out | {
         "d": f"{e1.get('d')}",
+        "rounding_reading": rounding_reading(e1),
         "matrix_table": md_table(matrix, formats={c: weight for c in matrix.columns[1:]}),
         "matrix_chart": chart("chart-matrix", charts.matrix_chart(matrix_long(e1))),
         "diffs_table": md_table(diffs, {"comparison": "comparison", "reproduced": "reproduced (max |diff|)",

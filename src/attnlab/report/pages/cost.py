@@ -4,7 +4,10 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from attnlab.bench.cost import SLOPE_ROWS
 from attnlab.report.format import chart, gpu_region, machine, md_table, num
+from attnlab.report.readings import Estimate, growth, interval, said, side
+from attnlab.stats import log_fit
 
 NAME = "cost"
 ORDER = ["naive", "sdpa", "tiled", "window", "favor", "projections"]
@@ -54,26 +57,117 @@ def error_chart(e: dict) -> dict:
         tooltip=["method", "size", alt.Tooltip("error:Q", format=".3g")]).properties(width=420, height=260).to_dict()
 
 
+def draws_of(e: dict) -> int:
+    """How many draws the errors are means over (the settings' `errors.seeds`; 1 where the file does not say)."""
+    return e.get("draws") or 1
+
+
+def error_at(row: dict, draws: int) -> Estimate:
+    """One size's mean error over the draws, with its standard error where the run file states one."""
+    return Estimate(row["relative_error"], row.get("se"), draws - 1) if row.get("se") else Estimate(row["relative_error"])
+
+
+def against_one(row: dict, draws: int) -> tuple[str | None, str]:
+    """Whether FAVOR+'s error at one feature count lies above or below 1 (an output as far from exact attention
+    as zeros would be), and on what: its interval where the run file states an error ('beyond the noise'), else
+    its draws' range ('at every draw', when every draw lies on one side); (None, '') with neither."""
+    where = side(error_at(row, draws), 1.0)
+    if where is not None:
+        return where, "beyond the noise"
+    if row.get("min") is None:
+        return None, ""
+    return ("above" if row["min"] > 1 else "below" if row["max"] < 1 else "within"), "at every draw"
+
+
+SIZES = {"window": ("window", "The window's error", "at a window of"), "favor": ("features", "FAVOR+'s error", "with")}
+
+
+def shrink_words(e: dict, method: str) -> str:
+    """How a method's error changes from its smallest size to its largest: the ratio with its interval, said as a
+    fall or a rise only where the interval clears 1."""
+    key, who, at = SIZES[method]
+    first, last = e[method][0], e[method][-1]
+    unit = "" if method == "window" else " random features"
+    text = (f"{who} goes from {first['relative_error']:.3g} {at} {first[key]}{unit} to {last['relative_error']:.3g} "
+            f"{at} {last[key]}{unit}")
+    shrink = e.get(f"{method}_shrink") or {}
+    if not shrink.get("se"):
+        return text + f" (×{last['relative_error'] / first['relative_error']:.2f}; the run file states no error for it)"
+    ratio = Estimate(shrink["ratio"], shrink["se"], draws_of(e) - 1)
+    return text + (f" (×{interval(ratio, signed=False)}, 95 % over the draws: "
+                   + said(ratio, of=1.0, above="it rises", below="it falls") + ")")
+
+
+def rate_words(e: dict) -> str:
+    """FAVOR+'s measured rate against the square root's: the log-log slope of its error on the feature count,
+    with its interval, against −0.5; the two-point ratio where the run file has no fitted rate."""
+    f0, f1 = e["favor"][0], e["favor"][-1]
+    root = (f0["features"] / f1["features"]) ** 0.5
+    rate = e.get("favor_rate") or {}
+    if not rate.get("se"):
+        return (f"a fall as the square root of the features would give ×{root:.2f} over that range; the run file "
+                "records no fitted rate with an error, so the page does not judge the rate")
+    r = Estimate(rate["slope"], rate["se"], draws_of(e) - 1)
+    return (f"its log-log slope on the number of features is {interval(r, signed=False)} (95 % over the draws), "
+            "against −0.5 for the square root: " + said(r, of=-0.5, above="it falls more slowly than the square root",
+                                                         below="it falls faster than the square root",
+                                                         within="as the square root, within the noise"))
+
+
+def above_one_words(e: dict) -> str:
+    """The feature counts at which FAVOR+ errs by more than the output itself (relative error above 1)."""
+    draws, rows = draws_of(e), e["favor"]
+    judged = [(f["features"], *against_one(f, draws)) for f in rows]
+    above = [(size, basis) for size, where, basis in judged if where == "above"]
+    if not above:
+        return ""
+    bases = " or ".join(sorted({basis for _, basis in above}))
+    where = "every feature count measured" if len(above) == len(rows) else \
+        f"{len(above)} of {len(rows)} feature counts ({', '.join(str(size) for size, _ in above)})"
+    return (f" At {where} FAVOR+'s error is above 1 ({bases}): its output is farther from exact attention than "
+            "an output of zeros would be (whose relative error is exactly 1).")
+
+
 def error_reading(e: dict) -> str:
-    """The error table in words, generated from it."""
-    w0, w1, f0, f1 = e["window"][0], e["window"][-1], e["favor"][0], e["favor"][-1]
-    return (f"From a window of {w0['window']} to one of {w1['window']} the window's error goes from "
-            f"{w0['relative_error']:.3g} to {w1['relative_error']:.3g}; from {f0['features']} to {f1['features']} "
-            f"random features FAVOR+'s goes from {f0['relative_error']:.3g} to {f1['relative_error']:.3g} "
-            f"(×{f1['relative_error'] / f0['relative_error']:.2f} for ×{f1['features'] // f0['features']} the "
-            f"features; the square root would give ×{(f0['features'] / f1['features']) ** 0.5:.2f}).\n")
+    """The error table in words, generated from it: each method's change from its smallest size to its largest
+    (a fall only where the interval clears 1), FAVOR+'s rate against the square root, and where its error
+    exceeds the output itself."""
+    return (shrink_words(e, "window") + ". " + shrink_words(e, "favor") + "; " + rate_words(e) + "."
+            + above_one_words(e) + "\n")
+
+
+def fitted(rows: list[dict], key: str) -> Estimate | None:
+    """The log-log slope of `key` on n over the last sizes that ran, as the producer fits it, with the fit's
+    residual standard error (n − 2 degrees of freedom); None with fewer than two sizes."""
+    done = [x for x in rows if not x.get("oom") and x.get(key)]
+    fit = log_fit([x["n"] for x in done], [x[key] for x in done], SLOPE_ROWS)
+    if fit is None:
+        return None
+    return Estimate(fit["slope"]) if fit["se"] is None else Estimate(fit["slope"], fit["se"], fit["n"] - 2)
+
+
+def slope_words(e: Estimate | None, what: str) -> str:
+    """'time n^(1.81 ± 0.17), between linear and quadratic'."""
+    if e is None:
+        return f"{what} –"
+    return f"{what} n<sup>{interval(e, signed=False)}</sup>, {growth(e)}"
 
 
 def slopes_text(r: dict) -> str:
-    parts = []
-    for m, s in r["slopes"].items():
-        t = "–" if s["time"] is None else f"{s['time']:.2f}"
-        mem = "–" if s["memory"] is None else f"{s['memory']:.2f}"
-        parts.append(f"**{m}**: time n<sup>{t}</sup>, memory n<sup>{mem}</sup>, longest n {r['longest'][m]}"
-                     + (f", out of memory at n = {r['oom'][m]}" if r["oom"].get(m) else ""))
-    proj = r.get("projection_slope")
-    return ("Log-log slopes over the last four sizes each method finished — "
-            + "; ".join(parts) + (f"; **projections** alone: time n<sup>{proj:.2f}</sup>." if proj is not None else "."))
+    """Each method's log-log slopes of time and memory over its last sizes, with the fit's interval, in words
+    (linear, quadratic, between them) only where the interval says so."""
+    lines = []
+    for m in r["slopes"]:
+        rows = [x for x in r["rows"] if x["method"] == m]
+        lines.append(f"- **{m}** (to n = {r['longest'][m]}"
+                     + (f", out of memory at n = {r['oom'][m]}" if r["oom"].get(m) else "") + "): "
+                     + slope_words(fitted(rows, "median_ms"), "time") + "; "
+                     + slope_words(fitted(rows, "peak_bytes"), "memory") + ".")
+    if r.get("projections"):
+        lines.append("- **projections** alone: " + slope_words(fitted(r["projections"], "median_ms"), "time") + ".")
+    return (f"Log-log slopes over the last {SLOPE_ROWS} sizes each method finished, ± k·SE of the fit (95 %; its "
+            "residual error at two degrees of freedom), and what they say against linear (1) and quadratic (2):\n\n"
+            + "\n".join(lines) + "\n")
 
 
 def blocks(site) -> dict[str, str]:
@@ -107,7 +201,7 @@ def blocks(site) -> dict[str, str]:
     favor = pd.DataFrame([{"features": f["features"], "favor_error": f["relative_error"], "favor_se": f.get("se"),
                            "favor_min": f["min"], "favor_max": f["max"]} for f in e["favor"]])
     out["error_table"] = (md_table(errors, {"window": "window", "window_error": "relative error"},
-                                   {"window_error": lambda v: f"{v:.3g}"}) + "\n"
+                                   {"window_error": lambda v: f"{v:.3g}"}) + "\n\n"
                           + md_table(favor, {"features": "random features", "favor_error": "relative error (mean)",
                                              "favor_se": "its SE", "favor_min": "lowest", "favor_max": "highest"},
                                      {k: (lambda v: "–" if v is None or v != v else f"{v:.3g}")

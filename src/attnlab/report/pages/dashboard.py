@@ -76,11 +76,12 @@ SCRIPT = """<script>
 </script>"""
 
 
-SURVIVAL = {  # Verdict.survives() -> what it says of a claim the chapter made from one run
-    "every seed": "hold at every seed alone: one run would have found them, whichever seed it drew",
-    "some seeds": "hold on the mean but not at every seed: one run could have missed them, or (for a claim "
-                  "that fails) found them by luck",
-    "no seed": "hold at no seed alone",
+SURVIVAL = {  # Verdict.survives() -> what it says of a claim the chapter made from one run (the seeds alone, not
+    # the mean, whose verdict each group lists beside it)
+    "every seed": "reproduce at every seed alone: one run would have found them, whichever seed it drew",
+    "some seeds": "reproduce at some seeds alone and not at others: one run would have found them or missed them, "
+                  "depending on the seed it drew",
+    "no seed": "reproduce at no seed alone: one run would have missed them, whichever seed it drew",
 }
 
 
@@ -101,10 +102,10 @@ def seed_noise(site, verdicts: list[Verdict]) -> str:
         if not group:
             continue
         by_verdict = {k: [v for v in group if v.verdict == k] for k in VERDICTS}
-        listed = "; ".join(f"{k} on the mean: " + ", ".join(
+        listed = "; ".join(f"{k}: " + ", ".join(
             f"[{html.escape(v.claim.id)}]({v.claim.experiment}.md#{anchor(v.claim.id)})" for v in vs)
             for k, vs in by_verdict.items() if vs)
-        out.append(f"- **{len(group)}** {text}. {listed[0].upper() + listed[1:]}.")
+        out.append(f"- **{len(group)}** {text}. Their verdict on the mean over seeds: {listed}.")
     unseeded = len(verdicts) - len(seeded)
     if unseeded:
         out.append(f"\nThe other {unseeded} claims are computed (counts and arithmetic), read no trained run "

@@ -7,6 +7,7 @@ import pandas as pd
 
 from attnlab.report import charts
 from attnlab.report.format import chart, fmt, md_table
+from attnlab.report.readings import count
 
 NAME = "data"
 
@@ -39,17 +40,51 @@ def token(v) -> str:
     return f"<code>{html.escape(v.replace(' ', '␣'))}</code>" if isinstance(v, str) else "–"
 
 
+def split_words(config: dict) -> str:
+    """The split the profile asks for: 'the first 90 % for training, the rest for validation'."""
+    val = (config.get("data") or {}).get("val_fraction")
+    if val is None:
+        return "a training part and a validation part (the profile's val_fraction)"
+    return f"the first {100 * (1 - val):g} % for training, the rest for validation"
+
+
+def shown(piece: str) -> str:
+    """A token as the page shows it (␣ for a space)."""
+    return piece.replace(" ", "␣")
+
+
+def merges_reading(first: list[str]) -> str:
+    """The first merges in words, counted from them: how many glue a space to one letter, how many join two
+    letters, and the first longer piece with the two earlier pieces it joins (where two are found)."""
+    spaced = [shown(m) for m in first if len(m) == 2 and m[0] == " " and m[1].isalpha()]
+    letters = [m for m in first if len(m) == 2 and m.isalpha()]
+    kinds = [f"{count(len(spaced), 'glues', 'glue')} a space to one letter ({', '.join(spaced)})"] if spaced else []
+    kinds += [f"{len(letters)} join two letters ({', '.join(letters)})"] if letters else []
+    said = [f"of the first {len(first)}, " + " and ".join(kinds)] if kinds else []
+    i, m = next(((i, m) for i, m in enumerate(first) if len(m) > 2), (None, None))
+    if m is not None:
+        known = {piece: j + 1 for j, piece in enumerate(first[:i])}
+        a, b = next(((m[:k], m[k:]) for k in range(1, len(m)) if m[:k] in known and m[k:] in known), (None, None))
+        said.append(f"the first longer piece, {shown(m)}, comes at rank {i + 1}" + (
+            f" and joins two earlier ones, {shown(a)} and {shown(b)} (ranks {known[a]} and {known[b]})" if a else ""))
+    text = "; ".join(said)
+    return text[:1].upper() + text[1:] + "." if text else ""
+
+
 def blocks(site) -> dict[str, str]:
     out = site.skeleton(NAME)
     stats = site.res.result(NAME)
     if stats is None:
         missing = site.missing(NAME)
-        return out | {"stats_table": missing, "merges_table": missing, "split_chart": ""}
+        return out | {"stats_table": missing, "merges_table": missing, "split_chart": "", "merges_reading": "",
+                      "split": split_words(site.config)}
     chapter_counts = {**site.chapter_parts("C0.2"), **site.chapter_parts("C0.3")}
     merges = merges_table(stats, site.chapter_value("C0.4"))
     return out | {
         "stats_table": md_table(stats_table(stats), formats={"value": pretty}),
         "split_chart": chart("chart-split", charts.split_chart(stats, chapter_counts)),
+        "merges_reading": merges_reading(list(stats.get("first_merges") or [])),
+        "split": split_words(site.config),
         "merges_table": md_table(merges, {"rank": "rank", "reproduced": "reproduced", "chapter": "chapter",
                                           "same": "same"}, {"reproduced": token, "chapter": token}),
     }

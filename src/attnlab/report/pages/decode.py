@@ -5,6 +5,7 @@ import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, machine, md_table, num
+from attnlab.report.readings import Estimate, count, interval, said
 
 NAME = "decode"
 
@@ -25,16 +26,35 @@ def speed_chart(rows: pd.DataFrame) -> dict:
     ).properties(width=440, height=280).to_dict()
 
 
+def config_name(key: str) -> str:
+    """'wide/1' -> 'wide model with 1 kv head'."""
+    model, heads = key.split("/")
+    return f"{model} model with {count(int(heads), 'kv head')}"
+
+
 def reading(r: dict) -> str:
-    """The speedups in words, generated from the result."""
+    """The speedups in words, generated from the result: each configuration's speedup at the longest length and
+    the slope of its growth with length, each with its interval (95 %) where the run file states an error, and
+    said faster, slower, growing or shrinking only where that interval clears 1 (or 0)."""
     n = r["settings"]["lengths"][-1]
-    parts = [f"{key.replace('/', ' model with ')} kv heads ×{value:.2f}" for key, value in r["speedup_at_longest"].items()]
-    text = f"At {n} generated tokens the cache's speedup over recomputing is: " + "; ".join(parts) + ".\n"
-    slopes = [f"{key.replace('/', ' model with ')} kv heads {g['slope']:.2f}"
-              + (f" ± {g['se']:.2f}" if g["se"] else "") for key, g in (r.get("speedup_slope") or {}).items() if g]
+    errors = r.get("speedup_se_at_longest") or {}
+    parts = []
+    for key, value in r["speedup_at_longest"].items():
+        e = Estimate(value, errors.get(key)) if errors.get(key) else Estimate(value)
+        parts.append(f"{config_name(key)} ×{interval(e, signed=False)}, "
+                     + said(e, of=1.0, above="faster with the cache", below="slower with the cache",
+                            within="no faster within the noise", unknown="no error stated"))
+    text = (f"At {n} generated tokens the cache's speedup over recomputing (± k·SE at 95 % where the run file "
+            "states an error) is: " + "; ".join(parts) + ".\n")
+    slopes = []
+    for key, g in (r.get("speedup_slope") or {}).items():
+        if g:
+            e = Estimate(g["slope"], g["se"]) if g.get("se") else Estimate(g["slope"])
+            slopes.append(f"{config_name(key)} {interval(e, signed=False)}, " + said(e, above="grows with length", below="shrinks with length",
+                                        within="flat within the noise", unknown="no error stated"))
     if slopes:
         text += ("\nHow it grows with length, as the slope of log speedup against log length (1 would be a speedup "
-                 "in proportion to the length; ± one standard error): " + "; ".join(slopes) + ".\n")
+                 "in proportion to the length; ± k·SE at 95 %): " + "; ".join(slopes) + ".\n")
     return text
 
 

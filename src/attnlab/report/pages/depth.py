@@ -7,7 +7,9 @@ import pandas as pd
 
 from attnlab.config import train_settings
 from attnlab.errors import AttnlabError
-from attnlab.report.format import chart, finite, md_table, not_run, num, spread
+from attnlab.report.format import chart, finite, md_table, not_run, spread
+from attnlab.report.readings import Estimate, at_seeds, of_values, paired, said, versus
+from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
 
 EXPERIMENT = "depth"
@@ -74,40 +76,89 @@ def init_grads(site, table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def init_table(grads: pd.DataFrame) -> pd.DataFrame:
+def init_seeds(site, table: pd.DataFrame) -> pd.DataFrame:
+    """Per norm placement, the step-0 gradient of its run without warmup at every seed: block 1, the last block
+    and their ratio, one row per seed (the claim C4.1 reads every seed, and so does the page)."""
     rows = []
-    for (norm, run), g in grads.groupby(["norm", "run"], sort=False):
-        g = g.sort_values("block")
-        first, last = g.iloc[0], g.iloc[-1]
-        rows.append({"norm": norm, "run": run, "first": first["grad_norm"], "last": last["grad_norm"],
-                     "n": int(last["block"]), "ratio": last["grad_norm"] / first["grad_norm"]})
+    for norm, runs in table.sort_values("warmup", na_position="first").groupby("norm", sort=False):
+        for run in runs["run"]:
+            found = [{"norm": f"{norm}-norm", "run": run, "seed": str(seed), **row}
+                     for seed, m in (site.res.by_seed.get(run) or {}).items()
+                     if (row := _first_last(m.get("probes_first") or {}))]
+            if found:
+                rows += found
+                break
     return pd.DataFrame(rows)
 
 
-EVEN = 0.05  # a last/first ratio within 5 % of 1 is read as even: one measurement, not a trend
+def _first_last(first: dict) -> dict | None:
+    """Block 1's and the last block's gradient norm in one probe, and their ratio (None without two blocks)."""
+    g = {int(k[len(GRAD):]): v for k, v in first.items() if k.startswith(GRAD) and finite(v) is not None}
+    if len(g) < 2:
+        return None
+    n = max(g)
+    return {"first": g[min(g)], "last": g[n], "n": n, "ratio": g[n] / g[min(g)]}
+
+
+def init_table(seeds: pd.DataFrame) -> pd.DataFrame:
+    """One row per norm placement: block 1, the last block and last/first over the seeds (results.Spread:
+    mean ± sd, each seed on hover)."""
+    rows = []
+    for (norm, run), g in seeds.groupby(["norm", "run"], sort=False):
+        spreads = {k: Spread(dict(zip(g["seed"], g[k]))) for k in ("first", "last", "ratio")}
+        rows.append({"norm": norm, "run": run, "seeds": len(g), "n": int(g["n"].max()), **spreads})
+    return pd.DataFrame(rows)
+
+
+def lean(e: Estimate | None) -> str:
+    """Which end of the stack a last/first ratio favours, said only where its interval clears 1."""
+    return said(e, of=1.0, above="the blocks nearer the output receive the larger gradient",
+                below="the blocks nearer the input receive the larger gradient",
+                within="the gradient is even over the depth within the noise",
+                unknown="one seed, so no error to judge a direction by")
 
 
 def init_reading(t: pd.DataFrame) -> str:
-    """What the step-0 table says, in words generated from its ratios (so the prose cannot contradict it)."""
-    def where(ratio: float) -> str:
-        if ratio > 1 + EVEN:
-            return "the blocks nearer the output receive the larger gradient"
-        if ratio < 1 - EVEN:
-            return "the blocks nearer the input receive the larger gradient"
-        return f"the gradient is about even over the depth (within {EVEN:.0%})"
-
-    lines = [f"In {r['norm']}, the last block's gradient is {r['ratio']:.3f}× the first block's: {where(r['ratio'])}."
-             for _, r in t.iterrows()]
+    """What the step-0 table says, in words generated from every seed's ratios: a direction only where the
+    interval (± k standard errors over the seeds) clears 1, and post-norm against pre-norm paired by seed."""
+    lines = []
+    for _, r in t.iterrows():
+        e = of_values(r["ratio"].values)
+        lines.append(f"In {r['norm']}, the last block's gradient is {e.value:.3f}× the first block's "
+                     f"({ratio_interval(e, r['seeds'])}): {lean(e)}.")
     ratios = dict(zip(t["norm"], t["ratio"]))
     if {"pre-norm", "post-norm"} <= set(ratios):
-        steeper = ratios["post-norm"] / ratios["pre-norm"]
-        if abs(steeper - 1) > EVEN:
-            lines.append(f"Post-norm's last/first ratio is {steeper:.2f}× pre-norm's: the gradient's spread over the "
-                         f"depth is {'larger' if steeper > 1 else 'smaller'} with the LayerNorm after each sublayer.")
-        else:
-            lines.append(f"The two placements spread the gradient alike (ratios within {EVEN:.0%} of each other).")
-    return " ".join(lines) + (" A ratio within 5 % of 1 is read as even: it is one measurement at one seed, "
-                              "and nothing smaller is a trend.\n")
+        post, pre = ratios["post-norm"].by_seed, ratios["pre-norm"].by_seed
+        e = paired(post, pre, how=lambda a, b: a / b)
+        lines.append(f"Post-norm's last/first ratio is {e.value:.2f}× pre-norm's ({ratio_interval(e, len(post))}): " + said(
+            e, of=1.0, above="the gradient's spread over the depth is larger with the LayerNorm after each sublayer",
+            below="the gradient's spread over the depth is smaller with the LayerNorm after each sublayer",
+            within="the two placements spread the gradient alike within the noise",
+            unknown="one seed, so no error to judge which spreads it more") + ".")
+    return " ".join(lines) + "\n"
+
+
+def ratio_interval(e: Estimate, seeds: int) -> str:
+    """'mean of 3 seeds, 95 % interval ± 0.096' or 'one seed'."""
+    return "one seed" if e.half is None else f"mean of {seeds} seeds, 95 % interval ± {e.half:.3f}"
+
+
+OUTCOMES = (  # (what is compared, the run, the run it is set against)
+    ("Pre-norm, with warmup against without", "E4-pre-warm", "E4-pre"),
+    ("Post-norm, with warmup against without", "E4-post-warm", "E4-post"),
+    ("Without warmup, post-norm against pre-norm", "E4-post", "E4-pre"),
+)
+
+
+def outcome_reading(table: pd.DataFrame) -> str:
+    """What the final perplexities say: per placement, warmup's effect (with against without, paired by seed),
+    and post-norm against pre-norm without warmup; a direction only where the interval clears zero."""
+    spreads = {r["run"]: r["val_spread"] for _, r in table.iterrows() if r["val_spread"] is not None}
+    lines = [f"- {what}: {versus(spreads[a], spreads[b])}." for what, a, b in OUTCOMES if a in spreads and b in spreads]
+    if not lines:
+        return ""
+    return ("Final validation perplexity, run against run (paired by seed, ± k·SE at 95 %; *higher* or *lower* only "
+            "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
 
 
 def early_grads(site, table: pd.DataFrame) -> pd.DataFrame:
@@ -188,7 +239,8 @@ def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
 def blocks(site) -> dict[str, str]:
     out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["E4-post"]), gpu=True)
                         + "\n# every run of E4\n" + site.snakemake("claims.csv", gpu=True))
-    names = ("runs_table", "ppl_chart", "init_chart", "init_table", "init_reading", "early_chart", "curves_chart")
+    names = ("runs_table", "run_seeds", "ppl_chart", "outcome_reading", "init_chart", "init_table", "init_reading",
+             "early_chart", "curves_chart")
     table = runs_table(site)
     if table.empty:
         missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
@@ -199,17 +251,20 @@ def blocks(site) -> dict[str, str]:
         {"val_spread": spread(2), "warmup": lambda v: str(int(v)), "blocks": lambda v: str(int(v)),
          "steps": lambda v: str(int(v)), "diverged_at": lambda v: str(int(v)), "lr": lambda v: f"{v:g}"})
     out["ppl_chart"] = chart("chart-depth-ppl", ppl_chart(table))
+    out["run_seeds"] = at_seeds({s for run in table["run"] for s in site.res.seeds(run)})
 
     grads = init_grads(site, table)
     if grads.empty:
         out["init_chart"], out["init_table"], out["init_reading"] = "_No step-0 gradient probe recorded._", "", ""
     else:
         out["init_chart"] = chart("chart-depth-init", init_chart(grads))
-        t = init_table(grads)
-        out["init_table"] = md_table(t, {"norm": "norm", "run": "read from", "first": "block 1", "n": "last block",
-                                         "last": "last block's norm", "ratio": "last / first"},
-                                     {"first": num(4), "last": num(4), "ratio": num(3)})
+        t = init_table(init_seeds(site, table))
+        out["init_table"] = md_table(t, {"norm": "norm", "run": "read from", "seeds": "seeds", "first": "block 1",
+                                         "n": "last block", "last": "last block's norm",
+                                         "ratio": "last / first (mean ± sd)"},
+                                     {"first": spread(4), "last": spread(4), "ratio": spread(3)})
         out["init_reading"] = init_reading(t)
+    out["outcome_reading"] = outcome_reading(table)
     runs = list(table["run"])
     early = early_grads(site, table)
     out["early_chart"] = chart("chart-depth-early", early_chart(early, runs)) if len(early) else \

@@ -5,6 +5,7 @@ import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, fmt, md_table
+from attnlab.report.readings import rounding_steps
 
 NAME = "equivalence"
 FLOAT32_EPS = 2.0 ** -23
@@ -137,6 +138,30 @@ def settings_table(e9: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["setting", "value"])
 
 
+def agreement_reading(t: pd.DataFrame) -> str:
+    """The cases table in words: attnlab's largest difference from PyTorch in float32 rounding steps, against
+    PyTorch's own two paths and against the outputs' size (arithmetic on fixed inputs: no noise to judge)."""
+    ours = max(t["mha"].max(), t["sdpa"].max())
+    torch, lo, hi = t["torch"].dropna().max(), t["mean"].min(), t["mean"].max()
+    text = (f"Over the {len(t)} cases the outputs' mean magnitude lies between {lo:.3g} and {hi:.3g}. ")
+    if ours == 0:
+        return text + "attnlab's outputs equal PyTorch's exactly in every case.\n"
+    text += f"attnlab's largest difference from PyTorch is {_sci(ours)}, {rounding_steps(ours)}"
+    if pd.notna(torch):
+        text += (", no larger than" if ours <= torch else f", {ours / torch:.2g}× as large as") + \
+            f" the largest difference between PyTorch's own two paths ({_sci(torch)})"
+    return text + f"; the smallest mean output is {lo / ours:,.0f} times as large.\n"
+
+
+def chapter_words(site) -> str:
+    """The chapter's own figures for C9.1, from the registry."""
+    parts = site.chapter_parts("C9.1")
+    diff, size = parts.get("max_abs_diff"), parts.get("mean_abs_output")
+    if diff is None or size is None:
+        return ""
+    return f" The chapter reports a largest difference of {fmt(diff)} on outputs whose mean magnitude is {fmt(size)}."
+
+
 def alignment(e9: dict) -> str:
     a = e9.get("causal_alignment")
     if not a:
@@ -153,7 +178,8 @@ def blocks(site) -> dict[str, str]:
     if e9 is None:
         missing = site.missing(NAME)
         return out | {k: missing for k in ("cases_table", "low_precision_table", "fully_masked_table")} | \
-            {"settings": "", "diff_chart": "", "alignment": "", "minus_1e9_table": ""}
+            {"settings": "", "diff_chart": "", "alignment": "", "minus_1e9_table": "", "agreement_reading": "",
+             "chapter_numbers": chapter_words(site)}
     out["settings"] = md_table(settings_table(e9))
     out["cases_table"] = md_table(cases_table(e9), {
         "case": "case", "shape": "shape", "mha": "max |diff| vs MHA", "sdpa": "max |diff| vs SDPA",
@@ -161,6 +187,8 @@ def blocks(site) -> dict[str, str]:
         {k: _sci for k in ("mha", "sdpa", "torch", "err")} | {"mean": lambda v: f"{v:.4f}"})
     out["diff_chart"] = chart("chart-equivalence", diff_chart(e9, tolerance(site), chapter_diff(site)))
     out["alignment"] = alignment(e9)
+    out["agreement_reading"] = agreement_reading(cases_table(e9))
+    out["chapter_numbers"] = chapter_words(site)
     out["low_precision_table"] = md_table(low_precision_table(e9), {
         "dtype": "dtype", "diff": "max |diff| vs float32", "tol": "tolerance", "masked": "largest masked weight",
         "nan": "any NaN", "ours": "fully masked row"}, {"diff": _sci, "tol": _sci, "masked": _sci, "nan": _yes})

@@ -8,6 +8,7 @@ import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, md_table, not_run, spread
+from attnlab.report.readings import versus
 
 EXPERIMENT = "grouping"
 CHECKPOINT = re.compile(r"^(?:[^/]+/)?(?P<run>[^/]+?)(?:/seed(?P<seed>\d+))?(?:/ckpt\.pt)?$")  # grouping/S6-mha/seed1337/ckpt.pt
@@ -56,6 +57,44 @@ def ppl_chart(t: pd.DataFrame) -> dict:
     ).properties(width=420, height=260).to_dict()
 
 
+def comparisons(t: pd.DataFrame) -> list[tuple[str, str]]:
+    """(run, the run it is set against): every run but the multi-head one against it, and each up-trained run
+    also against the run of its shape trained from scratch."""
+    fresh = t[t["start"] == "fresh"]
+    mha = fresh[fresh["kv_heads"] == fresh["heads"]]["run"]
+    if mha.empty:
+        return []
+    base = mha.iloc[0]
+    out = [(r, base) for r in t["run"] if r != base]
+    shape = dict(zip(fresh["kv_heads"], fresh["run"]))
+    return out + [(r["run"], shape[r["kv_heads"]]) for _, r in t[t["start"] != "fresh"].iterrows()
+                  if r["kv_heads"] in shape]
+
+
+def cost_reading(t: pd.DataFrame) -> str:
+    """What fewer key/value heads cost in validation perplexity: each comparison paired by seed, with its
+    interval (95 %), said higher or lower only where the interval clears zero."""
+    spreads = dict(zip(t["run"], t["val_spread"]))
+    lines = []
+    for run, other in comparisons(t):
+        if spreads.get(run) is None or spreads.get(other) is None:
+            continue
+        lines.append(f"- **{run}** against {other}: {versus(spreads[run], spreads[other])}.")
+    if not lines:
+        return ""
+    return ("Validation perplexity, run against run (paired by seed, ± k·SE at 95 %; *higher* or *lower* only "
+            "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
+
+
+def uptrain_words(t: pd.DataFrame, budget) -> str:
+    """How long the converted models train on: their steps, and the share of the profile's budget."""
+    steps = sorted({int(s) for s in t[t["start"] != "fresh"]["steps"].dropna()}) if not t.empty else []
+    if not steps or not budget:
+        return "briefly (the runs record their steps)"
+    shown = " or ".join(map(str, steps))
+    return f"for {shown} steps ({' or '.join(f'{100 * s / budget:g} %' for s in steps)} of the budget's {budget})"
+
+
 def blocks(site) -> dict[str, str]:
     out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["S6-gqa-up"]), gpu=True)
                         + "\n# every run of S6\n" + site.snakemake("claims.csv", gpu=True))
@@ -63,13 +102,16 @@ def blocks(site) -> dict[str, str]:
     t = runs_table(site)
     if t.empty:
         missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
-        return out | {"runs_table": missing, "ppl_chart": ""}
+        return out | {"runs_table": missing, "ppl_chart": "", "cost_reading": "",
+                      "uptrain": uptrain_words(t, None)}
     out["runs_table"] = md_table(t, {"run": "run", "heads": "query heads", "kv_heads": "key/value heads",
                                      "start": "starts from", "steps": "steps", "status": "status",
                                      "val_spread": "val ppl", "train_spread": "train ppl", "n_params": "params",
                                      "cache_bytes": "KV cache bytes / token"},
                                  {"val_spread": spread(2), "train_spread": spread(2), "n_params": lambda v: f"{int(v):,}",
                                   "cache_bytes": lambda v: f"{int(v):,}", "steps": lambda v: str(int(v))})
+    out["cost_reading"] = cost_reading(t)
+    out["uptrain"] = uptrain_words(t, (site.config.get("train") or {}).get("steps"))
     out["ppl_chart"] = (chart("chart-grouping-ppl", ppl_chart(t)) if t["val_ppl"].notna().any()
                         else "_No run has a finite perplexity to chart: each diverged (see its status above)._\n")
     return out

@@ -5,6 +5,7 @@ import pandas as pd
 
 from attnlab.report import charts, tables
 from attnlab.report.format import chart, md_table, not_run, num, spread
+from attnlab.report.readings import interval, paired, said
 
 NAME = "ladder"
 
@@ -31,6 +32,34 @@ def runs_table(site) -> str:
                                             "train_tokens": lambda v: f"{int(v):,}"})
 
 
+def step(spreads: dict, a: str, b: str | None) -> str:
+    """A cell of the steps table: rung a's perplexity less rung b's, paired by seed, ± k·SE (95 %), and which way
+    it went, said only where the interval clears zero."""
+    if b is None or spreads.get(a) is None or spreads.get(b) is None:
+        return "–"
+    e = paired(spreads[a].by_seed, spreads[b].by_seed)
+    return f"{interval(e)}: " + said(e, above="higher", below="lower")
+
+
+def steps_table(ladder: pd.DataFrame) -> str:
+    """What each rung did: its validation (and training) perplexity less the rung below's, and its validation
+    perplexity less L1's, each paired by seed with its interval; 'higher' or 'lower' only where the interval clears
+    zero, else within the noise."""
+    ran = ladder[ladder["val_spread"].notna()]
+    if len(ran) < 2:
+        return ""
+    rows = list(ran["row"])
+    val, train = dict(zip(ran["row"], ran["val_spread"])), dict(zip(ran["row"], ran["train_spread"]))
+    table = pd.DataFrame([{"row": r, "below": rows[i - 1] if i else None,
+                           "val": step(val, r, rows[i - 1] if i else None),
+                           "train": step(train, r, rows[i - 1] if i else None),
+                           "first": step(val, r, rows[0] if i else None)} for i, r in enumerate(rows)][1:])
+    return ("Each rung against the one below it and against the first (a difference in perplexity, rung minus "
+            "the other, paired by seed, ± k·SE at 95 %; *higher* or *lower* only where that interval clears zero):"
+            "\n\n" + md_table(table, {"row": "rung", "below": "rung below", "val": "val ppl − rung below",
+                                       "train": "train ppl − rung below", "first": f"val ppl − {rows[0]}"}) + "\n")
+
+
 def blocks(site) -> dict[str, str]:
     res = site.res
     ladder = tables.ladder_table(res, site.registry.reference)
@@ -51,6 +80,7 @@ def blocks(site) -> dict[str, str]:
         "spec_table": md_table(run, {"row": "rung", "n_blocks": "blocks", "mixer": "mixer", "n_heads": "heads",
                                      "residual": "residual", "position": "position", "mlp": "MLP",
                                      "norm": "norm"}) if len(run) else "_No rung has run yet._",
+        "steps_table": steps_table(ladder),
         "missing": (not_run(*[f"{site.rdir}/{site.run_target(NAME, [r])}" for r in missing_rows], command=redo)
                     if missing_rows else ""),
         "ladder_chart": chart("chart-ladder", charts.ladder_chart(ladder)) if len(run) else "",

@@ -47,12 +47,35 @@ def shares_chart(e7: dict) -> dict:
     ).to_dict()
 
 
+def widths_words(e7: dict) -> str:
+    """The one-block models the run built, from its own spec and widths: 'at 6 widths (vocabulary 1024, ...)'."""
+    spec, widths = e7["width_spec"], sorted(e7["widths"])
+    return (f"at {len(widths)} widths (vocabulary {spec['vocab_size']}, context {spec['context']}, "
+            f"{'tied' if spec.get('tie_embeddings') else 'untied'} output layer), d from {widths[0]} to {widths[-1]}")
+
+
+def shares_reading(e7: dict) -> str:
+    """The shares table in words: the MLP's share of the block against 2/3 at every width, the token table's
+    share of the whole model along the widths, and GPT-2 small's, with its vocabulary and blocks against the
+    one-block model's."""
+    rows, g, spec = e7["shares"], e7["gpt2"], e7["width_spec"]
+    mlp = [r["mlp_share"] for r in rows]
+    first, last = rows[0], rows[-1]
+    return (f"The MLP's share of the block lies between {min(mlp):.4f} and {max(mlp):.4f} at every width "
+            f"(2/3 = {2 / 3:.4f}; the biases make the difference). The token table's share of the whole one-block "
+            f"model goes from {first['embedding_share']:.3f} at d = {first['d']} to {last['embedding_share']:.3f} at "
+            f"d = {last['d']}. GPT-2 small, with {g['spec']['vocab_size'] / spec['vocab_size']:.0f} times that "
+            f"vocabulary and {g['n_blocks']} blocks, has {100 * g['token_embedding_share']:.1f} % of its parameters in its "
+            "token table.\n")
+
+
 def blocks(site) -> dict[str, str]:
     e7 = site.res.result(NAME)
     out = site.skeleton(NAME)
     if e7 is None:
         missing = site.missing(NAME)
-        return out | {name: missing for name in TABLES} | {"shares_chart": ""}
+        return out | {name: missing for name in TABLES} | {"shares_chart": "", "shares_reading": "",
+                                                           "widths": "at several widths"}
 
     out["gpt2_table"] = md_table(gpt2_table(e7, site.chapter_parts("C7.2")),
                                  {"item": "line item", "counted": "counted", "chapter": "chapter",
@@ -69,6 +92,7 @@ def blocks(site) -> dict[str, str]:
         {"total": count, "mlp_share": lambda v: f"{v:.4f}", "embedding_share": lambda v: f"{v:.3f}",
          "output_share": lambda v: f"{v:.3f}"})
     out["shares_chart"] = chart("chart-e7-shares", shares_chart(e7))
+    out["shares_reading"], out["widths"] = shares_reading(e7), widths_words(e7)
     g, lean = e7["gpt2"], e7["gpt2_no_qkv_bias"]
     out["qkv_bias"] = (f"Built again with `qkv_bias=False`, one block has {lean['one_block']:,} parameters instead of "
                        f"{g['one_block']:,}: **{e7['qkv_bias_saving_per_block']:,} fewer per block** "

@@ -7,6 +7,7 @@ import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, finite, md_table, not_run, spread
+from attnlab.report.readings import Estimate, interval, paired, said
 
 EXPERIMENT = "position"
 ORDER = ["learned", "sinusoidal", "rope", "alibi", "none"]
@@ -88,13 +89,55 @@ def length_reading(data: pd.DataFrame, trained: list[float]) -> str:
     return text + "\n"
 
 
+def rises(site, table: pd.DataFrame, trained: str, longest: str) -> dict[str, Estimate]:
+    """Encoding -> its perplexity at the `longest` window over the one at `trained`, paired by seed (each seed's
+    ratio; their mean with its error), for the runs trained at that length that have both."""
+    out = {}
+    for _, r in table[table["trained"].astype(str) == trained].iterrows():
+        at_long, at_trained = (site.res.spread(r["run"], "val_ppl_at", w) for w in (longest, trained))
+        if at_long and at_trained:
+            out[r["encoding"]] = paired(at_long.by_seed, at_trained.by_seed, how=lambda a, b: a / b)
+    return out
+
+
+def rise_reading(rises: dict[str, Estimate], trained: int, longest: str) -> str:
+    """Which encodings' perplexity rose, fell or held from the trained window to the longest, each as a ratio
+    with its interval (95 %, over the seeds), a direction said only where that interval clears 1."""
+    if not rises:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for enc, e in rises.items():
+        words = said(e, of=1.0, above="rises", below="falls", within="holds within the noise",
+                     unknown="moves by (one seed, no error to judge a direction by)")
+        groups.setdefault(words, []).append(f"{enc} ×{interval(e, 3, signed=False)}")
+    said_of = "; ".join(f"{words} for {', '.join(items)}" for words, items in groups.items())
+    return (f" Here, from {trained} to {longest} tokens (each seed's ratio, their mean ± k·SE at 95 %), perplexity "
+            f"{said_of}.")
+
+
+def method_words(table: pd.DataFrame, wins: list[str], context) -> dict[str, str]:
+    """The page's method sentence, from the runs: the window they trained on (against the profile's context, which
+    E5 may set apart) and the windows they were read through, as multiples of it."""
+    trained = sorted({int(t) for t in table.get("trained", pd.Series(dtype=float)).dropna()})
+    if not trained:
+        return {"trained_on": "windows of the length the runs record", "windows_read": "several lengths"}
+    shown = " and ".join(", ".join(map(str, trained)).rsplit(", ", 1))
+    note = "" if context is None or trained == [context] else f" (E5's own setting; the profile's context is {context})"
+    sizes = [w for w in wins if w.replace(".", "", 1).isdigit()]
+    multiples = " and ".join(", ".join(f"×{float(w) / trained[0]:g}" for w in sizes).rsplit(", ", 1))
+    listed = " and ".join(", ".join(sizes).rsplit(", ", 1))
+    return {"trained_on": f"windows of {shown} tokens{note}",
+            "windows_read": f"{listed} tokens" + (f" ({multiples} the trained length)" if len(trained) == 1 else "")}
+
+
 def blocks(site) -> dict[str, str]:
     out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["E5-alibi"]), gpu=True)
                         + "\n# every run of E5\n" + site.snakemake("claims.csv", gpu=True))
     table = runs_table(site)
     if table.empty:
         missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
-        return out | {"runs_table": missing, "length_chart": "", "length_reading": ""}
+        return out | {"runs_table": missing, "length_chart": "", "length_reading": "",
+                      **method_words(table, [], None)}
     wins = windows(site)
     headers = {"run": "run", "encoding": "encoding", "trained": "trained on", "status": "status",
                **{f"spread_{w}": f"ppl at {w}" for w in wins}, "rise": "longest / trained"}
@@ -113,4 +156,9 @@ def blocks(site) -> dict[str, str]:
     out["length_chart"] = chart("chart-position-length", length_chart(data, trained)) if len(data) else \
         "_No run recorded perplexities at several windows._"
     out["length_reading"] = length_reading(data, trained)
+    t = int(max(set(trained), key=trained.count)) if trained else None
+    if t is not None and wins and float(wins[-1]) > t:
+        out["length_reading"] = out["length_reading"].rstrip("\n") + rise_reading(
+            rises(site, table, str(t), wins[-1]), t, wins[-1]) + "\n"
+    out |= method_words(table, wins, (site.config.get("model") or {}).get("context"))
     return out

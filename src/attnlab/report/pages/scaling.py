@@ -4,7 +4,9 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, md_table, not_run, spread
+from attnlab.report.format import chart, finite, md_table, not_run, spread
+from attnlab.report.readings import interval, paired, said, versus
+from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
 
 TWIN = {"E3-block-raw": "L9"}  # the divided twin of a run that lives in another experiment
@@ -70,7 +72,8 @@ def blocks(site) -> dict[str, str]:
                         + "\n# every run of E3\n" + site.snakemake("claims.csv", gpu=True))
     if table.empty:
         missing = not_run(f"{site.rdir}/scaling/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
-        return out | {"runs_table": missing, "gain_chart": "", "probes_chart": "", "probes_table": ""}
+        return out | {"runs_table": missing, "gain_chart": "", "probes_chart": "", "probes_table": "",
+                      "division_reading": "", "probe_reading": ""}
     out["runs_table"] = md_table(table, {"run": "run", "setup": "setup", "d_k": "d_k", "divided": "÷ √d_k",
                                          "steps": "steps", "val_spread": "val ppl", "train_spread": "train ppl",
                                          "status": "status"}, {"val_spread": spread(2), "train_spread": spread(2)})
@@ -79,14 +82,73 @@ def blocks(site) -> dict[str, str]:
     probes = probes_table(site)
     out["probes_chart"] = chart("chart-scaling-probes", probes_chart(probes)) if len(probes) else \
         "_No probes recorded._"
-    out["probes_table"] = md_table(first_and_last(probes)) if len(probes) else ""
+    spreads = probe_spreads(site)
+    out["probes_table"] = probes_seed_table(spreads) if spreads else ""
+    out["probe_reading"] = probe_reading(spreads)
+    out["division_reading"] = division_reading(table)
     return out
 
 
-def first_and_last(probes: pd.DataFrame) -> pd.DataFrame:
-    """One line per run: each probe at the first and at the last probed step, the mean over the seeds."""
-    mean = probes.dropna(subset=["value"]).groupby(["run", "probe", "step"], as_index=False)["value"].mean()
-    ordered = mean.sort_values("step").groupby(["run", "probe"])["value"]
-    wide = pd.concat({"start": ordered.first(), "end": ordered.last()}, axis=1).unstack("probe")
-    wide.columns = [f"{probe} at {when}" for when, probe in wide.columns]
-    return wide.round(4).reset_index()
+PROBES = {"score_std": "score std", "saturated": "saturated rows", "entropy": "entropy"}
+
+
+def probe_spreads(site) -> dict[str, dict]:
+    """Run -> {(probe, 'start' or 'end'): Spread over its seeds} from every seed's first and last probe (the
+    first head's, the only one these runs have)."""
+    out = {}
+    for name in site.res.experiment("scaling"):
+        at = {}
+        for seed, m in (site.res.by_seed.get(name) or {}).items():
+            for when, key in (("start", "probes_first"), ("end", "probes_last")):
+                for probe in PROBES:
+                    v = finite((m.get(key) or {}).get(f"{probe}_0"))  # a diverged run's last probe may be NaN
+                    if v is not None:
+                        at.setdefault((probe, when), {})[str(seed)] = v
+        if at:
+            out[name] = {k: Spread(v) for k, v in at.items()}
+    return out
+
+
+def probes_seed_table(spreads: dict[str, dict]) -> str:
+    """Each run's probes at the first and the last probed step: mean ± sd over its seeds (each on hover)."""
+    cols = {f"{p}|{w}": f"{label} at {w}" for p, label in PROBES.items() for w in ("start", "end")}
+    rows = [{"run": run, **{f"{p}|{w}": sp for (p, w), sp in at.items()}} for run, at in sorted(spreads.items())]
+    return md_table(pd.DataFrame(rows), {"run": "run", **cols}, {c: spread(3) for c in cols})
+
+
+def probe_reading(spreads: dict[str, dict]) -> str:
+    """How each run's score spread and saturated share moved from the first probe to the last: the change,
+    paired by seed, with its interval (95 %), said as a rise or a fall only where the interval clears zero."""
+    lines = []
+    for run, at in sorted(spreads.items()):
+        said_of = []
+        for probe in ("score_std", "saturated"):
+            start, end = at.get((probe, "start")), at.get((probe, "end"))
+            if start and end:
+                e = paired(end.by_seed, start.by_seed)
+                said_of.append(f"{PROBES[probe]} {start.mean:.3f} → {end.mean:.3f} ({interval(e, 3)}: "
+                               + said(e, above="rises", below="falls") + ")")
+        if said_of:
+            lines.append(f"- **{run}**: " + "; ".join(said_of) + ".")
+    if not lines:
+        return ""
+    return ("From the first probe to the last (the change paired by seed, ± k·SE at 95 %; *rises* or *falls* only "
+            "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
+
+
+def division_reading(table: pd.DataFrame) -> str:
+    """What dividing by √d_k did to validation perplexity in each setup and width: undivided minus divided, paired
+    by seed, with its interval (95 %), said higher or lower only where the interval clears zero."""
+    lines = []
+    for (setup, d_k), g in table.groupby(["setup", "d_k"], sort=False):
+        raw, div = g[~g["divided"].astype(bool)], g[g["divided"].astype(bool)]
+        if raw.empty or div.empty or raw["val_spread"].iloc[0] is None or div["val_spread"].iloc[0] is None:
+            continue
+        a, b = raw.iloc[0], div.iloc[0]
+        lines.append(f"- {setup}, d_k = {d_k}, {a['run']} against {b['run']}: " + versus(
+            a["val_spread"], b["val_spread"], above="undivided higher (the division helps)",
+            below="undivided lower (the division hurts)") + ".")
+    if not lines:
+        return ""
+    return ("Undivided minus divided validation perplexity (paired by seed, ± k·SE at 95 %; a direction only "
+            "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")

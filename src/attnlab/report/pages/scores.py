@@ -1,10 +1,14 @@
 """E3 without training (C3.1-C3.3): score variance, effective tokens and saturation of a fresh softmax."""
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import pandas as pd
 
+from attnlab.report.claims import t95
 from attnlab.report.format import chart, md_table, num
+from attnlab.report.readings import Estimate, side
 
 NAME = "scores"
 TABLES = ("variance_table", "effective_table", "saturation_table")
@@ -77,13 +81,66 @@ def saturation_chart(e3: dict, chapter: dict) -> dict:
     return alt.hconcat(mass, frozen).to_dict()
 
 
+def variance_reading(e3: dict) -> str:
+    """Whether each width's variance matches d: its interval (± k·SE, normal) against d, the widths where it
+    does not named."""
+    rows, k = e3["variance"], t95(math.inf)
+    away = [f"d = {r['d']} ({where} d)" for r in e3["variance"]
+            if (where := side(Estimate(r["var"], r["se_var"]), r["d"])) in ("above", "below")]
+    if not away:
+        return f"At every width the measured variance equals d within the noise (|z| ≤ {k:.2f}, 95 %)."
+    rest = "" if len(away) == len(rows) else "; at the other widths it equals d within the noise"
+    return f"Beyond the noise (|z| > {k:.2f}, 95 %) the variance is off d at {', '.join(away)}{rest}."
+
+
+def between(values: list[float], digits: int) -> str:
+    """'is 0.000 at every d_k' or 'lies between 40.12 and 42.19 at every d_k'."""
+    lo, hi = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
+    return f"is {lo} at every d_k" if lo == hi else f"lies between {lo} and {hi} at every d_k"
+
+
+def goes(rows: list[dict], key: str, x: str, digits: int) -> str:
+    """'goes from 21.33 at 4 to 1.18 at 1024': a column's first and last value along the widths."""
+    first, last = rows[0], rows[-1]
+    return f"goes from {first[key]:.{digits}f} at {first[x]} to {last[key]:.{digits}f} at {last[x]}"
+
+
+def effective_reading(e3: dict) -> str:
+    """The effective-tokens table in words: the undivided mean and the share of near one-hot rows along d_k, the
+    divided mean's range, and at how many widths the undivided mean lies above the median in these rows."""
+    rows = e3["effective_tokens"]
+    divided = [r["divided_mean"] for r in rows]
+    above = [r["d_k"] for r in rows if r["undivided_mean"] > r["undivided_median"]]
+    text = (f"Undivided, the mean number of effective tokens {goes(rows, 'undivided_mean', 'd_k', 2)}, and the "
+            f"share of rows under 1.5 tokens {goes(rows, 'undivided_frac_below_1_5', 'd_k', 3)}; divided, the mean "
+            f"(of {e3['n_keys']} keys) {between(divided, 2)}.")
+    if above:
+        where = "every d_k" if len(above) == len(rows) else "d_k = " + ", ".join(map(str, above))
+        text += (f" In these {e3['n_rows']:,} rows the undivided mean lies above the median at {where}: a few rows "
+                 "whose largest scores land close together share their weight between two or three keys and pull "
+                 "the mean up.")
+    return text + "\n"
+
+
+def saturation_reading(e3: dict) -> str:
+    """The saturation table in words: the divided mass's range against its reference, the undivided mass and the
+    share of frozen rows along d_k."""
+    rows = e3["saturation"]
+    divided = [r["mass_divided"] for r in rows]
+    return (f"Divided, the mass {between(divided, 4)} (the reference 1 − e/64 ≈ {e3['mass_reference']:.4f}), and "
+            f"the share of frozen rows {between([r['frozen_divided'] for r in rows], 3)}. "
+            f"Undivided, the mass {goes(rows, 'mass_undivided', 'd_k', 4)}, and the share of frozen rows "
+            f"{goes(rows, 'frozen_undivided', 'd_k', 3)}.\n")
+
+
 def blocks(site) -> dict[str, str]:
     e3 = site.res.result(NAME)
     out = site.skeleton(NAME)
     if e3 is None:
         missing = site.missing(NAME)
         return out | {name: missing for name in TABLES} | {name: "" for name in CHARTS} | {
-            "settings": "_not run_", "frozen_definition": "_not run_", "se_method": ""}
+            "settings": "_not run_", "frozen_definition": "_not run_", "se_method": "", "variance_reading": "",
+            "effective_reading": "", "saturation_reading": ""}
 
     c31, c33 = site.chapter_parts("C3.1"), site.chapter_parts("C3.3")
     out["settings"] = (f"{e3['n_pairs']:,} pairs per width for the variance; {e3['n_rows']:,} rows of "
@@ -96,6 +153,9 @@ def blocks(site) -> dict[str, str]:
         "se_var": "standard error", "z": "z = (Var − d)/se"},
         {"var": num(3), "chapter": num(3), "std": num(3), "sqrt_d": num(0), "se_var": num(3), "z": num(2)})
     out["variance_chart"] = chart("chart-e3-variance", variance_chart(e3, c31))
+    out["variance_reading"] = variance_reading(e3)
+    out["effective_reading"] = effective_reading(e3)
+    out["saturation_reading"] = saturation_reading(e3)
 
     out["effective_table"] = md_table(pd.DataFrame(e3["effective_tokens"]), {
         "d_k": "d_k", "divided_mean": "divided: mean", "undivided_mean": "undivided: mean",

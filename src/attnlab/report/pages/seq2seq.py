@@ -9,6 +9,7 @@ import pandas as pd
 
 from attnlab.errors import diverged_record, is_diverged
 from attnlab.report.format import chart, diverged_note, md_table
+from attnlab.report.readings import Estimate, interval, said, side
 
 NAME = "seq2seq"
 VARIANTS = {"none": "none (fixed vector)", "bahdanau": "Bahdanau (additive)", "dot": "Luong dot",
@@ -100,12 +101,21 @@ def accuracy_tables(r: dict) -> str:
                      for key, label in TABLES.items())
 
 
-def diff(c: dict) -> str:
-    return f"{c['mean']:+.3f} ± {c['se']:.3f}"
+def contrast(c: dict, sign: int = 1) -> Estimate:
+    """A paired contrast of the result (mean, its standard error and where that came from) as an estimate: k at
+    n − 1 degrees of freedom where the seeds' spread gave the error, the normal one where the held-out rows did;
+    `sign` -1 turns a drop into a change."""
+    df = c["seeds"] - 1 if c.get("se_from") == "seeds" and c.get("seeds", 1) > 1 else math.inf
+    return Estimate(sign * c["mean"], c.get("se"), df)
+
+
+def diff(e: Estimate) -> str:
+    return interval(e, 3)
 
 
 def reading(r: dict) -> str:
-    """What the paired differences say, generated from them (the verdicts below apply the claims' margins)."""
+    """What the paired differences say, generated from them, each with its interval (95 %) and a direction only
+    where that interval clears zero (the verdicts below apply the claims' margins)."""
     c, out = r["contrasts"], []
     short, long = c["shortest"], c["longest"]
     at = {(row["task"], row["source_length"], row["variant"]): row for row in r["summary"]}
@@ -113,19 +123,21 @@ def reading(r: dict) -> str:
         none_short, none_long = at[(task, short, "none")], at[(task, long, "none")]
         if t["none_drop"] is None or is_diverged(t["none_drop"]):
             continue
-        gains = {v: g for v, g in t["gain_at_longest"].items() if g and not is_diverged(g)}
-        best = max(gains, key=lambda v: gains[v]["mean"]) if gains else None
-        worst = min(gains, key=lambda v: gains[v]["mean"]) if gains else None
+        change = contrast(t["none_drop"], -1)
         line = (f"**{task.capitalize()}.** With no attention, greedy token accuracy goes from "
                 f"{none_short['token_accuracy']:.3f} at length {short} to {none_long['token_accuracy']:.3f} at "
-                f"length {long} (paired change {diff({**t['none_drop'], 'mean': -t['none_drop']['mean']})}, standard "
-                f"error from the {t['none_drop']['se_from']}).")
-        own = [-d["mean"] for d in t["drop"].values() if d and not is_diverged(d)]
-        if best and own:
-            line += (f" At length {long} the scores gain between {diff(gains[worst])} ({VARIANTS[worst]}) and "
-                     f"{diff(gains[best])} ({VARIANTS[best]}) over it (each ± its standard error), and their own "
-                     f"accuracy changes by "
-                     f"{min(own):+.3f} to {max(own):+.3f} from length {short} to {long}.")
+                f"length {long} (paired change {diff(change)}, 95 %, error from the {t['none_drop']['se_from']}: "
+                + said(change, above="a rise", below="a fall") + ").")
+        gains = {v: contrast(g) for v, g in t["gain_at_longest"].items() if g and not is_diverged(g)}
+        own = {v: contrast(d, -1) for v, d in t["drop"].items() if d and not is_diverged(d)}
+        if gains:
+            line += f" At length {long}, against it, the scores' accuracy is " + "; ".join(
+                f"{VARIANTS[v]} {diff(e)} ({said(e, above='higher', below='lower')})" for v, e in gains.items()) + "."
+        if own:
+            falls = sum(side(e) == "below" for e in own.values())
+            line += (f" Their own accuracy changes by {min(e.value for e in own.values()):+.3f} to "
+                     f"{max(e.value for e in own.values()):+.3f} from length {short} to {long}: a fall beyond the noise "
+                     f"for {falls} of {len(own)}.")
         out.append(line)
     if c["largest_drop_share"] is not None and not is_diverged(c["largest_drop_share"]):
         out.append(f"The largest fall of a score function, as a share of the fixed vector's fall on the same task, "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from attnlab.report.format import diverged_note
+from attnlab.report.readings import count
 from attnlab.report.viewer import drawable, viewer_html
 
 NAME = "viewer"
@@ -14,8 +15,18 @@ def blocks(site) -> dict[str, str]:
         return out | {"viewer": site.missing(NAME), "contents": ""}
     shown, lost = drawable(r)
     examples = shown["examples"]
-    models = sorted({m for e in examples for m in e["models"]})
     out["viewer"] = diverged_note(lost) + ("\n" + viewer_html(shown) if examples else "")
-    out["contents"] = (f"{len(examples)} sentences and {len(models)} models ({', '.join(models) or 'none'}); "
-                       f"{sum(bool(e.get('alternatives')) for e in examples)} sentences carry S9's adversarial rows")
+    out["contents"] = contents(examples)
     return out
+
+
+def contents(examples: list[dict]) -> str:
+    """What the viewer holds, counted from its data: the sentences, the models in all and how many of them read
+    each sentence (the claim S11 counts the most on one sentence), and the sentences with S9's rows."""
+    models = sorted({m for e in examples for m in e["models"]})
+    per = sorted({len(e["models"]) for e in examples})
+    each = (f"{per[0]}" if len(per) == 1 else f"{per[0]} to {per[-1]}") if per else "0"
+    alternatives = sum(bool(e.get("alternatives")) for e in examples)
+    return (f"{count(len(examples), 'sentence')} and {count(len(models), 'model')} in all "
+            f"({', '.join(models) or 'none'}), {each} of them on each sentence; "
+            f"{count(alternatives, 'sentence carries', 'sentences carry')} S9's adversarial rows")

@@ -6,6 +6,7 @@ import pandas as pd
 
 from attnlab.errors import is_diverged
 from attnlab.report.format import chart, diverged_note, md_table, spread
+from attnlab.report.readings import count, interval, of_seeds, said
 from attnlab.report.results import Spread, measured
 
 NAME = "winograd"
@@ -83,6 +84,9 @@ def adjective_chart(m: dict) -> dict:
                    words).properties(width=600, height=200).to_dict()
 
 
+SAME = 0.05  # two rows of weights that differ nowhere by more than this are read as the same
+
+
 def reading(r: dict) -> str:
     """What the maps show, generated from them: block 1's sameness, block 2's weights where they differ."""
     m = r["maps"]
@@ -90,9 +94,11 @@ def reading(r: dict) -> str:
     crosser, crossed = m["sentences"]["crosser"], m["sentences"]["crossed"]
     last_a, last_b = crosser["blocks"][-1], crossed["blocks"][-1]
     top_a, top_b = max(range(len(last_a)), key=last_a.__getitem__), max(range(len(last_b)), key=last_b.__getitem__)
-    same = "the same in both sentences" if diff[0] <= 0.05 else "different between the sentences"
+    same, bound = ("the same in both sentences", "within") if diff[0] <= SAME else \
+        ("different between the sentences", "beyond")
     w = m["adjective_weight"]
-    return (f"Block 1's row is {same} (largest difference {diff[0]:.3f}; its heaviest key is "
+    return (f"Block 1's row is {same} (largest difference {diff[0]:.3f}, {bound} the {SAME} read as the same; "
+            f"its heaviest key is "
             f"\"{crosser['words'][max(range(len(crosser['blocks'][0])), key=crosser['blocks'][0].__getitem__)]}\"). "
             f"The last block's rows differ by up to {diff[-1]:.2f}: for \"{crosser['adjective']}\" its heaviest key is "
             f"\"{crosser['words'][top_a]}\" ({last_a[top_a]:.2f}), for \"{crossed['adjective']}\" it is "
@@ -124,12 +130,37 @@ def seeds_table(r: dict) -> str:
                        {"accuracy": spread(3)}) + "\n")
 
 
+def chance_reading(r: dict) -> str:
+    """Each model's held-out accuracy against chance (0.5: two nouns to choose from), over the seeds: the mean
+    with the larger of the seeds' error and the binomial one (as the verdicts take them), said above or below
+    chance only where its interval (95 %) clears 0.5."""
+    runs = list((r.get("by_seed") or {}).values()) or [r]
+    lines = []
+    for v, e in r["versions"].items():
+        said_of = []
+        for m in e["models"]:
+            seen = [d["versions"][v]["models"][m] for d in runs if not is_diverged(d["versions"][v]["models"][m])]
+            if not seen:
+                continue
+            stated = [x.get("accuracy_se") for x in seen]
+            est = of_seeds([x["accuracy"] for x in seen], None if None in stated else sum(stated) / len(stated))
+            said_of.append(f"{MODELS[m]} {interval(est, 3, signed=False)}, " + said(
+                est, of=0.5, above="above chance", below="below chance", within="at chance within the noise"))
+        if said_of:
+            lines.append(f"- {VERSIONS[v]}: " + "; ".join(said_of) + ".")
+    if not lines:
+        return ""
+    return (f"Held-out accuracy against chance (0.5), over {count(len(runs), 'seed')} (± k·SE at 95 %, the larger of "
+            "the seeds' and the binomial error; a side of chance only where that interval clears it):\n\n"
+            + "\n".join(lines) + "\n")
+
+
 def blocks(site) -> dict[str, str]:
     r = site.res.result(NAME)
     out = site.skeleton(NAME)
     if r is None:
         return out | {k: "" for k in ("settings", "task_table", "accuracy_chart", "maps_chart", "adjectives_chart",
-                                      "reading", "seeds")} | {"accuracy_table": site.missing(NAME)}
+                                      "reading", "seeds", "chance_reading")} | {"accuracy_table": site.missing(NAME)}
     s = r["settings"]
     out["settings"] = (f"the template `{s['template']}`; crosser adjectives {', '.join(s['crosser'])}; crossed "
                        f"adjectives {', '.join(s['crossed'])}; {len(s['nouns'])} nouns in the closed version, "
@@ -158,4 +189,5 @@ def blocks(site) -> dict[str, str]:
         out["adjectives_chart"] = chart("chart-winograd-adjectives", adjective_chart(r["maps"]))
         out["reading"] = reading(r)
     out["seeds"] = seeds_table(r)
+    out["chance_reading"] = chance_reading(r)
     return out

@@ -1,0 +1,405 @@
+"""Every reading (values in, sentence out) fed values on both sides of each of its boundaries: the sentence must
+change where the numbers cross, and say nothing a reader would have to check by hand."""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from attnlab.report import readings
+from attnlab.report.page import verdict_reading
+from attnlab.report.pages import (approximation, averaging, bench, cost, dashboard, data, decode, depth, equivalence,
+                                  grouping, ladder, multihead, params, position, scaling, scores, seq2seq, viewer,
+                                  winograd)
+from attnlab.report.readings import Estimate
+from attnlab.report.results import Spread
+from attnlab.report.verdicts import Part, Verdict
+
+
+def seeds(*values) -> Spread:
+    return Spread({str(1337 + i): v for i, v in enumerate(values)})
+
+
+# ------------------------------------------------------------------ the shared words
+
+@pytest.mark.parametrize("e, of, side", [
+    (Estimate(1.0, 0.1), 0.0, "above"), (Estimate(-1.0, 0.1), 0.0, "below"), (Estimate(0.1, 0.1), 0.0, "within"),
+    (Estimate(0.3, 0.1), 0.0, "above"), (Estimate(0.3, 0.1, 2), 0.0, "within"),  # k = 1.96 against k = 4.30
+    (Estimate(1.0), 0.0, None), (None, 0.0, None), (Estimate(1.1, 0.01), 1.0, "above"), (Estimate(0.9, 0.01), 1.0, "below"),
+])
+def test_a_side_is_said_only_where_the_interval_clears_it(e, of, side):
+    assert readings.side(e, of) == side
+    words = readings.said(e, above="up", below="down", of=of)
+    assert words == {"above": "up", "below": "down", "within": readings.NOISE, None: readings.NO_ERROR}[side]
+
+
+def test_two_runs_are_set_against_each_other_paired_by_seed():
+    a = seeds(58.0, 59.5, 56.6)
+    assert readings.versus(a, seeds(56.5, 58.0, 55.0)) == "58.03 against 56.50, a difference of +1.53 ± 0.14: higher"
+    assert readings.versus(seeds(56.5, 58.0, 55.0), a).endswith(": lower")
+    assert readings.versus(a, seeds(57.1, 57.6, 56.8)).endswith(": within the noise")
+
+
+def test_paired_differences_are_judged_on_their_own_spread():
+    a, b = {1: 10.0, 2: 20.0, 3: 30.0}, {1: 9.0, 2: 19.1, 3: 28.9}  # far apart runs, a steady difference
+    e = readings.paired(a, b)
+    assert e.value == pytest.approx(1.0) and e.df == 2 and readings.side(e) == "above"
+    assert readings.side(readings.paired(a, {1: 11.0, 2: 19.0, 3: 30.0})) == "within"
+    assert readings.paired(a, {4: 1.0}) == Estimate(19.0)  # no seed in common: the means, nothing to judge by
+    assert readings.paired({1: 2.0}, {1: 1.0}).se is None
+    assert readings.paired(a, b, how=lambda x, y: x / y).value == pytest.approx((10 / 9 + 20 / 19.1 + 30 / 28.9) / 3)
+
+
+@pytest.mark.parametrize("slope, se, words", [
+    (1.8, 0.05, "between linear and quadratic"), (2.0, 0.05, "quadratic within the noise"),
+    (2.5, 0.05, "steeper than quadratic"), (1.02, 0.05, "linear within the noise"), (0.5, 0.05, "less than linear"),
+    (1.5, 0.5, "too noisy to tell linear from quadratic"), (1.8, None, readings.NO_ERROR)])
+def test_a_slope_is_linear_quadratic_or_between_only_as_its_interval_says(slope, se, words):
+    assert readings.growth(Estimate(slope, se)) == words
+
+
+def test_seed_and_sampling_errors_the_larger_decides():
+    wide = readings.of_seeds([0.5, 0.9, 0.7], sampling=0.01)  # the seeds' spread: t at 2 degrees of freedom
+    assert wide.df == 2 and wide.se == pytest.approx(0.2 / math.sqrt(3))
+    tight = readings.of_seeds([0.70, 0.70, 0.70], sampling=0.02)  # the binomial error: normal
+    assert (tight.se, tight.df) == (0.02, math.inf)
+
+
+def test_counts_seeds_and_rounding_steps():
+    assert readings.at_seeds([1338, 1337, 1339]) == "at each of 3 seeds (1337, 1338, 1339)"
+    assert readings.at_seeds([1337]) == "at one seed (1337)" and readings.at_seeds([None]) == ""
+    assert (readings.count(1, "sentence"), readings.count(2, "sentence")) == ("1 sentence", "2 sentences")
+    assert readings.rounding_steps(2.0 ** -23).startswith("1 rounding step of")
+    assert readings.rounding_steps(3 * 2.0 ** -23).startswith("3 rounding steps")
+    assert readings.interval(Estimate(0.5, 0.1)) == "+0.50 ± 0.20" and readings.interval(Estimate(0.5)) == "+0.50"
+
+
+# ------------------------------------------------------------------ why each verdict is so (every page)
+
+def verdict(verdict: str, *parts: Part, checks: dict) -> Verdict:
+    return Verdict(SimpleNamespace(id="C9.9", checks=checks), verdict, parts={p.name: p for p in parts})
+
+
+def test_the_verdict_reading_says_a_real_difference_or_what_would_settle_it():
+    band = {"between": [0.5, 1.5]}
+    real = Part("gain", "measured", 3.0, "not reproduced", se=0.1, k=2.0)
+    text = verdict_reading([verdict("not reproduced", real, checks={"gain": band})], {"seeds": [1, 2, 3]})
+    assert "C9.9, gain" in text and "a real difference" in text and "1.5 past the test's bound" in text
+    seeds = Part("gain", "measured", 1.4, "inconclusive", se=0.1, k=4.3, settle="7")
+    text = verdict_reading([verdict("inconclusive", seeds, checks={"gain": band})], {"seeds": [1, 2, 3]})
+    assert "passes the test" in text and "7 seeds would settle it; the profile trains 3" in text
+    assert "wider than the test's whole band" not in text
+    outside = Part("gain", "measured", 1.6, "inconclusive", se=0.1, k=4.3, settle="7")
+    assert "the value itself fails the test" in verdict_reading(
+        [verdict("inconclusive", outside, checks={"gain": band})], {"seeds": [1, 2, 3]})
+    wide = Part("gain", "measured", 1.0, "inconclusive", se=0.5, k=4.3, settle="budget")
+    text = verdict_reading([verdict("inconclusive", wide, checks={"gain": band})], {"seed": 1})
+    assert "the budget limits it" in text and "wider than the test's whole band (1)" in text
+    many = Part("gain", "measured", 1.4, "inconclusive", se=0.1, k=4.3, settle="more than 30")
+    assert "would need more than 30 seeds" in verdict_reading([verdict("inconclusive", many, checks={"gain": band})], {})
+    exact = Part("ok", "measured", False, "not reproduced")
+    assert "as it stands" in verdict_reading([verdict("not reproduced", exact, checks={"ok": {"is_true": True}})], {})
+    unknown = Part("gain", "measured", 1.0, "inconclusive", settle="no error estimate")
+    assert "no interval to judge" in verdict_reading([verdict("inconclusive", unknown, checks={"gain": band})], {})
+
+
+def test_the_verdict_reading_lists_only_what_did_not_reproduce():
+    band = {"between": [0.5, 1.5]}
+    fine = Part("gain", "measured", 1.0, "reproduced", se=0.1, k=2.0)
+    assert verdict_reading([verdict("reproduced", fine, checks={"gain": band})], {}) == ""
+    bad = Part("loss", "measured", 3.0, "not reproduced", se=0.1, k=2.0)
+    text = verdict_reading([verdict("not reproduced", fine, bad, checks={"gain": band, "loss": band})], {})
+    assert "C9.9, loss" in text and "C9.9, gain" not in text
+
+
+# ------------------------------------------------------------------ E4 depth
+
+def init_table(pre, post) -> pd.DataFrame:
+    return pd.DataFrame([{"norm": "pre-norm", "run": "E4-pre", "seeds": len(pre), "n": 12, "ratio": seeds(*pre)},
+                         {"norm": "post-norm", "run": "E4-post", "seeds": len(post), "n": 12, "ratio": seeds(*post)}])
+
+
+def test_depth_says_which_end_gets_the_gradient_only_beyond_the_noise():
+    text = depth.init_reading(init_table([0.90, 0.84, 0.84], [1.02, 1.04, 0.97]))
+    assert "nearer the input receive the larger gradient" in text  # 0.86 ± 0.09: below 1
+    assert "even over the depth within the noise" in text  # 1.01 ± 0.09 holds 1
+    assert "larger with the LayerNorm after each sublayer" in text
+    text = depth.init_reading(init_table([1.30, 1.32, 1.31], [1.31, 1.29, 1.33]))
+    assert "nearer the output receive the larger gradient" in text and "alike within the noise" in text
+    one = depth.init_reading(init_table([0.90], [1.02]))
+    assert "one seed, so no error" in one and "0.900×" in one
+
+
+def runs(**val) -> pd.DataFrame:
+    return pd.DataFrame([{"run": run, "val_spread": seeds(*v)} for run, v in val.items()])
+
+
+def test_depth_says_warmup_changed_the_outcome_only_beyond_the_noise():
+    same = depth.outcome_reading(runs(**{"E4-post": [309.3, 308.2, 310.4], "E4-post-warm": [309.1, 305.7, 312.5]}))
+    assert "- Post-norm, with warmup against without: 309.10 against 309.30" in same and "within the noise" in same
+    lower = depth.outcome_reading(runs(**{"E4-post": [309.3, 308.2, 310.4], "E4-post-warm": [57.1, 56.2, 58.0]}))
+    assert ": lower." in lower and ": within the noise." not in lower
+    assert depth.outcome_reading(runs(**{"E4-post": [309.3]})) == ""
+
+
+# ------------------------------------------------------------------ E6 cost
+
+def errors(favor: list[float], se=None, low=None, rate=None, shrink=None) -> dict:
+    e = {"n": 1024, "head_dim": 64, "draws": 3,
+         "window": [{"window": w, "relative_error": x} for w, x in ((8, 3.2), (256, 0.5))],
+         "favor": [{"features": m, "relative_error": x, "se": se, "min": low if low is not None and m == 256 else x - 0.05,
+                    "max": x + 0.05} for m, x in zip((8, 256), favor)]}
+    if rate is not None:
+        e["favor_rate"] = {"slope": rate, "se": 0.02}
+    if shrink is not None:
+        e["favor_shrink"] = e["window_shrink"] = {"ratio": shrink, "se": 0.01}
+    return e
+
+
+def test_cost_says_favors_rate_against_the_square_root_only_where_it_can():
+    assert "falls more slowly than the square root" in cost.error_reading(errors([2.3, 1.1], rate=-0.21))
+    assert "as the square root, within the noise" in cost.error_reading(errors([2.3, 0.4], rate=-0.5))
+    assert "falls faster than the square root" in cost.error_reading(errors([2.3, 0.1], rate=-0.8))
+    assert "does not judge the rate" in cost.error_reading(errors([2.3, 1.1]))
+    assert "(×0.48 ± 0.04, 95 % over the draws: it falls)" in cost.error_reading(errors([2.3, 1.1], shrink=0.48))
+    assert "it rises" in cost.error_reading(errors([2.3, 1.1], shrink=1.2))
+
+
+def test_cost_comments_an_error_above_one_and_only_then():
+    above = cost.error_reading(errors([2.3, 1.1]))
+    assert "At every feature count measured FAVOR+'s error is above 1 (at every draw)" in above
+    some = cost.error_reading(errors([2.3, 0.5]))
+    assert "At 1 of 2 feature counts (8)" in some
+    assert "above 1" not in cost.error_reading(errors([0.9, 0.5]))
+    straddles = cost.error_reading(errors([2.3, 1.1], low=0.95))  # a draw below 1: not above at every draw
+    assert "At 1 of 2 feature counts (8)" in straddles
+    noisy = cost.error_reading(errors([2.3, 1.1], se=0.2))  # 1.1 ± 0.86 (t at 2 df) holds 1
+    assert "At 1 of 2 feature counts (8) FAVOR+'s error is above 1 (beyond the noise)" in noisy
+
+
+def test_cost_slopes_are_fitted_with_their_error():
+    rows = [{"method": "naive", "n": n, "median_ms": n ** 2 * (1 + 0.01 * (-1) ** i), "peak_bytes": n * 100,
+             "oom": False} for i, n in enumerate((128, 256, 512, 1024))]
+    text = cost.slopes_text({"slopes": {"naive": {}}, "rows": rows, "longest": {"naive": 1024}, "oom": {}})
+    assert "time n<sup>1.99 ± 0.04</sup>, quadratic within the noise" in text
+    assert "memory n<sup>1.00 ± 0.00</sup>, linear within the noise" in text
+
+
+# ------------------------------------------------------------------ E2 ladder
+
+def test_ladder_says_each_rung_higher_or_lower_only_beyond_the_noise():
+    table = pd.DataFrame([{"row": "L1", "val_spread": seeds(68.0, 68.4, 67.8), "train_spread": seeds(50, 51, 50)},
+                          {"row": "L6", "val_spread": seeds(73.0, 70.0, 68.3), "train_spread": seeds(56, 55, 54)},
+                          {"row": "B2", "val_spread": seeds(51.0, 50.5, 51.9), "train_spread": seeds(38, 37, 38)}])
+    text = ladder.steps_table(table)
+    l6 = next(line for line in text.splitlines() if line.startswith("| L6 |"))
+    assert l6.count("within the noise") == 2  # against L1 (the rung below and the first): +2.37 ± 6.3
+    b2 = next(line for line in text.splitlines() if line.startswith("| B2 |"))
+    assert b2.count("lower") == 3 and "higher" not in b2
+    assert ladder.steps_table(table.iloc[:1]) == ""
+
+
+# ------------------------------------------------------------------ the dashboard
+
+def seeded(cid: str, mean: str, alone: list[str]) -> Verdict:
+    return Verdict(SimpleNamespace(id=cid, experiment="ladder", kind="measured"), mean,
+                   single={1337 + i: x for i, x in enumerate(alone)})
+
+
+def test_dashboard_groups_say_what_the_seeds_alone_did_and_the_mean_apart():
+    site = SimpleNamespace(config={"seeds": [1, 2, 3]})
+    text = dashboard.seed_noise(site, [
+        seeded("C2.1", "reproduced", ["reproduced"] * 3),
+        seeded("C2.5", "inconclusive", ["reproduced", "inconclusive", "inconclusive"]),
+        seeded("C2.6", "reproduced", ["reproduced", "not reproduced", "reproduced"]),
+        seeded("C8.2", "not reproduced", ["not reproduced"] * 3)])
+    some = next(line for line in text.splitlines() if "at some seeds" in line)
+    assert "hold on the mean" not in text
+    assert "inconclusive: [C2.5]" in some and "reproduced: [C2.6]" in some and "C8.2" not in some
+    assert "**1** reproduce at no seed alone" in text and "**2** reproduce at some seeds" in text
+
+
+# ------------------------------------------------------------------ E5 position
+
+def test_position_says_what_the_runs_trained_on_against_the_profile():
+    table = pd.DataFrame({"trained": [64, 64]})
+    words = position.method_words(table, ["64", "128", "256"], 128)
+    assert words["trained_on"] == "windows of 64 tokens (E5's own setting; the profile's context is 128)"
+    assert words["windows_read"] == "64, 128 and 256 tokens (×1, ×2 and ×4 the trained length)"
+    assert position.method_words(table, ["64", "128"], 64)["trained_on"] == "windows of 64 tokens"
+
+
+def test_position_says_a_rise_or_a_fall_only_beyond_the_noise():
+    text = position.rise_reading({"learned": Estimate(1.88, 0.02, 2), "alibi": Estimate(0.990, 0.0005, 2),
+                                  "none": Estimate(1.01, 0.01, 2)}, 64, "256")
+    assert "rises for learned ×1.880 ± 0.086" in text and "falls for alibi" in text
+    assert "holds within the noise for none" in text
+
+
+# ------------------------------------------------------------------ S11 viewer
+
+def test_viewer_counts_models_in_all_and_on_each_sentence():
+    examples = [{"models": {"A": [], "B": []}}, {"models": {"C": [], "D": []}, "alternatives": [1]}]
+    assert viewer.contents(examples).startswith("2 sentences and 4 models in all (A, B, C, D), 2 of them on each")
+    assert viewer.contents(examples).endswith("; 1 sentence carries S9's adversarial rows")
+    mixed = viewer.contents([{"models": {"A": []}}, {"models": {"A": [], "B": []}}])
+    assert mixed.endswith("1 to 2 of them on each sentence; 0 sentences carry S9's adversarial rows")
+
+
+# ------------------------------------------------------------------ performance and data
+
+def test_bench_says_faster_or_slower_only_beyond_the_noise():
+    ours = [1.0, 1.02, 0.98, 1.01, 0.99]
+    same = bench.speed_reading({"attnlab_step_seconds": ours, "reference_step_seconds": [1.01, 1.0, 0.99, 1.0, 1.0]})
+    assert "as fast as the reference, within the noise" in same
+    slow = bench.speed_reading({"attnlab_step_seconds": [2 * x for x in ours], "reference_step_seconds": ours})
+    assert "slower than the reference" in slow and "0.500" in slow
+    assert bench.speed_reading({}) == ""
+    assert bench.tokenizer_reading({"tokenizer_train_seconds": 0.875}, {"n_merges": 768, "n_chars": 1115394}) == \
+        " Here 768 merges over 1,115,394 characters took 0.88 s."
+
+
+def test_data_reads_the_merges_and_the_split_from_them():
+    text = data.merges_reading([" t", "he", " a", "ou", " the"])
+    assert text.startswith("Of the first 5, 2 glue a space to one letter (␣t, ␣a) and 2 join two letters (he, ou)")
+    assert "␣the, comes at rank 5 and joins two earlier ones, ␣t and he (ranks 1 and 2)" in text
+    assert "joins" not in data.merges_reading([" a", "he", " the"]) and data.merges_reading([]) == ""
+    assert data.split_words({"data": {"val_fraction": 0.1}}) == "the first 90 % for training, the rest for validation"
+
+
+# ------------------------------------------------------------------ E3 scores and trained
+
+def test_scores_name_a_width_whose_variance_is_off_d_beyond_the_noise():
+    row = lambda d, var: {"d": d, "var": var, "se_var": 1.0}  # noqa: E731
+    assert scores.variance_reading({"variance": [row(4, 4.5), row(16, 15.0)]}).startswith("At every width")
+    text = scores.variance_reading({"variance": [row(4, 4.5), row(16, 19.0)]})
+    assert "d = 16 (above d)" in text and "at the other widths" in text
+
+
+def test_scores_readings_follow_the_tables():
+    e3 = {"n_keys": 64, "n_rows": 2000, "mass_reference": 0.9575,
+          "effective_tokens": [{"d_k": 4, "divided_mean": 42.2, "undivided_mean": 21.3, "undivided_median": 18.6,
+                                "undivided_frac_below_1_5": 0.005},
+                               {"d_k": 1024, "divided_mean": 40.1, "undivided_mean": 1.18, "undivided_median": 1.2,
+                                "undivided_frac_below_1_5": 0.85}],
+          "saturation": [{"d_k": 4, "mass_divided": 0.957, "mass_undivided": 0.84, "frozen_divided": 0.0,
+                          "frozen_undivided": 0.001},
+                         {"d_k": 1024, "mass_divided": 0.961, "mass_undivided": 0.08, "frozen_divided": 0.0,
+                          "frozen_undivided": 0.69}]}
+    assert "above the median at d_k = 4:" in scores.effective_reading(e3)
+    e3["effective_tokens"][1]["undivided_median"] = 1.0
+    assert "above the median at every d_k" in scores.effective_reading(e3)
+    e3["effective_tokens"][0]["undivided_median"] = e3["effective_tokens"][1]["undivided_median"] = 50
+    assert "median" not in scores.effective_reading(e3)
+    text = scores.saturation_reading(e3)
+    assert "frozen rows is 0.000 at every d_k" in text and "goes from 0.001 at 4 to 0.690 at 1024" in text
+
+
+def test_scaling_says_the_division_helps_only_beyond_the_noise():
+    def table(raw):
+        return pd.DataFrame([{"setup": "one head", "d_k": 256, "divided": False, "run": "raw", "val_spread": seeds(*raw)},
+                             {"setup": "one head", "d_k": 256, "divided": True, "run": "div", "val_spread": seeds(53, 53.4, 52.9)}])
+    assert "undivided higher (the division helps)" in scaling.division_reading(table([67, 67.5, 66.9]))
+    assert ": within the noise" in scaling.division_reading(table([54, 52.0, 53.9]))
+    assert "undivided lower (the division hurts)" in scaling.division_reading(table([50, 50.4, 49.8]))
+    probes = {"raw": {("score_std", "start"): seeds(21.5, 21.4, 21.3), ("score_std", "end"): seeds(89, 93, 92),
+                      ("saturated", "start"): seeds(0.59, 0.62, 0.60), ("saturated", "end"): seeds(0.60, 0.59, 0.62)}}
+    text = scaling.probe_reading(probes)
+    assert "score std 21.400 → 91.333 (+69.933 ± " in text and ": rises)" in text and "within the noise)" in text
+
+
+# ------------------------------------------------------------------ E7 params, E9 equivalence, E1 averaging
+
+def test_params_reads_the_shares_from_the_table():
+    e7 = {"width_spec": {"vocab_size": 1024, "context": 128, "tie_embeddings": False}, "widths": [64, 1024],
+          "gpt2": {"spec": {"vocab_size": 50257}, "n_blocks": 12, "token_embedding_share": 0.3102},
+          "shares": [{"d": 64, "mlp_share": 0.6654, "embedding_share": 0.344},
+                     {"d": 1024, "mlp_share": 0.6666, "embedding_share": 0.071}]}
+    text = params.shares_reading(e7)
+    assert "between 0.6654 and 0.6666" in text and "from 0.344 at d = 64 to 0.071 at d = 1024" in text
+    assert "49 times that vocabulary and 12 blocks, has 31.0 % of its parameters" in text
+    assert params.widths_words(e7) == "at 2 widths (vocabulary 1024, context 128, untied output layer), d from 64 to 1024"
+
+
+def test_equivalence_counts_rounding_steps_and_sets_them_against_pytorch():
+    t = pd.DataFrame({"mha": [1.49e-7, 0.0], "sdpa": [0.0, 0.0], "torch": [1.49e-7, 0.0], "mean": [0.1, 0.07]})
+    assert "1.2 rounding steps" in equivalence.agreement_reading(t) and "no larger than" in equivalence.agreement_reading(t)
+    t["mha"] = [6e-7, 0.0]
+    assert "4× as large as the largest difference between PyTorch's own two paths" in equivalence.agreement_reading(t)
+    t["mha"] = [0.0, 0.0]
+    assert "equal PyTorch's exactly" in equivalence.agreement_reading(t)
+
+
+def test_averaging_counts_rounding_steps():
+    assert "1 rounding step of" in averaging.rounding_reading({"shuffle_max_abs_diff": 2.0 ** -23})
+    assert "exactly the same" in averaging.rounding_reading({"shuffle_max_abs_diff": 0.0})
+
+
+# ------------------------------------------------------------------ S6 grouping, S4 multi-head, S5 decode
+
+def test_grouping_compares_each_run_paired_by_seed():
+    t = pd.DataFrame([
+        {"run": "mha", "kv_heads": 4, "heads": 4, "start": "fresh", "steps": 800, "val_spread": seeds(56.5, 58, 55)},
+        {"run": "gqa", "kv_heads": 2, "heads": 4, "start": "fresh", "steps": 800, "val_spread": seeds(57.1, 57.6, 56.8)},
+        {"run": "gqa-up", "kv_heads": 2, "heads": 4, "start": "mha/ckpt", "steps": 40,
+         "val_spread": seeds(58.0, 59.5, 56.6)}])
+    text = grouping.cost_reading(t)
+    assert "**gqa** against mha" in text and "**gqa-up** against mha" in text and "**gqa-up** against gqa" in text
+    assert "**gqa-up** against mha: 58.03 against 56.50, a difference of +1.53 ± 0.14: higher" in text
+    assert "**gqa** against mha: 57.17 against 56.50, a difference of +0.67 ± 2.74: within the noise" in text
+    assert grouping.uptrain_words(t, 800) == "for 40 steps (5 % of the budget's 800)"
+
+
+def test_multihead_says_h_moves_the_time_only_beyond_the_noise():
+    rows = [{"heads": 1, "ms_median": 9.7, "ms_core_median": 3.7}, {"heads": 16, "ms_median": 13.1, "ms_core_median": 7.0}]
+    moved = multihead.time_reading({"rows": rows, "time_ratio_max_min": 1.34, "time_ratio_se": 0.05})
+    assert "beyond the noise (slowest at h = 16, fastest at h = 1)" in moved
+    assert "within the noise" in multihead.time_reading({"rows": rows, "time_ratio_max_min": 1.04, "time_ratio_se": 0.05})
+    assert "states no error" in multihead.time_reading({"rows": rows, "time_ratio_max_min": 1.34})
+
+
+def test_decode_says_faster_and_growing_only_beyond_the_noise():
+    r = {"settings": {"lengths": [32, 128]}, "speedup_at_longest": {"chapter/4": 2.05, "wide/1": 1.02},
+         "speedup_se_at_longest": {"chapter/4": 0.1, "wide/1": 0.1},
+         "speedup_slope": {"chapter/4": {"slope": 0.5, "se": 0.1}, "wide/1": {"slope": 0.05, "se": 0.1}}}
+    text = decode.reading(r)
+    assert "chapter model with 4 kv heads ×2.05 ± 0.20, faster with the cache" in text
+    assert "wide model with 1 kv head ×1.02 ± 0.20, no faster within the noise" in text
+    assert "0.50 ± 0.20, grows with length" in text and "0.05 ± 0.20, flat within the noise" in text
+
+
+# ------------------------------------------------------------------ E8 winograd, S1 seq2seq, S8 approximation
+
+def test_winograd_says_a_side_of_chance_only_beyond_the_noise():
+    def model(acc):
+        return {"accuracy": acc, "accuracy_se": 0.02}
+    by_seed = {str(s): {"versions": {"closed": {"models": {"average": model(a), "two_blocks": model(1.0)}}}}
+               for s, a in zip((1337, 1338, 1339), (0.45, 0.49, 0.42))}
+    r = {"versions": {"closed": {"models": {"average": {}, "two_blocks": {}}}}, "by_seed": by_seed}
+    text = winograd.chance_reading(r)
+    assert "uniform average 0.453 ± " in text and "at chance within the noise" in text and "two blocks 1.000" in text
+    assert "above chance" in text
+    for s, a in zip(by_seed, (0.28, 0.27, 0.29)):
+        by_seed[s]["versions"]["closed"]["models"]["average"] = model(a)
+    assert "below chance" in winograd.chance_reading(r)
+
+
+def test_seq2seq_says_a_fall_and_a_gain_only_beyond_the_noise():
+    drop = {"mean": 0.44, "se": 0.007, "se_from": "held-out rows", "seeds": 3}
+    gain = {"mean": 0.75, "se": 0.02, "se_from": "seeds", "seeds": 3}
+    small = {"mean": 0.01, "se": 0.02, "se_from": "seeds", "seeds": 3}
+    summary = [{"task": "copy", "source_length": n, "variant": "none", "token_accuracy": a} for n, a in ((8, 0.57), (32, 0.13))]
+    r = {"summary": summary, "contrasts": {"shortest": 8, "longest": 32, "largest_drop_share": None, "tasks": {
+        "copy": {"none_drop": drop, "gain_at_longest": {"dot": gain, "general": small},
+                 "drop": {"dot": {**gain, "mean": 0.1}, "general": small}}}}}
+    text = seq2seq.reading(r)
+    assert "(paired change -0.440 ± 0.014, 95 %, error from the held-out rows: a fall)" in text
+    assert "Luong dot +0.750 ± 0.086 (higher)" in text and "Luong general +0.010 ± 0.086 (within the noise)" in text
+    assert "a fall beyond the noise for 1 of 2" in text
+
+
+def test_approximation_says_whether_the_largest_window_covers_the_context():
+    assert "stops short of the 128 tokens" in approximation.coverage(64, 4, 128)
+    assert "covers the 128 tokens L9 reads, so there it is exact" in approximation.coverage(124, 4, 128)
