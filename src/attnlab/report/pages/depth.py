@@ -207,8 +207,15 @@ def ppl_chart(table: pd.DataFrame) -> dict:
     return (bars + text).properties(width=460, height=32 * len(t)).to_dict()
 
 
-def init_chart(grads: pd.DataFrame) -> dict:
-    return alt.Chart(grads).mark_line(point=True).encode(
+def first_seed(site, runs) -> str:
+    """'seed N (the first of M)': the seed a chart drawn from `site.res.runs` shows (each run's first)."""
+    seeds = sorted({s for run in runs for s in site.res.seeds(run)})
+    return f"seed {seeds[0]}" + (f" (the first of {len(seeds)}; the table beside it is over every seed)"
+                                 if len(seeds) > 1 else "") if seeds else "no seed"
+
+
+def init_chart(grads: pd.DataFrame, seed: str = "") -> dict:
+    return alt.Chart(grads, title=f"Gradient norm per block at step 0, {seed}").mark_line(point=True).encode(
         x=alt.X("block:O", title="block (1 = nearest the input)"),
         y=alt.Y("grad_norm:Q", title="gradient norm at step 0"),
         color=alt.Color("norm:N", title=None),
@@ -216,14 +223,15 @@ def init_chart(grads: pd.DataFrame) -> dict:
     ).properties(width=460, height=260).to_dict()
 
 
-def early_chart(early: pd.DataFrame, runs: list[str]) -> dict:
+def early_chart(early: pd.DataFrame, runs: list[str], seed: str = "") -> dict:
     return alt.Chart(early).mark_line(point=True).encode(
         x=alt.X("step:Q", title="step (0 = before the first update)"),
         y=alt.Y("grad_norm:Q", title="gradient norm (log)", scale=alt.Scale(type="log")),
         color=alt.Color("block:O", title="block", scale=alt.Scale(scheme="viridis")),
         tooltip=["run", "step", "block", alt.Tooltip("grad_norm:Q", format=".4g")],
     ).properties(width=260, height=200).facet(
-        facet=alt.Facet("run:N", sort=runs, title=None), columns=2).resolve_scale(y="shared").to_dict()
+        facet=alt.Facet("run:N", sort=runs, title=None), columns=2).resolve_scale(y="shared").properties(
+        title=f"Gradient norm per block over the first steps, {seed}").to_dict()
 
 
 def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
@@ -257,7 +265,7 @@ def blocks(site) -> dict[str, str]:
     if grads.empty:
         out["init_chart"], out["init_table"], out["init_reading"] = "_No step-0 gradient probe recorded._", "", ""
     else:
-        out["init_chart"] = chart("chart-depth-init", init_chart(grads))
+        out["init_chart"] = chart("chart-depth-init", init_chart(grads, first_seed(site, table["run"])))
         t = init_table(init_seeds(site, table))
         out["init_table"] = md_table(t, {"norm": "norm", "run": "read from", "seeds": "seeds", "first": "block 1",
                                          "n": "last block", "last": "last block's norm",
@@ -267,7 +275,7 @@ def blocks(site) -> dict[str, str]:
     out["outcome_reading"] = outcome_reading(table)
     runs = list(table["run"])
     early = early_grads(site, table)
-    out["early_chart"] = chart("chart-depth-early", early_chart(early, runs)) if len(early) else \
+    out["early_chart"] = chart("chart-depth-early", early_chart(early, runs, first_seed(site, runs))) if len(early) else \
         "_No per-step gradient probes recorded._"
     c = curves(site, table)
     out["curves_chart"] = chart("chart-depth-curves", curves_chart(c, runs)) if len(c) else \

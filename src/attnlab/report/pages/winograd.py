@@ -23,7 +23,7 @@ def diverged_models(r: dict) -> list[dict]:
     return [d for e in r["versions"].values() for d in measured(e["models"])[1]]
 
 
-def accuracy_chart(rows: pd.DataFrame) -> dict:
+def accuracy_chart(rows: pd.DataFrame, seed: str = "") -> dict:
     data = rows.assign(low=(rows.accuracy - 2 * rows.accuracy_se).clip(lower=0),
                        high=(rows.accuracy + 2 * rows.accuracy_se).clip(upper=1))
     base = alt.Chart().encode(y=alt.Y("model:N", title=None, sort=list(MODELS.values())))
@@ -37,7 +37,7 @@ def accuracy_chart(rows: pd.DataFrame) -> dict:
         row=alt.Row("version:N", title=None, sort=list(VERSIONS.values()),
                     header=alt.Header(labelAngle=0, labelOrient="top", labelAnchor="start", labelFontWeight="bold"))
     ).resolve_scale(y="independent").properties(
-        title="Held-out accuracy (± 2 standard errors; dashed: chance)").to_dict()
+        title=f"Held-out accuracy (± 2 standard errors; dashed: chance){seed}").to_dict()
 
 
 def map_rows(m: dict) -> pd.DataFrame:
@@ -181,7 +181,10 @@ def blocks(site) -> dict[str, str]:
          "n_params": "parameters"},
         {k: pct for k in ("accuracy", "se", "other_noun", "elsewhere", "train_accuracy")}
         | {"n_params": lambda v: f"{int(v):,}"}) if len(rows) else "")
-    out["accuracy_chart"] = chart("chart-winograd-accuracy", accuracy_chart(rows)) if len(rows) else ""
+    seeds = list(r.get("by_seed") or {}) or [r.get("seed")]
+    seed = (f", seed {seeds[0]}" + (f" (the first of {len(seeds)}: every seed in the table below)"
+                                    if len(seeds) > 1 else "")) if seeds[0] is not None else ""
+    out["accuracy_chart"] = chart("chart-winograd-accuracy", accuracy_chart(rows, seed)) if len(rows) else ""
     if is_diverged(r["maps"]):
         out |= {"maps_chart": diverged_note([r["maps"]]), "adjectives_chart": "", "reading": ""}
     else:
