@@ -140,25 +140,24 @@ def test_settings_written_in_another_order_rerun_nothing(smoke):
     assert planned(snakemake(smoke, "-n", "--configfile", "config/flipped.yaml")) == {}
 
 
-def test_deleting_a_run_file_makes_the_default_target_rebuild_it(smoke, tmp_path):
-    metrics = smoke / "results" / "smoke" / "ladder" / "L3" / "seed1337" / "metrics.json"
-    shutil.copy2(metrics, tmp_path / "kept.json")
-    metrics.unlink()
+def planned_without(smoke: Path, rel: str, tmp_path: Path) -> dict[str, int]:
+    """The jobs a dry run plans once results/smoke/`rel` is gone (put back afterwards)."""
+    path = smoke / "results" / "smoke" / rel
+    shutil.copy2(path, tmp_path / "kept")
+    path.unlink()
     try:
-        jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
+        return planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
     finally:
-        shutil.copy2(tmp_path / "kept.json", metrics)
+        shutil.copy2(tmp_path / "kept", path)
+
+
+def test_deleting_a_run_file_makes_the_default_target_rebuild_it(smoke, tmp_path):
+    jobs = planned_without(smoke, "ladder/L3/seed1337/metrics.json", tmp_path)
     assert jobs.get("train") == 1 and jobs.get("claims") == 1 and jobs.get("site") == 1
 
 
 def test_a_lost_claims_by_seed_csv_is_an_output_snakemake_rebuilds(smoke, tmp_path):
-    by_seed = smoke / "results" / "smoke" / "claims_by_seed.csv"
-    shutil.copy2(by_seed, tmp_path / "kept.csv")
-    by_seed.unlink()
-    try:
-        jobs = planned(snakemake(smoke, "-n", "--configfile", "config/smoke.yaml"))
-    finally:
-        shutil.copy2(tmp_path / "kept.csv", by_seed)
+    jobs = planned_without(smoke, "claims_by_seed.csv", tmp_path)
     assert jobs.get("claims") == 1 and jobs.get("train", 0) == 0
 
 
