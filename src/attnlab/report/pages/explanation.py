@@ -49,7 +49,9 @@ def jsd_chart(r: dict) -> dict:
              if j is not None]
     rows += [{"sentence": i, "kind": "uniform row", "jsd": j} for i, j in enumerate(r["uniform"]["jsd_learned_uniform"])
              if j is not None]
-    return alt.Chart(pd.DataFrame(rows), title="How far from the learned row, per sentence").mark_tick(
+    seed = (r.get("provenance") or {}).get("seed")
+    title = "How far from the learned row, per sentence" + (f" ({r['model']}, seed {seed})" if seed is not None else "")
+    return alt.Chart(pd.DataFrame(rows), title=title).mark_tick(
         thickness=2, size=18).encode(
         x=alt.X("jsd:Q", title="Jensen-Shannon divergence from the learned row (nats; max ln 2)",
                 scale=alt.Scale(domain=[0, 0.7])),

@@ -66,21 +66,21 @@ def heatmap(data: pd.DataFrame, row: str, title: str, words: list[str]) -> alt.L
     return alt.layer(cells, text)
 
 
-def sentence_chart(m: dict) -> dict:
+def sentence_chart(m: dict, seed: str = "") -> dict:
     data = map_rows(m)
     parts = [heatmap(data[data.sentence == f"… too {s['adjective']} …"], "block", " ".join(s["words"]),
                      s["words"][: m["pos"] + 1]).properties(width=600, height=60)
              for s in m["sentences"].values()]
-    return alt.vconcat(*parts).to_dict()
+    return alt.vconcat(*parts).properties(title=f"Each block's row at the scored word{seed}").to_dict()
 
 
-def adjective_chart(m: dict) -> dict:
+def adjective_chart(m: dict, seed: str = "") -> dict:
     words = list(m["sentences"]["crosser"]["words"][: m["pos"] + 1])
     at = words.index(m["sentences"]["crosser"]["adjective"])
     words[at] = "ADJ"
     rows = [{"adjective": a, "j": j, "word": a if j == at else words[j], "weight": w}
             for a, row in m["last_block_by_adjective"].items() for j, w in enumerate(row)]
-    return heatmap(pd.DataFrame(rows), "adjective", "The last block's row for every adjective (ADJ: the adjective)",
+    return heatmap(pd.DataFrame(rows), "adjective", f"The last block's row for every adjective (ADJ: the adjective){seed}",
                    words).properties(width=600, height=200).to_dict()
 
 
@@ -188,8 +188,8 @@ def blocks(site) -> dict[str, str]:
     if is_diverged(r["maps"]):
         out |= {"maps_chart": diverged_note([r["maps"]]), "adjectives_chart": "", "reading": ""}
     else:
-        out["maps_chart"] = chart("chart-winograd-maps", sentence_chart(r["maps"]))
-        out["adjectives_chart"] = chart("chart-winograd-adjectives", adjective_chart(r["maps"]))
+        out["maps_chart"] = chart("chart-winograd-maps", sentence_chart(r["maps"], seed.split(" (")[0]))
+        out["adjectives_chart"] = chart("chart-winograd-adjectives", adjective_chart(r["maps"], seed.split(" (")[0]))
         out["reading"] = reading(r)
     out["seeds"] = seeds_table(r)
     out["chance_reading"] = chance_reading(r)
