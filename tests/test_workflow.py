@@ -696,7 +696,7 @@ def test_every_page_in_a_browser(smoke, tmp_path):
     names = [*pages(), "about"]
     server = LocalSite(site)
     problems, shots = [], tmp_path / "screenshots"
-    shots.mkdir()
+    (shots / "390px").mkdir(parents=True)
     try:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM))
@@ -739,7 +739,7 @@ def test_every_page_in_a_browser(smoke, tmp_path):
                 wide = phone.evaluate("document.documentElement.scrollWidth")
                 if wide > 390:
                     problems.append(f"{name}: at 390 px the page is {wide} px wide and scrolls sideways")
-                phone.screenshot(path=str(shots / f"{name}-390.png"))
+                phone.screenshot(path=str(shots / "390px" / f"{name}.png"))
             for name, viewer in [("viewer", "attnlab-viewer"), ("seq2seq", "seq2seq-viewer")]:
                 where["name"] = name
                 page.goto(server.url + f"{name}.html", wait_until="networkidle")
@@ -763,3 +763,4 @@ def test_every_page_in_a_browser(smoke, tmp_path):
         server.close()
     assert not problems, "\n".join(problems)
     assert sorted(p.stem for p in shots.glob("*.png")) == sorted(names)
+    assert sorted(p.stem for p in (shots / "390px").glob("*.png")) == sorted(names)
