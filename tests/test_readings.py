@@ -37,7 +37,7 @@ def test_a_side_is_said_only_where_the_interval_clears_it(e, of, side):
 
 def test_two_runs_are_set_against_each_other_paired_by_seed():
     a = seeds(58.0, 59.5, 56.6)
-    assert readings.versus(a, seeds(56.5, 58.0, 55.0)) == "58.03 against 56.50, a difference of +1.53 ± 0.14: higher"
+    assert readings.versus(a, seeds(56.5, 58.0, 55.0)) == "58.03 against 56.50, a difference of +1.53 ± 0.14 (k·SE): higher"
     assert readings.versus(seeds(56.5, 58.0, 55.0), a).endswith(": lower")
     assert readings.versus(a, seeds(57.1, 57.6, 56.8)).endswith(": within the noise")
 
@@ -73,7 +73,7 @@ def test_counts_seeds_and_rounding_steps():
     assert (readings.count(1, "sentence"), readings.count(2, "sentence")) == ("1 sentence", "2 sentences")
     assert readings.rounding_steps(2.0 ** -23).startswith("1 rounding step of")
     assert readings.rounding_steps(3 * 2.0 ** -23).startswith("3 rounding steps")
-    assert readings.interval(Estimate(0.5, 0.1)) == "+0.50 ± 0.20" and readings.interval(Estimate(0.5)) == "+0.50"
+    assert readings.interval(Estimate(0.5, 0.1)) == "+0.50 ± 0.20 (k·SE)" and readings.interval(Estimate(0.5)) == "+0.50"
 
 
 # ------------------------------------------------------------------ why each verdict is so (every page)
@@ -163,7 +163,7 @@ def test_cost_says_favors_rate_against_the_square_root_only_where_it_can():
     assert "as the square root, within the noise" in cost.error_reading(errors([2.3, 0.4], rate=-0.5))
     assert "falls faster than the square root" in cost.error_reading(errors([2.3, 0.1], rate=-0.8))
     assert "does not judge the rate" in cost.error_reading(errors([2.3, 1.1]))
-    assert "(×0.48 ± 0.04, 95 % over the draws: it falls)" in cost.error_reading(errors([2.3, 1.1], shrink=0.48))
+    assert "(×0.48 ± 0.04 (k·SE), 95 % over the draws: it falls)" in cost.error_reading(errors([2.3, 1.1], shrink=0.48))
     assert "it rises" in cost.error_reading(errors([2.3, 1.1], shrink=1.2))
 
 
@@ -183,8 +183,8 @@ def test_cost_slopes_are_fitted_with_their_error():
     rows = [{"method": "naive", "n": n, "median_ms": n ** 2 * (1 + 0.01 * (-1) ** i), "peak_bytes": n * 100,
              "oom": False} for i, n in enumerate((128, 256, 512, 1024))]
     text = cost.slopes_text({"slopes": {"naive": {}}, "rows": rows, "longest": {"naive": 1024}, "oom": {}})
-    assert "time n<sup>1.99 ± 0.04</sup>, quadratic within the noise" in text
-    assert "memory n<sup>1.00 ± 0.00</sup>, linear within the noise" in text
+    assert "time n<sup>1.99 ± 0.04 (k·SE)</sup>, quadratic within the noise" in text
+    assert "memory n<sup>1.00 ± 0.00 (k·SE)</sup>, linear within the noise" in text
 
 
 # ------------------------------------------------------------------ E2 ladder
@@ -347,8 +347,8 @@ def test_grouping_compares_each_run_paired_by_seed():
          "val_spread": seeds(58.0, 59.5, 56.6)}])
     text = grouping.cost_reading(t)
     assert "**gqa** against mha" in text and "**gqa-up** against mha" in text and "**gqa-up** against gqa" in text
-    assert "**gqa-up** against mha: 58.03 against 56.50, a difference of +1.53 ± 0.14: higher" in text
-    assert "**gqa** against mha: 57.17 against 56.50, a difference of +0.67 ± 2.74: within the noise" in text
+    assert "**gqa-up** against mha: 58.03 against 56.50, a difference of +1.53 ± 0.14 (k·SE): higher" in text
+    assert "**gqa** against mha: 57.17 against 56.50, a difference of +0.67 ± 2.74 (k·SE): within the noise" in text
     assert grouping.uptrain_words(t, 800) == "for 40 steps (5 % of the budget's 800)"
 
 
@@ -365,9 +365,9 @@ def test_decode_says_faster_and_growing_only_beyond_the_noise():
          "speedup_se_at_longest": {"chapter/4": 0.1, "wide/1": 0.1},
          "speedup_slope": {"chapter/4": {"slope": 0.5, "se": 0.1}, "wide/1": {"slope": 0.05, "se": 0.1}}}
     text = decode.reading(r)
-    assert "chapter model with 4 kv heads ×2.05 ± 0.20, faster with the cache" in text
-    assert "wide model with 1 kv head ×1.02 ± 0.20, no faster within the noise" in text
-    assert "0.50 ± 0.20, grows with length" in text and "0.05 ± 0.20, flat within the noise" in text
+    assert "chapter model with 4 kv heads ×2.05 ± 0.20 (k·SE), faster with the cache" in text
+    assert "wide model with 1 kv head ×1.02 ± 0.20 (k·SE), no faster within the noise" in text
+    assert "0.50 ± 0.20 (k·SE), grows with length" in text and "0.05 ± 0.20 (k·SE), flat within the noise" in text
 
 
 # ------------------------------------------------------------------ E8 winograd, S1 seq2seq, S8 approximation
@@ -395,8 +395,8 @@ def test_seq2seq_says_a_fall_and_a_gain_only_beyond_the_noise():
         "copy": {"none_drop": drop, "gain_at_longest": {"dot": gain, "general": small},
                  "drop": {"dot": {**gain, "mean": 0.1}, "general": small}}}}}
     text = seq2seq.reading(r)
-    assert "(paired change -0.440 ± 0.014, 95 %, error from the held-out rows: a fall)" in text
-    assert "Luong dot +0.750 ± 0.086 (higher)" in text and "Luong general +0.010 ± 0.086 (within the noise)" in text
+    assert "(paired change -0.440 ± 0.014 (k·SE), 95 %, error from the held-out rows: a fall)" in text
+    assert "Luong dot +0.750 ± 0.086 (k·SE) (higher)" in text and "Luong general +0.010 ± 0.086 (k·SE) (within the noise)" in text
     assert "a fall beyond the noise for 1 of 2" in text
 
 

@@ -328,7 +328,7 @@ def part_reading(p, check: dict, seeds: int) -> str:
         return f"{fmt(p.value)} against {test}: the run files state no error for it, so there is no interval to judge."
     lo, hi = p.interval
     half, gap = p.k * p.se, distance(check, p.value)
-    text = f"{fmt(p.value)} ± {fmt(half)} = [{fmt(lo)}, {fmt(hi)}] against {test}: "
+    text = f"{fmt(p.value)} ± {fmt(half)} (k·SE) = [{fmt(lo)}, {fmt(hi)}] against {test}: "
     if p.outcome == "not reproduced":
         return text + (f"the value lies {fmt(gap)} past the test's bound, more than the interval's half-width: "
                        "a real difference, not the noise.")

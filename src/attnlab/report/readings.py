@@ -103,9 +103,10 @@ def growth(e: Estimate) -> str:
 
 
 def interval(e: Estimate, digits: int = 2, signed: bool = True) -> str:
-    """'+x ± h' with h = k·SE at fixed decimals ('+x' alone without an error, which the words beside it say)."""
+    """'+x ± h (k·SE)' with h = k·SE at fixed decimals, so that every ± says which error it is ('+x' alone without
+    an error, which the words beside it say)."""
     value = f"{e.value:+.{digits}f}" if signed else f"{e.value:.{digits}f}"
-    return value + (f" ± {e.half:.{digits}f}" if e.half is not None else "")
+    return value + (f" ± {e.half:.{digits}f} (k·SE)" if e.half is not None else "")
 
 
 def at_seeds(seeds: list) -> str:

@@ -139,8 +139,8 @@ def init_reading(t: pd.DataFrame) -> str:
 
 
 def ratio_interval(e: Estimate, seeds: int) -> str:
-    """'mean of 3 seeds, 95 % interval ± 0.096' or 'one seed'."""
-    return "one seed" if e.half is None else f"mean of {seeds} seeds, 95 % interval ± {e.half:.3f}"
+    """'mean of 3 seeds, 95 % interval (k·SE) ± 0.096' or 'one seed'."""
+    return "one seed" if e.half is None else f"mean of {seeds} seeds, 95 % interval (k·SE) ± {e.half:.3f}"
 
 
 OUTCOMES = (  # (what is compared, the run, the run it is set against)
