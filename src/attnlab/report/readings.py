@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from attnlab.report.claims import t95
 from attnlab.report.verdicts import Noise
+from attnlab.stats import mean_se
 
 NOISE = "within the noise"
 NO_ERROR = "no error to judge it by"
@@ -34,12 +35,8 @@ class Estimate:
 def of_values(values: list[float]) -> Estimate:
     """The mean of values that vary by seed (or draw), with its standard error sd/√n at n − 1 degrees of freedom
     (one value: no error)."""
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return Estimate(mean)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return Estimate(mean, sd / math.sqrt(n), n - 1)
+    mean, se = mean_se(values)
+    return Estimate(mean, se, len(values) - 1) if len(values) > 1 else Estimate(mean)
 
 
 def of_seeds(values: list[float], sampling: float | None = None) -> Estimate:

@@ -7,6 +7,7 @@ import pandas as pd
 from attnlab.errors import is_diverged
 from attnlab import stats
 from attnlab.report.format import chart, diverged_note, md_table
+from attnlab.report.readings import Estimate, side
 
 NAME = "explanation"
 
@@ -63,11 +64,12 @@ LARGE = 0.1  # nats: the divergence Jain and Wallace call large (S9.1's bound)
 
 
 def versus(value: float, se: float | None, bound: float, above: str, below: str, near: str) -> str:
-    """`above`/`below` where two standard errors clear `bound`, else `near` (the reading never decides inside
-    the noise; without an error it goes by the value, and says so)."""
-    if se is None:
+    """`above`/`below` where the 95 % interval (readings.side) clears `bound`, else `near`; without an error it
+    goes by the value, and says so."""
+    where = side(Estimate(value, se), bound)
+    if where is None:
         return (above if value > bound else below) + " (no error recorded)"
-    return near if abs(value - bound) <= 2 * se else (above if value > bound else below)
+    return {"above": above, "below": below, "within": near}[where]
 
 
 def reading(r: dict) -> str:
@@ -113,7 +115,7 @@ def conclusion(ratio: float | None, ratio_se: float | None, lost: float) -> str:
     Wallace's where they clearly go beyond it; mixed otherwise."""
     if ratio is None:
         return "Without a second seed's model the two sides cannot be told apart here."
-    clear = ratio_se is None or abs(ratio - 1) > 2 * ratio_se
+    clear = ratio_se is None or side(Estimate(ratio, ratio_se), 1.0) != "within"
     if clear and ratio < 1 and lost >= 0.1:
         return ("By the seed yardstick the evidence points Wiegreffe and Pinter's way: the model needs its "
                 "attention, and the adversaries find nothing a retraining would not.")

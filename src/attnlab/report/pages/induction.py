@@ -5,6 +5,7 @@ import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, diverged_note, md_table, num
+from attnlab.report.readings import Estimate, side
 from attnlab.report.results import measured
 
 NAME = "induction"
@@ -88,10 +89,11 @@ def phase_reading(phase: dict | None) -> str:
 
 
 def icl_words(icl: float, se: float | None) -> str:
-    """An in-context-learning score's direction, said only where two standard errors clear 0."""
-    if se is None:
+    """An in-context-learning score's direction, said only where its 95 % interval (readings.side) clears 0."""
+    where = side(Estimate(icl, se))
+    if where is None:
         return "no error was recorded to tell it from 0"
-    if abs(icl) <= 2 * se:
+    if where == "within":
         return f"± {se:.2f}: within two standard errors of 0, so these windows show no change of loss with position"
     return (f"± {se:.2f}: the loss {'falls' if icl < 0 else 'rises'} with position"
             + ("" if icl < 0 else ", the opposite of in-context learning"))
