@@ -81,3 +81,24 @@ def test_bad_sizes_are_refused():
         window_attention(q, k, v, window=0)
     with pytest.raises(AttnlabError, match="at least 1 random feature"):
         favor_attention(q, k, v, features=0)
+
+
+def test_a_running_shift_of_the_keys_cancels():
+    """Keys' features stored at a running scale e^-shift_j give the same ratio as unscaled ones."""
+    g = torch.Generator().manual_seed(4)
+    qf, kf = (torch.rand(2, 3, 37, 8, generator=g, dtype=torch.float64) for _ in range(2))
+    v = torch.randn(2, 3, 37, 5, generator=g, dtype=torch.float64)
+    shift = torch.rand(2, 3, 37, generator=g, dtype=torch.float64).mul(5).cummax(-1).values
+    num, den = causal_linear_attention(qf, kf, v, 16)
+    num_s, den_s = causal_linear_attention(qf, kf * torch.exp(-shift)[..., None], v, 16, shift)
+    torch.testing.assert_close(num_s / den_s, num / den)
+
+
+def test_a_later_key_never_reaches_an_earlier_query():
+    """Not even through the stabiliser: a large last key leaves every earlier output bit for bit."""
+    q, k, v = qkv(n=40, d=4)
+    changed = k.clone()
+    changed[..., -1, :] = 5.0
+    a, b = favor_attention(q, k, v, features=16), favor_attention(q, changed, v, features=16)
+    assert torch.equal(a[..., :-1, :], b[..., :-1, :])
+    torch.testing.assert_close(favor_attention(q, changed, v, features=16, block=7), b)  # blocks change nothing

@@ -11,7 +11,8 @@ from attnlab.nn.model import build
 from attnlab.config import spec_from_config
 from attnlab.nn.spec import ModelSpec
 from attnlab.nn.attention import causal_mask
-from attnlab.nn.model import Average, SelfAttention, param_breakdown
+from attnlab.nn.approx import orthogonal_features, window_mask
+from attnlab.nn.model import Average, SelfAttention, attention_kept, generate, param_breakdown
 from attnlab.experiments.probes import AttentionProbe
 from helpers import assert_causal
 
@@ -249,3 +250,177 @@ def test_stacked_projection_equals_the_three_layers(d_k, qkv_bias):
     separate = attn.project(x, x.clone())  # a different tensor: the cross-attention route, layer by layer
     for a, b in zip(stacked, separate):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
+
+
+# --- approximate attention (S8): a sliding window, with and without global tokens, and FAVOR+ --------------
+
+APPROX = {  # name: the spec's overrides on L9 (context 12)
+    "window": {"attention": "window", "window": 4},
+    "window + global": {"attention": "window", "window": 3, "n_global": 2},
+    "window, rope": {"attention": "window", "window": 5, "position": "rope"},
+    "window, alibi": {"attention": "window", "window": 5, "position": "alibi"},
+    "favor": {"attention": "favor", "features": 16},
+    "favor, rope": {"attention": "favor", "features": 16, "position": "rope"},
+}
+
+
+@pytest.mark.parametrize("name", APPROX)
+def test_approximate_attention_never_sees_the_future(name):
+    torch.manual_seed(0)
+    assert_causal(build(small("L9", n_blocks=2, **APPROX[name])).eval(), 64, 12, name)
+
+
+def test_a_window_covering_the_context_is_full_attention():
+    torch.manual_seed(0)
+    full = build(small("L9", n_blocks=2)).double().eval()
+    window = build(small("L9", n_blocks=2, attention="window", window=12)).double().eval()
+    window.load_state_dict(full.state_dict())
+    x = torch.randint(0, 64, (3, 12))
+    torch.testing.assert_close(window(x)[0], full(x)[0], atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("window,n_global", [(4, 0), (3, 2), (1, 0)])
+def test_the_window_layer_is_the_blockwise_window_attention(window, n_global):
+    from attnlab.nn.approx import window_attention
+
+    torch.manual_seed(0)
+    layer = SelfAttention(16, 4, out_proj=True, attention="window", window=window, n_global=n_global).double()
+    x = torch.randn(2, 12, 16, dtype=torch.float64)
+    q, k, v = layer.project(x, x)
+    want = window_attention(q, k, v, window=window, n_global=n_global, block=5)
+    torch.testing.assert_close(layer(x), layer.out(want.transpose(1, 2).reshape(2, 12, 16)), atol=1e-12, rtol=0)
+
+
+def test_favor_loss_approaches_full_attention_with_more_features():
+    """The same weights (attention made sharp) with FAVOR+ in place of softmax: the loss moves less the more
+    random features estimate the kernel (mean over four draws)."""
+    torch.manual_seed(0)
+    full = build(small("L9", n_blocks=2)).double().eval()
+    with torch.no_grad():
+        for block in full.blocks:
+            block.mixer.q.weight *= 2
+            block.mixer.k.weight *= 2
+    x = torch.randint(0, 64, (8, 12))
+    exact = full(x, x)[1].item()
+
+    def gap(m):
+        model = build(small("L9", n_blocks=2, attention="favor", features=m)).double().eval()
+        total = 0.0
+        for draw in range(4):
+            state = dict(full.state_dict())
+            for i in range(2):
+                state[f"blocks.{i}.mixer.omega"] = orthogonal_features(m, 4, seed=100 * draw + i).double()
+            model.load_state_dict(state)
+            total += abs(model(x, x)[1].item() - exact)
+        return total / 4
+
+    assert gap(512) < gap(4) / 2
+
+
+@pytest.mark.parametrize("name", ["full", *APPROX])
+def test_every_attention_trains(name):
+    torch.manual_seed(0)
+    model = build(small("L9", **APPROX.get(name, {})))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    x = torch.randint(0, 64, (8, 13))
+    losses = []
+    for _ in range(15):
+        _, loss = model(x[:, :-1], x[:, 1:])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0] - 0.5, losses
+
+
+@pytest.mark.parametrize("name", APPROX)
+def test_a_checkpoint_restores_approximate_attention(name):
+    import io
+
+    torch.manual_seed(0)
+    spec = small("L9", n_blocks=2, **APPROX[name])
+    model = build(spec).eval()
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    buffer.seek(0)
+    torch.manual_seed(1)  # other weights, until the checkpoint's are loaded
+    twin = build(ModelSpec(**spec.to_dict())).eval()
+    twin.load_state_dict(torch.load(buffer, weights_only=True))
+    x = torch.randint(0, 64, (2, 12))
+    assert torch.equal(model(x)[0], twin(x)[0])
+    if spec.attention == "favor":  # each layer draws its own features, kept with the weights
+        state = model.state_dict()
+        assert not torch.equal(state["blocks.0.mixer.omega"], state["blocks.1.mixer.omega"])
+        assert state["blocks.0.mixer.omega"].shape == (16, 4)
+
+
+def test_favor_features_are_fixed_between_training_and_eval():
+    torch.manual_seed(0)
+    model = build(small("L9", attention="favor", features=16))
+    x = torch.randint(0, 64, (2, 12))
+    train_logits = model.train()(x)[0]
+    assert torch.equal(model.eval()(x)[0], train_logits)  # no dropout: only a redraw could differ
+
+
+def test_window_decodes_with_the_kv_cache_and_favor_refuses_it():
+    torch.manual_seed(0)
+    window = build(small("L9", attention="window", window=3, n_global=1, context=16)).eval()
+    prompt = torch.randint(0, 64, (2, 4))
+    cached, cached_logits = generate(window, prompt, 10, use_cache=True)
+    plain, plain_logits = generate(window, prompt, 10, use_cache=False)
+    assert torch.equal(cached, plain)
+    torch.testing.assert_close(cached_logits, plain_logits, atol=1e-5, rtol=1e-5)
+    favor = build(small("L9", attention="favor", features=8)).eval()
+    with pytest.raises(AttnlabError, match="FAVOR\\+ attention has no KV cache"):
+        generate(favor, prompt, 3, use_cache=True)
+    assert generate(favor, prompt, 3, use_cache=False)[0].shape == (2, 7)
+
+
+def test_probes_read_the_window_and_favor_refuses_them():
+    torch.manual_seed(0)
+    x = torch.randint(0, 64, (2, 12))
+    kept = attention_kept(build(small("L9", attention="window", window=3, n_global=1)), x)[0]
+    assert torch.equal(kept["weights"][0, 0] > 0, window_mask(12, 3, 1))
+    with pytest.raises(AttnlabError, match="forms no weights to keep"):
+        attention_kept(build(small("L9", attention="favor", features=8)), x)
+
+
+@pytest.mark.parametrize("over,match", [
+    ({"attention": "linear"}, "unknown attention 'linear'"),
+    ({"attention": "window"}, "attention 'window' needs `window`"),
+    ({"attention": "favor"}, "attention 'favor' needs `features`"),
+    ({"window": 4}, "`window` is a setting of attention 'window' \\(attention is 'full'\\)"),
+    ({"n_global": 2, "attention": "favor", "features": 8}, "`n_global` is a setting of attention 'window'"),
+    ({"features": 8, "attention": "window", "window": 4}, "`features` is a setting of attention 'favor'"),
+    ({"attention": "window", "window": 0}, "window must be a positive integer, got 0"),
+    ({"attention": "window", "window": 4, "n_global": -1}, "n_global must be a non-negative integer, got -1"),
+    ({"attention": "window", "window": 4, "mixer": "average"}, "needs a learned attention mixer"),
+    ({"attention": "favor", "features": 8, "mixer": "none"}, "needs a learned attention mixer"),
+    ({"attention": "favor", "features": 8, "position": "alibi"}, "FAVOR\\+ cannot use ALiBi: it never forms"),
+    ({"attention": "favor", "features": 8, "scale": False}, "it needs scale: true"),
+])
+def test_bad_approximation_is_named(over, match):
+    with pytest.raises(AttnlabError, match=match):
+        small("L9", **over)
+
+
+def test_approximations_leave_old_spec_dicts_and_costs_alone():
+    cfg = load("config/chapter.yaml")
+    old_fields = {"vocab_size", "d_model", "context", "n_blocks", "mixer", "n_heads", "n_kv_heads", "residual",
+                  "position", "max_positions", "mlp", "mlp_ratio", "norm", "d_k", "scale", "bias", "qkv_bias",
+                  "tie_embeddings", "dropout"}
+    for row in cfg["ladder"]:  # run files and run ids hash these dicts: full attention's must not change
+        spec = spec_from_config(cfg, row)
+        assert set(spec.to_dict()) == old_fields
+        assert ModelSpec(**spec.to_dict()) == spec
+    l9 = spec_from_config(cfg, "L9")
+    for name, over in APPROX.items():
+        spec = ModelSpec(**{**l9.to_dict(), **over, "context": 128})
+        assert ModelSpec(**spec.to_dict()) == spec and spec.to_dict()["attention"] == over["attention"]
+        count = sum(p.numel() for p in build(spec).parameters())
+        assert count == sum(p.numel() for p in build(ModelSpec(**{**spec.to_dict(), **{
+            "attention": "full", "window": None, "n_global": 0, "features": None}})).parameters()), name
+    window = ModelSpec(**{**l9.to_dict(), "attention": "window", "window": 16})
+    assert window.training_floor() == l9.training_floor()
+    favor = ModelSpec(**{**l9.to_dict(), "attention": "favor", "features": 32})
+    assert favor.training_floor()[0] == l9.training_floor()[0] and favor.training_floor()[1] < l9.training_floor()[1]

@@ -22,7 +22,8 @@ from attnlab.errors import AttnlabError, Diverged
 from attnlab.nn.model import build, param_breakdown, pool_kv_heads
 from attnlab.nn.spec import ModelSpec
 
-MODEL_CODE = [Path(__file__).parent / "nn" / name for name in ("attention.py", "model.py", "spec.py")] + [Path(__file__)]
+MODEL_CODE = [Path(__file__).parent / "nn" / name
+              for name in ("attention.py", "approx.py", "model.py", "spec.py")] + [Path(__file__)]
 EVAL_METHOD = ("consecutive non-overlapping windows of `context` tokens covering the split, "
                "every position scored; perplexity = exp(mean cross-entropy)")
 

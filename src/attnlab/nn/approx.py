@@ -63,41 +63,56 @@ def favor_features(x: torch.Tensor, omega: torch.Tensor, stabiliser: torch.Tenso
     return torch.exp(proj - (x * x).sum(-1, keepdim=True) / 2 - stabiliser) / math.sqrt(omega.size(0))
 
 
-def favor_attention(q, k, v, *, features: int, seed: int = 0, causal: bool = True, eps: float = 1e-6,
-                    block: int = 128):
-    """q, k, v: (B, H, n, d) -> (B, H, n, d): FAVOR+ approximation of softmax(q kᵀ / √d) v."""
-    if features < 1:
-        raise AttnlabError(f"FAVOR+ needs at least 1 random feature, got {features}")
+def favor_attention(q, k, v, *, features: int | None = None, seed: int = 0, omega: torch.Tensor | None = None,
+                    causal: bool = True, eps: float = 1e-12, block: int = 128):
+    """q, k, v: (B, H, n, d) -> (B, H, n, d): FAVOR+ approximation of softmax(q kᵀ / √d) v.
+    omega: the random features (m, d) to use (a model's, fixed per layer); by default `features` of them are
+    drawn from `seed`."""
     d = q.size(-1)
-    omega = orthogonal_features(features, d, seed, q.device, q.dtype)
+    if omega is None:
+        if features is None or features < 1:
+            raise AttnlabError(f"FAVOR+ needs at least 1 random feature, got {features}")
+        omega = orthogonal_features(features, d, seed, q.device, q.dtype)
     q, k = q / d ** 0.25, k / d ** 0.25  # so that q·k becomes q·k / √d
-    # one stabiliser per query row and one for all keys: they cancel between numerator and denominator
-    q_proj, k_proj = q @ omega.T, k @ omega.T
-    qf = favor_features(q, omega, q_proj.amax(-1, keepdim=True))                       # (B, H, n, m)
-    kf = favor_features(k, omega, k_proj.amax(dim=(-2, -1), keepdim=True))             # (B, H, n, m)
+    # stabilisers that cancel between numerator and denominator: one per query row, and for the keys one for
+    # all of them, or, causal, a running max, so that no key's value reaches an earlier query even through eps
+    q_exp, k_exp = (x @ omega.T - (x * x).sum(-1, keepdim=True) / 2 for x in (q, k))  # φ's exponents
+    qf = favor_features(q, omega, q_exp.amax(-1, keepdim=True))                        # (B, H, n, m)
     if causal:
-        num, den = causal_linear_attention(qf, kf, v, block)
+        shift = k_exp.amax(-1).cummax(-1).values                                       # (B, H, n)
+        kf = favor_features(k, omega, shift[..., None])                                # (B, H, n, m)
+        num, den = causal_linear_attention(qf, kf, v, block, shift)
     else:
+        kf = favor_features(k, omega, k_exp.amax(dim=(-2, -1), keepdim=True))
         num = qf @ (kf.transpose(-2, -1) @ v)
         den = qf @ kf.sum(-2)[..., None]
     return num / (den + eps)
 
 
-def causal_linear_attention(qf, kf, v, block: int):
+def causal_linear_attention(qf, kf, v, block: int, shift=None):
     """Σ_{j≤i} (φq_i·φk_j) v_j and Σ_{j≤i} φq_i·φk_j for qf, kf: (B, H, n, m), v: (B, H, n, d_v), a block of
     queries at a time: the keys of earlier blocks as a running (m, d_v) sum, those of its own block through a
-    masked (block, block) product. Memory O(n·m + block² + m·d_v), never the (n, m, d_v) prefix sums."""
+    masked (block, block) product. Memory O(n·m + block² + m·d_v), never the (n, m, d_v) prefix sums.
+    shift: (B, H, n), non-decreasing along n: key j's features are φk_j · e^-shift_j; query i's sums are then
+    taken at e^-shift_i (every factor e^(shift_j - shift_i) <= 1), a scale the ratio of the two cancels."""
     n = qf.size(-2)
+    shift = qf.new_zeros(qf.shape[:-1]) if shift is None else shift
     state = qf.new_zeros(*qf.shape[:-2], qf.size(-1), v.size(-1))   # (B, H, m, d_v): Σ φk_j v_jᵀ so far
     norm = qf.new_zeros(*qf.shape[:-2], qf.size(-1), 1)             # (B, H, m, 1): Σ φk_j so far
+    at = shift[..., :1]                                             # (B, H, 1): the shift state and norm are at
     num, den = torch.empty_like(v), v.new_empty(*v.shape[:-1], 1)
     below = torch.ones(block, block, dtype=torch.bool, device=qf.device).tril()
     for i0 in range(0, n, block):
         i1 = min(i0 + block, n)
-        qb, kb, vb = qf[..., i0:i1, :], kf[..., i0:i1, :], v[..., i0:i1, :]
-        a = (qb @ kb.transpose(-2, -1)).masked_fill(~below[: i1 - i0, : i1 - i0], 0)  # (B, H, b, b)
-        num[..., i0:i1, :] = qb @ state + a @ vb
-        den[..., i0:i1, :] = qb @ norm + a.sum(-1, keepdim=True)
-        state = state + kb.transpose(-2, -1) @ vb
-        norm = norm + kb.sum(-2)[..., None]
+        qb, kb, vb, s = qf[..., i0:i1, :], kf[..., i0:i1, :], v[..., i0:i1, :], shift[..., i0:i1]
+        rescale = torch.exp((s[..., None, :] - s[..., :, None]).clamp(max=0))           # (B, H, b, b)
+        a = (qb @ kb.transpose(-2, -1) * rescale).masked_fill(~below[: i1 - i0, : i1 - i0], 0)
+        earlier = torch.exp(at - s)[..., None]                                          # (B, H, b, 1)
+        num[..., i0:i1, :] = (qb @ state) * earlier + a @ vb
+        den[..., i0:i1, :] = (qb @ norm) * earlier + a.sum(-1, keepdim=True)
+        last = s[..., -1:]
+        kb = kb * torch.exp(s - last)[..., None]
+        state = state * torch.exp(at - last)[..., None] + kb.transpose(-2, -1) @ vb
+        norm = norm * torch.exp(at - last)[..., None] + kb.sum(-2)[..., None]
+        at = last
     return num, den

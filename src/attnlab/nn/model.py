@@ -8,7 +8,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError
-from attnlab.nn.attention import alibi_slopes, attention
+from attnlab.nn.approx import favor_attention, orthogonal_features, window_mask
+from attnlab.nn.attention import alibi_slopes, attention, query_positions, rope_rotate
 from attnlab.nn.spec import ModelSpec
 
 
@@ -44,11 +45,16 @@ class SelfAttention(nn.Module):
 
     Queries and keys have width d_k per head (default d_model / h); values keep d_model / h, so the
     heads concatenate back to d_model whatever d_k is.
+    attention (causal self-attention only): 'full'; 'window', the core with each query seeing the `window` keys
+    ending at itself and the first `n_global`; 'favor', FAVOR+ with `features` random features drawn once from
+    `seed` and kept as a buffer (a checkpoint restores them). FAVOR+ forms no weights: there is nothing for
+    attention dropout, probes or S9's replaced weights to act on, and no KV cache.
     """
 
     def __init__(self, d_model: int, n_heads: int, out_proj: bool, scale: bool = True, bias: bool = True,
                  d_k: int | None = None, qkv_bias: bool | None = None, rope: bool = False, alibi: bool = False,
-                 dropout: float = 0.0, n_kv_heads: int | None = None):
+                 dropout: float = 0.0, n_kv_heads: int | None = None, attention: str = "full",
+                 window: int | None = None, n_global: int = 0, features: int | None = None, seed: int = 0):
         super().__init__()
         if d_model % n_heads:
             raise AttnlabError(f"n_heads={n_heads} does not divide d_model={d_model}")
@@ -67,6 +73,9 @@ class SelfAttention(nn.Module):
         self.kept = None  # scores and weights of the last call, only while keep_weights is set (probes)
         self.keep_weights = False
         self.replace = None  # (B, H, T, T) weights to mix with instead of the softmax's (S9), while set
+        self.approx, self.window, self.n_global = attention, window, n_global
+        if attention == "favor":
+            self.register_buffer("omega", orthogonal_features(features, self.d_k, seed))
 
     def split(self, x, heads: int | None = None):  # (B, T, H*w) -> (B, H, T, w)
         B, T, d = x.shape
@@ -91,6 +100,8 @@ class SelfAttention(nn.Module):
         """cache: a dict that keeps this layer's keys and values (B, n_kv_heads, T, w) between calls, so that a
         decoder feeds only its new tokens; their queries sit after every cached key."""
         src = x if context is None else context  # cross-attention reads keys/values from `context`
+        if self.approx != "full":
+            self.refuse(context is not None or not causal, cache is not None)
         self.kept = {} if self.keep_weights else None  # a probe needs the weights: the explicit path
         q, k, v = self.project(x, src)
         if cache is not None:
@@ -100,11 +111,33 @@ class SelfAttention(nn.Module):
         if self.n_kv_heads != self.n_heads:  # each key/value head serves its group of query heads
             group = self.n_heads // self.n_kv_heads
             k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-        out, _ = attention(q, k, v, causal=causal, scale=self.scale, mask=mask, rope=self.rope, alibi=self.alibi,
-                           dropout_p=self.dropout, training=self.training, keep=self.kept, need_weights=False,
-                           weights=self.replace)
+        if self.approx == "favor":
+            if self.rope:  # as the core would: each rotated by its position
+                t_q, t_k = q.size(-2), k.size(-2)
+                q = rope_rotate(q, query_positions(t_q, t_k, q.device))
+                k = rope_rotate(k, torch.arange(t_k, device=k.device))
+            out = favor_attention(q, k, v, omega=self.omega.to(q.dtype), causal=True)
+        else:
+            if self.approx == "window":  # the rows of the last queries: a decoder's new tokens sit after the cache
+                band = window_mask(k.size(-2), self.window, self.n_global, q.device)[k.size(-2) - q.size(-2):]
+                mask = band if mask is None else mask & band
+            out, _ = attention(q, k, v, causal=causal, scale=self.scale, mask=mask, rope=self.rope,
+                               alibi=self.alibi, dropout_p=self.dropout, training=self.training, keep=self.kept,
+                               need_weights=False, weights=self.replace)
         B, H, T, dh = out.shape
         return self.out(out.transpose(1, 2).reshape(B, T, H * dh))
+
+    def refuse(self, not_causal_self: bool, cached: bool):
+        """What an approximation cannot do, named before anything is computed."""
+        name = {"window": "window attention", "favor": "FAVOR+ attention"}[self.approx]
+        if not_causal_self:
+            raise AttnlabError(f"{name} is causal self-attention only (no cross-attention, no causal=False)")
+        if self.approx != "favor":
+            return
+        if cached:
+            raise AttnlabError("FAVOR+ attention has no KV cache: generate with use_cache=False")
+        if self.keep_weights or self.replace is not None:
+            raise AttnlabError("FAVOR+ attention forms no weights to keep (attention_kept) or to replace (S9)")
 
 
 @torch.no_grad()
@@ -138,14 +171,17 @@ class MLP(nn.Module):
         return self.down(F.gelu(self.up(x)))
 
 
-def make_mixer(spec: ModelSpec) -> nn.Module | None:
+def make_mixer(spec: ModelSpec, layer: int = 0) -> nn.Module | None:
+    """The mixer of block `layer` (its index seeds FAVOR+'s features, so each layer draws its own)."""
     if spec.mixer == "none":
         return None
     if spec.mixer == "average":
         return Average()
     return SelfAttention(spec.d_model, spec.heads, out_proj=spec.mixer == "multihead", scale=spec.scale,
                          bias=spec.bias, d_k=spec.d_k, qkv_bias=spec.qkv_bias, rope=spec.position == "rope",
-                         alibi=spec.position == "alibi", dropout=spec.dropout, n_kv_heads=spec.n_kv_heads)
+                         alibi=spec.position == "alibi", dropout=spec.dropout, n_kv_heads=spec.n_kv_heads,
+                         attention=spec.attention, window=spec.window, n_global=spec.n_global,
+                         features=spec.features, seed=layer)
 
 
 def make_norm(spec: ModelSpec) -> nn.Module:
@@ -155,10 +191,10 @@ def make_norm(spec: ModelSpec) -> nn.Module:
 class Block(nn.Module):
     """pre-norm: x + f(LN(x)) for each sublayer f; post-norm: LN(x + f(x)). Dropout on f's output."""
 
-    def __init__(self, spec: ModelSpec):
+    def __init__(self, spec: ModelSpec, layer: int = 0):
         super().__init__()
         self.residual, self.post = spec.residual, spec.norm == "post"
-        self.mixer = make_mixer(spec)
+        self.mixer = make_mixer(spec, layer)
         self.norm1 = make_norm(spec) if self.mixer is not None else nn.Identity()
         self.mlp = MLP(spec.d_model, spec.mlp_ratio, spec.bias) if spec.mlp else None
         self.norm2 = make_norm(spec) if self.mlp is not None else nn.Identity()
@@ -183,7 +219,7 @@ class LM(nn.Module):
         self.tok = nn.Embedding(spec.vocab_size, spec.d_model)
         self.pos = nn.Embedding(spec.positions, spec.d_model) if spec.position == "learned" else None
         self.drop = nn.Dropout(spec.dropout)  # on the embedding sum
-        self.blocks = nn.ModuleList(Block(spec) for _ in range(spec.n_blocks))
+        self.blocks = nn.ModuleList(Block(spec, i) for i in range(spec.n_blocks))
         self.norm = make_norm(spec) if spec.norm == "pre" else nn.Identity()  # post-norm has no final LN
         self.head = nn.Linear(spec.d_model, spec.vocab_size, bias=not spec.tie_embeddings)
         if spec.tie_embeddings:

@@ -8,6 +8,8 @@ from attnlab.errors import AttnlabError
 MIXERS = ("none", "average", "head", "multihead")  # what mixes information across positions
 POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")  # rope, alibi: options of the attention core
 NORMS = ("none", "pre", "post")  # post: LN(x + f(x)) after each sublayer, no final LN
+ATTENTIONS = ("full", "window", "favor")  # exact softmax, a sliding window (exact within it), FAVOR+ (S8)
+APPROX_FIELDS = ("attention", "window", "n_global", "features")  # left out of to_dict() with full attention
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,10 @@ class ModelSpec:
     norm: str = "pre"
     d_k: int | None = None  # query/key width per head; defaults to d_model / heads
     scale: bool = True     # divide scores by sqrt(d_k)
+    attention: str = "full"
+    window: int | None = None  # window attention: the keys a query sees, itself included
+    n_global: int = 0          # window attention: tokens at the start that every query sees
+    features: int | None = None  # FAVOR+: random features per layer
     bias: bool = True
     qkv_bias: bool | None = None  # biases on the q, k, v projections; defaults to `bias`
     tie_embeddings: bool = False  # output layer shares the token embedding (GPT-2), no output bias
@@ -42,13 +48,19 @@ class ModelSpec:
             bad(f"unknown position encoding '{self.position}' (choose from {', '.join(POSITIONS)})")
         if self.norm not in NORMS:
             bad(f"unknown norm placement '{self.norm}' (choose from {', '.join(NORMS)})")
-        for name in ("vocab_size", "d_model", "context", "n_blocks", "n_heads", "n_kv_heads", "mlp_ratio", "d_k"):
+        if self.attention not in ATTENTIONS:
+            bad(f"unknown attention '{self.attention}' (choose from {', '.join(ATTENTIONS)})")
+        for name in ("vocab_size", "d_model", "context", "n_blocks", "n_heads", "n_kv_heads", "mlp_ratio", "d_k",
+                     "window", "features"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 bad(f"{name} must be a positive integer, got {value!r}")
         if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)) \
                 or not 0 <= self.dropout < 1:
             bad(f"dropout must be a number in [0, 1), got {self.dropout!r}")
+        if not isinstance(self.n_global, int) or isinstance(self.n_global, bool) or self.n_global < 0:
+            bad(f"n_global must be a non-negative integer, got {self.n_global!r}")
+        self.check_attention(bad)
         if self.position in ("rope", "alibi") and self.mixer in ("none", "average"):
             bad(f"position '{self.position}' needs a learned attention mixer (mixer is '{self.mixer}')")
         if self.position == "alibi" and self.heads & (self.heads - 1):  # Press et al.'s slopes: powers of two
@@ -61,6 +73,21 @@ class ModelSpec:
             bad(f"n_kv_heads={self.kv_heads} does not divide the {self.heads} query heads into equal groups")
         if self.position == "learned" and self.positions < self.context:
             bad(f"context {self.context} is longer than the position table ({self.positions} rows)")
+
+    def check_attention(self, bad):
+        """The approximations' settings go with their attention only, and only where there are learned scores."""
+        needs = {"window": "window", "favor": "features"}.get(self.attention)
+        if needs and getattr(self, needs) is None:
+            bad(f"attention '{self.attention}' needs `{needs}`")
+        for name, owner in (("window", "window"), ("n_global", "window"), ("features", "favor")):
+            if getattr(self, name) not in (None, 0) and self.attention != owner:
+                bad(f"`{name}` is a setting of attention '{owner}' (attention is '{self.attention}')")
+        if self.attention != "full" and self.mixer in ("none", "average"):
+            bad(f"attention '{self.attention}' needs a learned attention mixer (mixer is '{self.mixer}')")
+        if self.attention == "favor" and self.position == "alibi":
+            bad("FAVOR+ cannot use ALiBi: it never forms the scores that ALiBi's penalty is added to")
+        if self.attention == "favor" and not self.scale:
+            bad("FAVOR+ estimates softmax(q·k / sqrt(d_k)): it needs scale: true")
 
     @property
     def positions(self) -> int:
@@ -88,7 +115,8 @@ class ModelSpec:
         block = 2 * hidden * d + (d * self.head_dim * (self.heads + self.kv_heads) if attention else 0)
         params = V * d * (1 if self.tie_embeddings else 2) + self.n_blocks * block
         params += self.positions * d if self.position == "learned" else 0
-        per_block = T * (d + hidden) + (self.heads * T * T if attention else 0)  # the stream, MLP, attention weights
+        scored = 2 * self.features if self.attention == "favor" else T  # FAVOR+ keeps features, not weights
+        per_block = T * (d + hidden) + (self.heads * T * scored if attention else 0)  # the stream, MLP, attention
         return params, T * V + self.n_blocks * per_block
 
     @property
@@ -97,5 +125,8 @@ class ModelSpec:
         return self.d_k or self.d_model // self.heads
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields as a dict; with full attention the approximations' fields are left out, so the dicts of
+        specs made before they existed (in run files, and hashed into run ids) are unchanged."""
+        d = asdict(self)
+        return {k: v for k, v in d.items() if k not in APPROX_FIELDS} if self.attention == "full" else d
 
