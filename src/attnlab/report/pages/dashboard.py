@@ -9,7 +9,7 @@ from collections import Counter
 from attnlab import registry
 from attnlab.report.format import badge
 from attnlab.report.pages import index as overview
-from attnlab.report.page import alone, anchor, parts_cell, reproduced_cell, why_not
+from attnlab.report.site import alone, anchor, parts_cell, reproduced_cell, why_not
 from attnlab.report.verdicts import VERDICTS, Verdict
 from attnlab.versions import hardware
 
