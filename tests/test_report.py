@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from attnlab.errors import AttnlabError
+from attnlab.registry import get as get_experiment, load as load_experiments
 from attnlab.provenance import read_json, write_json
 from attnlab.report import claims as cl
 from attnlab.report.build import build_site
@@ -280,6 +281,20 @@ def test_site_builds_with_stages_missing(tmp_path):
     assert "results/smoke/ladder/L7/seed1337/metrics.json" in html["ladder.html"]
     assert "verdict-not-run" in html["index.html"]
     build_site(root, REGISTRY, CONFIG, tmp_path / "site")  # rebuilding over its own output is fine
+
+
+@pytest.mark.parametrize("name", [e.name for e in load_experiments() if e.result])
+def test_a_page_without_its_result_shows_one_warning_and_no_marker(name, tmp_path):
+    """Over a results folder with no run files, every experiment page with a result file renders whole from the
+    skeleton: one not-run warning naming its file, `settings` not run, no marker left."""
+    from attnlab.config import load
+    from attnlab.report import build
+    from helpers import site_for
+
+    site = site_for(tmp_path, load(REPO / "config" / "smoke.yaml"))
+    text = build.render((REPO / "docs" / f"{name}.md").read_text(), build.page_blocks(site, f"{name}.md"), f"{name}.md")
+    assert text.count('!!! warning "not run"') == 1, text
+    assert f"results/smoke/{get_experiment(name).result}" in text and "<!-- attnlab:" not in text
 
 
 def test_strict_build_fails_on_a_broken_link(tmp_path):

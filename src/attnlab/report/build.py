@@ -26,7 +26,7 @@ from attnlab.config import canonical, load_settings
 from attnlab.errors import AttnlabError
 from attnlab.report import tables
 from attnlab.report.claims import load_registry
-from attnlab.report.site import Site
+from attnlab.report.site import NOT_RUN, Site
 from attnlab.report.results import gather
 from attnlab.report.verdicts import evaluate_all, seed_table, verdict_table
 
@@ -51,6 +51,9 @@ def page_blocks(site: Site, page: str) -> dict[str, str]:
 
 
 def render(template: str, blocks: dict[str, str], page: str, strict: bool = True) -> str:
+    if NOT_RUN in blocks:
+        blocks = fill_not_run(template, blocks)
+
     def sub(m):
         name = m.group(1)
         if name not in blocks:
@@ -62,6 +65,25 @@ def render(template: str, blocks: dict[str, str], page: str, strict: bool = True
     if "provenance" in blocks and "## Provenance" not in text:  # every generated page ends with one
         text = text.rstrip("\n") + "\n\n## Provenance\n\n" + blocks["provenance"]
     return text.rstrip("\n") + "\n"
+
+
+def fill_not_run(template: str, blocks: dict[str, str]) -> dict[str, str]:
+    """The blocks of a page whose result is missing, every marker of its template filled: those the page gave,
+    `settings` and any other marker inside a sentence "_not run_", the first marker on a line of its own the
+    not-run warning (blocks[NOT_RUN], from Site.skeleton), the rest empty."""
+    out, warned = dict(blocks), False
+    for m in MARKER.finditer(template):
+        name = m.group(1)
+        if name in out:
+            continue
+        line_start = template.rfind("\n", 0, m.start()) + 1
+        line_end = template.find("\n", m.end())
+        alone = not (template[line_start:m.start()] + template[m.end():line_end if line_end >= 0 else None]).strip()
+        if name == "settings" or not alone:
+            out[name] = "_not run_"
+        else:
+            out[name], warned = ("" if warned else blocks[NOT_RUN]), True
+    return out
 
 
 def context(results: Path, claims: Path, settings: str | dict | None = None, selector: bool = False) -> Site:

@@ -1,8 +1,8 @@
-"""The page skeleton: the context every page draws from (run files, verdicts, config) and the blocks
+"""The site's context and the page skeleton: the context every page draws from (run files, verdicts, config) and the blocks
 every experiment page has (its verdicts, the command that reruns it, the provenance of its run files).
 
 Each page is a module attnlab.report.pages.<name> with `blocks(site) -> {marker: markdown}`, filling the
-`<!-- attnlab:marker -->` places of docs/<name>.md.
+`<!-- attnlab:marker -->` places of docs/<name>.md (report/build.py renders and builds them).
 """
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_tabl
 from attnlab.report.results import Results
 from attnlab.report.tables import row_order
 from attnlab.report.verdicts import BUDGET, Verdict
+
+
+NOT_RUN = "not run"  # the key of a missing result's warning among a page's blocks (no marker has a space)
 
 
 def holds(manifest: dict) -> str:
@@ -101,13 +104,18 @@ class Site:
 
     def skeleton(self, name: str, rerun: str | None = None) -> dict[str, str]:
         """The blocks every experiment page has; `rerun` replaces the default command (rebuild its run files). A
-        survey page also has its papers' protocols beside this profile's (report/protocols.yaml)."""
+        survey page also has its papers' protocols beside this profile's (report/protocols.yaml). Where the
+        experiment's result file is missing, they carry its not-run warning under NOT_RUN: the page module adds
+        only what needs no result, and the renderer (build.render) fills every other marker of the template."""
         e = registry.get(name)
         if rerun is None:
             rerun = self.snakemake(e.result or "", gpu=e.gpu, cores=1 if e.kind == "analysis" else 2)
-        return {"verdicts": self.verdicts_block(name), "rerun": code(rerun),
-                "provenance": self.provenance_block(self.files_of([name])),
-                "seeds": self.seeds_block(name) if e.trains else "", **protocols.blocks(self, name)}
+        out = {"verdicts": self.verdicts_block(name), "rerun": code(rerun),
+               "provenance": self.provenance_block(self.files_of([name])),
+               "seeds": self.seeds_block(name) if e.trains else "", **protocols.blocks(self, name)}
+        if e.result and self.res.result(name) is None:  # the renderer fills the page's other markers around it
+            out[NOT_RUN] = self.missing(name)
+        return out
 
     def missing(self, name: str) -> str:
         """The warning a page shows where an experiment's result file is not there yet."""
