@@ -263,7 +263,7 @@ def blocks(site) -> dict[str, str]:
     if m and m["weights"]:
         out["map_chart"] = chart("chart-seq2seq-map", map_chart(m))
         out["map_reading"] = map_reading(m)
-        from attnlab.report.viewer import viewer_html
+        from attnlab.report.viewer_widget import viewer_html
 
         out["viewer"] = viewer_html(viewer_data(m), "seq2seq-viewer")
     else:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from attnlab.report.format import diverged_note
 from attnlab.report.readings import count
-from attnlab.report.viewer import drawable, viewer_html
+from attnlab.report.viewer_widget import drawable, viewer_html
 
 NAME = "viewer"
 
