@@ -128,7 +128,7 @@ def main(cfg: dict, out_path, data_dir) -> dict:
 
     out_path = Path(out_path)
     results = out_path.parent.parent
-    runs = [n for n in registry.get("viewer").needs if "." in n]
+    runs = registry.get("viewer").needed_runs
 
     def run():
         data = {"examples": winograd_examples(cfg, results)

@@ -33,7 +33,7 @@ from attnlab.errors import AttnlabError, Diverged
 from attnlab.experiments.tasks import check_winograd
 from attnlab.nn.model import LM, SelfAttention
 from attnlab.nn.spec import ModelSpec
-from attnlab.train import finished, pick_device, train
+from attnlab.train import finished, job_device, train
 
 VERSIONS = {"cheat": ("average", "one_block"), "closed": ("average", "one_block", "two_blocks")}
 
@@ -201,8 +201,5 @@ def run_seed(cfg: dict, out_dir: Path, split_seed: int) -> dict:
 
 
 def main(cfg: dict, out_path) -> dict:
-    out_path = Path(out_path)
-    device = pick_device(cfg.get("device", "auto"))
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
+    out_path, device = Path(out_path), job_device(cfg)
     return provenance.measured(cfg, out_path, lambda: run(cfg, out_path.parent), device=device)
