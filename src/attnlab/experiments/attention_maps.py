@@ -21,7 +21,7 @@ from attnlab.data.bpe import Tokenizer
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError, Diverged, is_diverged
 from attnlab.experiments import winograd as wg
-from attnlab.nn.model import SelfAttention
+from attnlab.nn.model import attention_kept
 from attnlab.train import finished, pick_device
 
 DECIMALS = 5  # weights are rounded for the page's size; rows of up to 100 keys still sum to 1 within 1e-3
@@ -30,15 +30,7 @@ DECIMALS = 5  # weights are rounded for the page's size; rows of up to 100 keys 
 @torch.no_grad()
 def maps(model, tokens: list[int]) -> list[list[list[list[float]]]]:
     """Every attention layer's weights on one sequence: [layer][head] -> T x T lists."""
-    layers = [m for m in model.modules() if isinstance(m, SelfAttention)]
-    for m in layers:
-        m.keep_weights = True
-    model.eval()
-    model(torch.tensor([tokens]))
-    out = [[rounded(head) for head in m.kept["weights"][0]] for m in layers]
-    for m in layers:
-        m.keep_weights, m.kept = False, None
-    return out
+    return [[rounded(head) for head in kept["weights"][0]] for kept in attention_kept(model, torch.tensor([tokens]))]
 
 
 def rounded(weights: torch.Tensor) -> list[list[float]]:
