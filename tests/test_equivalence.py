@@ -14,7 +14,7 @@ from attnlab.report.claims import load_registry
 from attnlab.report.results import gather
 from attnlab.report.verdicts import evaluate_all
 from attnlab.report.pages.equivalence import blocks
-from attnlab.report.site import render
+from attnlab.report.build import render
 from helpers import REPO, site_for
 
 TOL = 1e-5  # float32, outputs of order 0.1-1 (see claims/equivalence.yaml)

@@ -241,7 +241,7 @@ def test_claims_csv_with_a_bad_verdict_or_a_part_twice_is_refused(tmp_path, rows
 
 def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_files(tmp_path):
     from attnlab.report.pages import about
-    from attnlab.report.site import render
+    from attnlab.report.build import render
     from helpers import REPO, site_for
     from test_report import CONFIG, write_fake_results
 

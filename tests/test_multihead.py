@@ -12,7 +12,7 @@ from attnlab.config import schema
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json
 from attnlab.report.pages import multihead as page
-from attnlab.report.site import render
+from attnlab.report.build import render
 from attnlab.stats import bootstrap_se
 from helpers import rendered_page, site_for
 

@@ -11,7 +11,7 @@ from attnlab.experiments import params
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import read_json
 from attnlab.report.pages import params as page
-from attnlab.report.site import render
+from attnlab.report.build import render
 from helpers import rendered_page, site_for
 
 REPO = Path(__file__).resolve().parents[1]

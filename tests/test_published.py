@@ -7,7 +7,7 @@ import yaml
 
 from attnlab.provenance import read_json
 from attnlab.registry import training
-from attnlab.report.site import build_site
+from attnlab.report.build import build_site
 from attnlab.versions import MANIFEST, NAME, check_version, expected, versions
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from attnlab.report import readings
-from attnlab.report.page import verdict_reading
+from attnlab.report.site import verdict_reading
 from attnlab.report.pages import (approximation, averaging, bench, cost, dashboard, data, decode, depth, equivalence,
                                   grouping, ladder, multihead, params, position, scaling, scores, seq2seq, viewer,
                                   winograd)

@@ -11,9 +11,10 @@ import pytest
 import yaml
 
 from attnlab.errors import AttnlabError
+from attnlab.registry import get as get_experiment, load as load_experiments
 from attnlab.provenance import read_json, write_json
 from attnlab.report import claims as cl
-from attnlab.report.site import build_site
+from attnlab.report.build import build_site
 from attnlab.report.verdicts import write_claims_csv
 from helpers import CHROMIUM, eval_section, playwright_or_skip
 
@@ -282,6 +283,20 @@ def test_site_builds_with_stages_missing(tmp_path):
     build_site(root, REGISTRY, CONFIG, tmp_path / "site")  # rebuilding over its own output is fine
 
 
+@pytest.mark.parametrize("name", [e.name for e in load_experiments() if e.result])
+def test_a_page_without_its_result_shows_one_warning_and_no_marker(name, tmp_path):
+    """Over a results folder with no run files, every experiment page with a result file renders whole from the
+    skeleton: one not-run warning naming its file, `settings` not run, no marker left."""
+    from attnlab.config import load
+    from attnlab.report import build
+    from helpers import site_for
+
+    site = site_for(tmp_path, load(REPO / "config" / "smoke.yaml"))
+    text = build.render((REPO / "docs" / f"{name}.md").read_text(), build.page_blocks(site, f"{name}.md"), f"{name}.md")
+    assert text.count('!!! warning "not run"') == 1, text
+    assert f"results/smoke/{get_experiment(name).result}" in text and "<!-- attnlab:" not in text
+
+
 def test_strict_build_fails_on_a_broken_link(tmp_path):
     docs = tmp_path / "handwritten"
     shutil.copytree(REPO / "docs", docs)
@@ -310,7 +325,7 @@ def test_mixed_provenance_alarms_only_where_files_that_should_share_a_setting_do
     """Each run's config hash covers its own job (its seed included), and experiments may run with other thread
     counts: no alarm. One experiment's runs on two devices, or any two files from two commits, profiles or torch
     versions: an alarm that names them."""
-    from attnlab.report.page import mixed
+    from attnlab.report.site import mixed
 
     prov = {f"ladder/L{k}/seed1337/metrics.json": {**provenance(), "config_hash": f"{k:016d}"} for k in (1, 2)}
     prov["bench/result.json"] = {**provenance(), "device": "cpu: x86_64 (2 threads)"}
@@ -417,7 +432,7 @@ OLD, NEW = "2026-01-01-smoke-cpu-abc123d", "2026-02-01-smoke-cpu-abc123d"
 def two_versions(tmp_path_factory):
     """Two published versions (C2.1 holds in the older only), the older the version of record (results/LATEST
     names it, not the newer date), and the site of both: (root, site, built names)."""
-    from attnlab.report.site import build_versions
+    from attnlab.report.build import build_versions
 
     root = tmp_path_factory.mktemp("versions")
     fake_version(root, OLD, "2026-01-01T00:00:00+00:00")
@@ -581,7 +596,7 @@ def plus_minus_unsaid(text: str) -> list[str]:
 def test_the_plus_minus_of_every_page_says_which_error_it_is():
     """On the version of record, page by page: every ± says whether it is a standard deviation, a standard error
     or a tolerance (in its table's header, row or caption, or in its own sentence)."""
-    from attnlab.report import site as build
+    from attnlab.report import build
     from attnlab.versions import latest
 
     s = build.context(REPO / "results" / latest(REPO), REGISTRY)

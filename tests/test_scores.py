@@ -12,7 +12,7 @@ import torch
 from attnlab.experiments import scores
 from attnlab.provenance import read_json
 from attnlab.report.pages import scores as page
-from attnlab.report.site import render
+from attnlab.report.build import render
 from helpers import rendered_page, site_for
 
 REPO = Path(__file__).resolve().parents[1]

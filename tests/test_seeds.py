@@ -102,7 +102,7 @@ def test_a_seeded_result_is_read_at_each_seed(tmp_path):
 
 
 def test_pages_show_the_mean_and_every_seed_on_hover(tmp_path):
-    from attnlab.report.site import page_blocks, render
+    from attnlab.report.build import page_blocks, render
 
     root = seeded_results(tmp_path / "r", {1337: 240.0, 1338: 252.0, 1339: 242.0})
     site = site_for(root, {**CONFIG, "seeds": list(SEEDS)})

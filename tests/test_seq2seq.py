@@ -8,10 +8,11 @@ import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError
 from attnlab.experiments import seq2seq as s2s
-from attnlab.experiments.seq2seq import Seq2SeqSpec, accuracy, gradient_path, jacobian_norms, task_rows
+from attnlab.experiments.seq2seq import accuracy, gradient_path, jacobian_norms, task_rows
+from attnlab.nn.seq2seq import CELLS, SCORES, VARIANTS, Seq2SeqSpec
 from attnlab.train import finished, train
 
-ATTENTION = [v for v in s2s.VARIANTS if v != "none"]
+ATTENTION = [v for v in VARIANTS if v != "none"]
 TINY_TRAIN = {**s2s.settings()["train"], "steps": 300, "batch_size": 32, "eval_every": 100, "ckpt_every": 100,
               "eval_windows": 32, "train_eval_tokens": 512}
 
@@ -43,7 +44,7 @@ def hand_score(name: str, module, q: list, k: list) -> float:
 @pytest.mark.parametrize("name", ATTENTION)
 def test_score_equals_hand_computation(name):
     torch.manual_seed(0)
-    module = s2s.SCORES[name](3)
+    module = SCORES[name](3)
     q, k = torch.randn(2, 2, 3), torch.randn(2, 4, 3)  # (B, T, d), (B, S, d)
     scores = module(q, k)
     assert scores.shape == (2, 2, 4)
@@ -55,12 +56,12 @@ def test_score_equals_hand_computation(name):
 
 
 @pytest.mark.parametrize("bidirectional", [False, True])
-@pytest.mark.parametrize("cell", s2s.CELLS)
+@pytest.mark.parametrize("cell", CELLS)
 def test_none_sees_only_the_last_encoder_state(cell, bidirectional):
     """With the encoder's last state held fixed, changing every other encoder output changes nothing for 'none'
     and changes the output of every attention variant."""
     rows = task_rows("reverse", 4, 5, 8, torch.Generator().manual_seed(0))
-    for variant in s2s.VARIANTS:
+    for variant in VARIANTS:
         torch.manual_seed(0)
         model = Seq2SeqSpec(8, 5, cell, variant, 16, bidirectional).build().eval()
         memory, last, state = model.encode(rows[:, :5])
@@ -339,7 +340,7 @@ def test_map_reading_is_read_off_the_weights():
 
 def test_the_map_is_valid_viewer_data_with_only_decoder_steps_attending():
     from attnlab.report.pages.seq2seq import viewer_data
-    from attnlab.report.viewer import check_data
+    from attnlab.report.viewer_widget import check_data
 
     data = viewer_data(perfect_reverse_map())
     check_data(data)

@@ -230,7 +230,7 @@ def one_line_error(capsys, argv) -> str:
 def test_a_damaged_file_is_refused_in_one_line_naming_it(verb, case, tmp_path, capsys, monkeypatch):
     """`publish` checks every file it would copy, and `versions` every file of every version before building any
     site: a damaged one is named in one line, and nothing is published or built."""
-    from attnlab.report import site
+    from attnlab.report import build
 
     damage, name, _ = DAMAGE[case]
     if verb == "publish":
@@ -242,7 +242,7 @@ def test_a_damaged_file_is_refused_in_one_line_naming_it(verb, case, tmp_path, c
     else:
         shutil.copytree(REPO / "results" / NEWEST, tmp_path / "results" / NEWEST)
         path = damage(tmp_path / "results" / NEWEST)
-        monkeypatch.setattr(site, "build_versions", functools.partial(site.build_versions, root=tmp_path))
+        monkeypatch.setattr(build, "build_versions", functools.partial(build.build_versions, root=tmp_path))
         line = one_line_error(capsys, ["versions", "--claims", str(REPO / "claims"), "--site", str(tmp_path / "site")])
         assert not (tmp_path / "site" / NEWEST).exists()
     assert path.name == name and str(path) in line, line

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.errors import AttnlabError
-from attnlab.report.viewer import check_data, viewer_html
+from attnlab.report.viewer_widget import check_data, viewer_html
 from helpers import CHROMIUM, playwright_or_skip
 
 SCREENSHOT = Path("/tmp/viewer.png")
@@ -201,7 +201,7 @@ def test_a_diverged_model_is_left_out_of_the_drawing_and_named():
     """A model whose run diverged has its Diverged record in place of its maps: the viewer draws the others (an
     example with none left goes, and so does an alternative of that model) and names it once."""
     from attnlab.errors import diverged_record
-    from attnlab.report.viewer import drawable
+    from attnlab.report.viewer_widget import drawable
 
     lost = diverged_record("L9", 3)
     d = make_data()

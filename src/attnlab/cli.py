@@ -101,7 +101,7 @@ def cmd_claims(a):
 
 
 def cmd_site(a):
-    from attnlab.report.site import build_site
+    from attnlab.report.build import build_site
 
     build_site(Path(a.results), Path(a.claims), settings(a), Path(a.site))
     print(f"site built into {a.site}")
@@ -143,7 +143,7 @@ def cmd_publish(a):
 
 
 def cmd_versions(a):
-    from attnlab.report.site import build_versions
+    from attnlab.report.build import build_versions
 
     built = build_versions(Path(a.claims), Path(a.site))
     print(f"built {len(built)} versions into {a.site} ({', '.join(built)}); open {a.site}/index.html")

@@ -41,6 +41,11 @@ class Experiment:
         return f"claims/{self.name}.yaml"
 
     @property
+    def needed_runs(self) -> tuple[str, ...]:
+        """The single training runs among its needs ('ladder.L9'), not whole experiments."""
+        return tuple(n for n in self.needs if "." in n)
+
+    @property
     def trains(self) -> bool:
         return self.kind == "training"
 

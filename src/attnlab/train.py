@@ -46,6 +46,13 @@ def pick_device(name: str = "auto") -> torch.device:
     return torch.device(name)
 
 
+def job_device(cfg: dict) -> torch.device:
+    """A job's device (the profile's `device`, default auto), with torch's threads set to the profile's `threads`."""
+    if cfg.get("threads"):
+        torch.set_num_threads(cfg["threads"])
+    return pick_device(cfg.get("device", "auto"))
+
+
 def windows(tokens: torch.Tensor, context: int, limit: int | None = None):
     """Inputs and targets of consecutive non-overlapping windows: (N, context) each. Tokens in rows
     (N, context + 1) are sequences of their own (generated tasks): each row is one window."""
@@ -175,9 +182,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     tc, seed = cfg["train"], cfg["seed"]
-    device = pick_device(cfg.get("device", "auto"))
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
+    device = job_device(cfg)
     run_id = digest({"spec": spec.to_dict(), "train": tc, "seed": seed, "code": code_hash(spec),
                      "data": [list(train_tokens.shape), list(val_tokens.shape), int(train_tokens[:64].sum())],
                      "init": None if init is None else [init[0], digest({k: float(v.double().sum())

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from attnlab import registry as experiments
+from attnlab import registry
 from attnlab.config import digest, read_yaml, resolve, spec_from_config, train_settings, validate
 from attnlab.errors import AttnlabError
 from attnlab.provenance import write_json
@@ -41,8 +41,8 @@ def run_shaping() -> list[str]:
     from attnlab import imports
 
     modules = set().union(*(imports.verb(v) for v in ("prepare", "train", "analyse")),
-                          imports.closure(*(e.producer for e in experiments.load())))
-    return [*imports.files(modules, root=experiments.ROOT), "src/attnlab/experiments.yaml", "src/attnlab/schemas",
+                          imports.closure(*(e.producer for e in registry.load())))
+    return [*imports.files(modules, root=registry.ROOT), "src/attnlab/experiments.yaml", "src/attnlab/schemas",
             "config", "workflow", "Snakefile", "pyproject.toml"]
 
 TRAINING_FILES = ("metrics.json", "curve.csv", "probes.csv")
@@ -67,7 +67,7 @@ def head(root: Path) -> str:
 
 def scope(only: list[str] | None) -> list[str]:
     """The experiments a version holds: `only` (checked against the registry), or all of them."""
-    return [experiments.get(name).name for name in only] if only else [e.name for e in experiments.load()]
+    return [registry.get(name).name for name in only] if only else [e.name for e in registry.load()]
 
 
 def settings_of(config_yaml: Path) -> dict:
@@ -84,7 +84,7 @@ def seeds(cfg: dict) -> list[int | None]:
     return list(cfg.get("seeds") or [None])
 
 
-def run_file(e: experiments.Experiment, run: str, seed: int | None, file: str = "metrics.json") -> str:
+def run_file(e: registry.Experiment, run: str, seed: int | None, file: str = "metrics.json") -> str:
     """A training run's file at one seed; seed None: a version from before seeds kept it in the run's folder."""
     return e.run_file(run, seed, file) if seed is not None else f"{e.name}/{run}/{file}"
 
@@ -93,7 +93,7 @@ def expected(cfg: dict, only: list[str] | None = None) -> list[str]:
     """Every run file (relative to results/<profile>/) that a run of profile `cfg` writes: all of them for a
     complete run (claims.csv with them), or those of the experiments `only` names."""
     out = []
-    for e in map(experiments.get, scope(only)):
+    for e in map(registry.get, scope(only)):
         if e.trains:
             out += [run_file(e, run, seed, file) for run in cfg.get(e.name) or {} for seed in seeds(cfg)
                     for file in ("metrics.json", "curve.csv")]
@@ -108,7 +108,7 @@ def summaries(results: Path, cfg: dict, only: list[str] | None = None) -> list[s
     keep = [rel for rel in expected(cfg, only) if (results / rel).is_file()]
     if not only and (results / "claims_by_seed.csv").is_file():  # beside claims.csv since the interval rule
         keep.append("claims_by_seed.csv")
-    for e in map(experiments.get, scope(only)):
+    for e in map(registry.get, scope(only)):
         for run in (cfg.get(e.name) or {}) if e.trains else ():
             for seed in seeds(cfg):
                 rel = run_file(e, run, seed, "probes.csv")
@@ -158,7 +158,7 @@ def check_publishable(results: Path, cfg: dict, root: Path, only: list[str] | No
         raise AttnlabError(f"the runs in {results} come from commit {commit}, and since then {len(changed)} files "
                            f"that shape them changed ({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}); "
                            "rerun the profile at this commit")
-    for e in (e for e in map(experiments.get, scope(only)) if e.trains):
+    for e in (e for e in map(registry.get, scope(only)) if e.trains):
         for run in cfg.get(e.name) or {}:
             want_spec, want_steps = spec_from_config(cfg, run).to_dict(), train_settings(cfg, run)["steps"]
             for seed in seeds(cfg):
@@ -183,7 +183,7 @@ def manifest(results: Path, cfg: dict, commit: str, head: str, name: str, only: 
             end = dt.datetime.fromisoformat(p["date"])
             ends.append(end)
             starts.append(end - dt.timedelta(seconds=p["wall_seconds"]))
-    bench = read_json(results / experiments.get("bench").result) if (results / "bench/result.json").is_file() else {}
+    bench = read_json(results / registry.get("bench").result) if (results / "bench/result.json").is_file() else {}
     versions = {}
     for package in SOFTWARE:
         try:
@@ -253,7 +253,7 @@ def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] 
     return dest
 
 
-def latest(root: Path = experiments.ROOT) -> str | None:
+def latest(root: Path = registry.ROOT) -> str | None:
     """The version of record: the one results/LATEST names (the publisher's choice: `publish --latest`, or the
     file edited and committed), else the newest complete version (the newest at all where none is complete);
     None when none is published. Raises in one line where LATEST names no published version."""
@@ -271,7 +271,7 @@ def latest(root: Path = experiments.ROOT) -> str | None:
 
 def claim_ids() -> list[str]:
     """The id of every claim in the project's claims registry: what a complete run's claims.csv holds."""
-    return [c.id for c in load_registry(experiments.ROOT / "claims").claims]
+    return [c.id for c in load_registry(registry.ROOT / "claims").claims]
 
 
 def read_manifest(folder: Path) -> dict:
@@ -287,7 +287,7 @@ def read_manifest(folder: Path) -> dict:
     return m
 
 
-def versions(root: Path = experiments.ROOT) -> list[dict]:
+def versions(root: Path = registry.ROOT) -> list[dict]:
     """The manifest of every published version (every folder named <date>-…) under root/results/, newest first."""
     folders = [p for p in sorted(Path(root, "results").glob("*")) if p.is_dir() and NAME.match(p.name)]
     return sorted(map(read_manifest, folders), key=lambda m: (m["published"], m["version"]), reverse=True)

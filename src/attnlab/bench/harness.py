@@ -30,13 +30,10 @@ CUDA_MEMORY = "torch.cuda.max_memory_allocated during the call less the memory a
 def setup(cfg: dict) -> tuple[dict, torch.device]:
     """A benchmark job's settings with the schema's defaults filled, its device, and its torch threads set."""
     from attnlab.config import validate
-    from attnlab.train import pick_device
+    from attnlab.train import job_device
 
     cfg = validate(cfg, partial=True)
-    device = pick_device(cfg.get("device", "auto"))
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
-    return cfg, device
+    return cfg, job_device(cfg)
 
 
 def attention_flops(batch: int, n: int, heads: int, head_dim: int, causal: bool = False, backward: bool = False) -> float:

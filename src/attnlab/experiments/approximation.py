@@ -113,12 +113,10 @@ def at_seed(cfg: dict, results: Path, tokens: torch.Tensor, run: str, seed: int)
 def main(cfg: dict, out_path, data_dir) -> dict:
     from attnlab import provenance
     from attnlab.data.prepare import load_tokens
-    from attnlab.train import pick_device
+    from attnlab.train import job_device
 
-    out_path = Path(out_path)
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
-    runs = [n for n in registry.get(NAME).needs if "." in n]  # the trained runs it reads, at every seed
+    out_path, device = Path(out_path), job_device(cfg)
+    runs = registry.get(NAME).needed_runs  # at every seed
     seeds = cfg.get("seeds") or [cfg["seed"]]
 
     def run():
@@ -131,4 +129,4 @@ def main(cfg: dict, out_path, data_dir) -> dict:
                            "Performer's FAVOR+ (positive orthogonal random features); gaussian: unit Gaussian q, k, v "
                            "of the trained layer's shape with the same features, one draw per batch")}
 
-    return provenance.measured(cfg, out_path, run, device=pick_device(cfg.get("device", "auto")))
+    return provenance.measured(cfg, out_path, run, device=device)

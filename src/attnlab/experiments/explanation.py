@@ -532,11 +532,9 @@ def main(cfg: dict, out_path) -> dict:
 
     from attnlab import provenance
     from attnlab.experiments import winograd as wg
-    from attnlab.train import finished, pick_device
+    from attnlab.train import finished, job_device
 
-    out_path = Path(out_path)
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
+    out_path, device = Path(out_path), job_device(cfg)
     s, w = cfg["explanation"], cfg["winograd"]
 
     def run():
@@ -572,4 +570,4 @@ def main(cfg: dict, out_path) -> dict:
         result["settings"] = s
         return result
 
-    return provenance.measured(cfg, out_path, run, device=pick_device(cfg.get("device", "auto")))
+    return provenance.measured(cfg, out_path, run, device=device)

@@ -441,12 +441,10 @@ def main(cfg: dict, out_path, data_dir) -> dict:
     from pathlib import Path
 
     from attnlab import provenance
-    from attnlab.train import pick_device
+    from attnlab.train import job_device
 
-    out_path = Path(out_path)
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
-    runs = [n for n in registry.get("induction").needs if "." in n]  # the Shakespeare runs it reads
+    out_path, device = Path(out_path), job_device(cfg)
+    runs = registry.get("induction").needed_runs  # the Shakespeare runs it reads
 
     def run():
         seeds = [cfg["seed"], *(seed for seed in cfg.get("seeds") or [] if seed != cfg["seed"])]
@@ -455,4 +453,4 @@ def main(cfg: dict, out_path, data_dir) -> dict:
         texts = {seed: on_text({**cfg, "seed": seed}, out_path.parent.parent, data_dir, runs) for seed in seeds}
         return {**across_seeds(controls, texts), "settings": cfg["induction"], "icl_positions": [EARLY, LATE]}
 
-    return provenance.measured(cfg, out_path, run, device=pick_device(cfg.get("device", "auto")))
+    return provenance.measured(cfg, out_path, run, device=device)

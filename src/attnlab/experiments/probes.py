@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from attnlab.nn.model import SelfAttention
+from attnlab.nn.model import SelfAttention, attention_kept
 from attnlab.train import windows
 
 SATURATED = 0.99  # a row is saturated when one key takes more than this share of its weight
@@ -24,19 +24,11 @@ class AttentionProbe:
     def __call__(self, step: int, model, loss: float) -> dict | None:
         if step % self.every:
             return None
-        layers = [m for m in model.modules() if isinstance(m, SelfAttention)]
-        if not layers:
+        if not any(isinstance(m, SelfAttention) for m in model.modules()):
             return None
-        was_training = model.training
-        model.eval()
-        for m in layers:
-            m.keep_weights = True
-        model(self.batch.to(next(model.parameters()).device))
         row = {"loss": loss if math.isfinite(loss) else None}
-        for i, m in enumerate(layers):
-            row.update({f"{key}_{i}": value for key, value in summarise(m.kept).items()})
-            m.keep_weights, m.kept = False, None
-        model.train(was_training)
+        for i, kept in enumerate(attention_kept(model, self.batch.to(next(model.parameters()).device))):
+            row.update({f"{key}_{i}": value for key, value in summarise(kept).items()})
         return row
 
 

@@ -4,12 +4,8 @@ chapter's argument against recurrence (the gradient path), as pure functions.
 Sutskever et al. (2014) and Cho et al. (2014) squeeze the whole source into the encoder's last state; Bahdanau
 et al. (2015) let each decoder step read a weighted average of every encoder state, with weights from an additive
 score; Luong et al. (2015) tried dot, general and concat scores. Here all five share one wiring (Luong's,
-without input feeding) and the same sizes, and differ only in the decoder's context vector:
-
-    encoder          e_1 ... e_S: a GRU or LSTM over the source; by default both ways (Bahdanau's), brought to d
-    decoder state    h_t = RNN(embed(y_{t-1}), h_{t-1})      h_0 from the encoder's final state(s) only
-    context          c_t = the encoder's last state (none)  |  sum_j softmax_j(score(h_t, e_j)) e_j (the rest)
-    output           logits_t = W_out tanh(W_c [c_t; h_t])
+without input feeding; the model is attnlab.nn.seq2seq) and the same sizes, and differ only in the decoder's
+context vector.
 
 In this wiring the additive score v.tanh(W1 h + W2 e) and concat v.tanh(W [h; e]) are one function class written
 two ways (W = [W1 W2]); the papers differ in where the score sits (Bahdanau queries with the previous state and
@@ -24,10 +20,8 @@ decoding; the two-way encoder is the default for that reason.
 
 What is here:
     task_rows        copy / reverse as rows [source (S), SEP, target (S)], SEP = the id `vocab`
-    Dot, General, Additive, Concat   the score functions: (B, T, d) queries, (B, S, d) keys -> (B, T, S)
-    Seq2SeqSpec      a model as data (build() -> Seq2Seq); attnlab.train.train trains it on rows
-    Seq2Seq          forward(idx, targets) as the project's LMs: loss over the target positions only
-    greedy, accuracy, attention_map   greedy decoding, token / sequence accuracy, one example's weights
+    accuracy, attention_map   greedy token / sequence accuracy, one example's weights (the model, its scores and
+                     greedy decoding are attnlab.nn.seq2seq)
     gradient_path, gradient_sweep     how much gradient reaches input 1 from output T: RNN, LSTM, attention
     run, main        every task x length x variant x seed through the one training loop, plus the above, and
                      the paired seed-by-seed differences the claims read (contrasts, gradient_summary)
@@ -35,17 +29,16 @@ What is here:
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError, diverged_record, is_diverged
-from attnlab.experiments.tasks import CELLS, PATH_KINDS, VARIANTS, check_seq2seq
+from attnlab.experiments.tasks import PATH_KINDS, check_seq2seq
 from attnlab.experiments.tasks import SEQ2SEQ_TASKS as TASKS
 from attnlab.nn.model import SelfAttention
+from attnlab.nn.seq2seq import Seq2Seq, Seq2SeqSpec, greedy
 
 ACCURACIES = ("token_accuracy", "sequence_accuracy", "teacher_forced_accuracy")
 
@@ -73,182 +66,7 @@ def task_rows(task: str, n: int, source_length: int, vocab: int,
     return torch.cat([src, sep, tgt], dim=1)
 
 
-# ----------------------------------------------------------------------------- scores
-
-class Dot(nn.Module):
-    """Luong's dot: h . e"""
-
-    def forward(self, q, k):  # (B, T, d), (B, S, d) -> (B, T, S)
-        return q @ k.transpose(1, 2)
-
-
-class General(nn.Module):
-    """Luong's general: h . (W e)"""
-
-    def __init__(self, d: int):
-        super().__init__()
-        self.W = nn.Linear(d, d, bias=False)
-
-    def forward(self, q, k):
-        return q @ self.W(k).transpose(1, 2)
-
-
-class Additive(nn.Module):
-    """Bahdanau's additive: v . tanh(W1 h + W2 e)"""
-
-    def __init__(self, d: int):
-        super().__init__()
-        self.W1 = nn.Linear(d, d, bias=False)
-        self.W2 = nn.Linear(d, d, bias=False)
-        self.v = nn.Linear(d, 1, bias=False)
-
-    def forward(self, q, k):
-        hidden = torch.tanh(self.W1(q)[:, :, None] + self.W2(k)[:, None])  # (B, T, S, d)
-        return self.v(hidden).squeeze(-1)
-
-
-class Concat(nn.Module):
-    """Luong's concat: v . tanh(W [h; e])"""
-
-    def __init__(self, d: int):
-        super().__init__()
-        self.W = nn.Linear(2 * d, d, bias=False)
-        self.v = nn.Linear(d, 1, bias=False)
-
-    def forward(self, q, k):
-        # W [h; e] = W_h h + W_e e: the same number, without building every (h, e) pair (B, T, S, 2d)
-        W_h, W_e = self.W.weight.split(q.size(-1), dim=1)  # (d, d) each
-        hidden = torch.tanh((q @ W_h.T)[:, :, None] + (k @ W_e.T)[:, None])  # (B, T, S, d)
-        return self.v(hidden).squeeze(-1)
-
-
-SCORES = {"bahdanau": Additive, "dot": lambda d: Dot(), "general": General, "concat": Concat}
-
-
-# ----------------------------------------------------------------------------- model
-
-@dataclass(frozen=True)
-class Seq2SeqSpec:
-    vocab_size: int = 16     # symbols; SEP is id vocab_size, so the model reads and writes vocab_size + 1 ids
-    source_length: int = 8
-    cell: str = "gru"
-    score: str = "bahdanau"  # 'none' (the last encoder state only) or one of SCORES
-    d_model: int = 32
-    bidirectional: bool = True  # Bahdanau's encoder, both ways; False: Sutskever's, Cho's and Luong's, forward only
-
-    def __post_init__(self):
-        def bad(msg):
-            raise AttnlabError(f"seq2seq spec: {msg}")
-
-        if self.cell not in CELLS:
-            bad(f"unknown cell {self.cell!r} (choose from {', '.join(CELLS)})")
-        if self.score not in VARIANTS:
-            bad(f"unknown score {self.score!r} (choose from {', '.join(VARIANTS)})")
-        for name in ("source_length", "d_model"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                bad(f"{name} must be a positive integer, got {value!r}")
-        if isinstance(self.vocab_size, bool) or not isinstance(self.vocab_size, int) or self.vocab_size < 2:
-            bad(f"vocab_size must be at least 2 symbols, got {self.vocab_size!r}")
-        if not isinstance(self.bidirectional, bool):
-            bad(f"bidirectional must be true or false, got {self.bidirectional!r}")
-
-    @property
-    def context(self) -> int:  # what train() reads: a row minus its last token
-        return 2 * self.source_length
-
-    @property
-    def n_tokens(self) -> int:
-        return self.vocab_size + 1
-
-    @property
-    def sep(self) -> int:
-        return self.vocab_size
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def build(self) -> "Seq2Seq":
-        return Seq2Seq(self)
-
-
-class Seq2Seq(nn.Module):
-    def __init__(self, spec: Seq2SeqSpec):
-        super().__init__()
-        self.spec = spec
-        d, V = spec.d_model, spec.n_tokens
-        rnn = nn.GRU if spec.cell == "gru" else nn.LSTM
-        self.emb = nn.Embedding(V, d)  # shared by encoder and decoder
-        self.encoder = rnn(d, d, batch_first=True, bidirectional=spec.bidirectional)
-        self.bridge = nn.Linear(2 * d, d) if spec.bidirectional else None  # [forward; backward] -> d
-        self.decoder = rnn(d, d, batch_first=True)
-        self.score = None if spec.score == "none" else SCORES[spec.score](d)
-        self.combine = nn.Linear(2 * d, d)  # Luong's attentional state tanh(W_c [c; h])
-        self.head = nn.Linear(d, V)
-
-    def encode(self, src):
-        """src (B, S) -> memory (B, S, d): every encoder state; last (B, d): the encoder's last state, the fixed
-        vector; state: the decoder's initial RNN state, made from the encoder's final state only."""
-        out, final = self.encoder(self.emb(src))  # (B, S, d or 2d)
-        h = final[0] if isinstance(final, tuple) else final  # (directions, B, d)
-        if self.bridge is None:
-            return out, h[-1], final
-        # both directions' final states (the forward one after the last token, the backward one after the first)
-        memory = torch.tanh(self.bridge(out))  # (B, S, d)
-        last = torch.tanh(self.bridge(torch.cat([h[0], h[1]], dim=-1)))  # (B, d)
-        state = last[None] if self.spec.cell == "gru" else (last[None], torch.zeros_like(last[None]))
-        return memory, last, state
-
-    def decode(self, memory, last, dec_in, state):
-        """memory (B, S, d), last (B, d), dec_in (B, T), state: the decoder's RNN state
-        -> logits (B, T, V), weights (B, T, S) (None for 'none'), the new state.
-
-        'none' reads only `last`: memory does not enter its computation at all.
-        """
-        h, state = self.decoder(self.emb(dec_in), state)  # (B, T, d)
-        if self.score is None:
-            weights = None
-            ctx = last[:, None].expand_as(h)  # (B, T, d): the same fixed vector at every step
-        else:
-            weights = F.softmax(self.score(h, memory), dim=-1)  # (B, T, S)
-            ctx = weights @ memory  # (B, T, d)
-        logits = self.head(torch.tanh(self.combine(torch.cat([ctx, h], dim=-1))))  # (B, T, V)
-        return logits, weights, state
-
-    def forward(self, idx, targets=None):
-        """idx: a row minus its last token (B, 2S): [source, SEP, target[:-1]] (teacher forcing);
-        targets: a row minus its first. -> logits (B, 2S, V), zero before SEP, and the mean cross-entropy over
-        the S target positions only (the source cannot be predicted, so it is not scored)."""
-        S = self.spec.source_length
-        if idx.size(1) != 2 * S:
-            raise AttnlabError(f"seq2seq: rows of {idx.size(1) + 1} tokens do not fit source length {S} "
-                               f"(a row is 2S + 1 = {2 * S + 1} tokens)")
-        memory, last, state = self.encode(idx[:, :S])
-        out, _, _ = self.decode(memory, last, idx[:, S:], state)  # (B, S, V)
-        logits = torch.cat([out.new_zeros(out.shape), out], dim=1)  # (B, 2S, V)
-        if targets is None:
-            return logits, None
-        return logits, F.cross_entropy(out.flatten(0, 1), targets[:, S:].flatten())
-
-
 # ----------------------------------------------------------------------------- evaluation
-
-@torch.no_grad()
-def greedy(model: Seq2Seq, src: torch.Tensor):
-    """Greedy decoding of S tokens from src (B, S) -> tokens (B, S), weights (B, S, S) (None for 'none')."""
-    was_training = model.training
-    model.eval()
-    memory, last, state = model.encode(src)
-    tok = torch.full((src.size(0), 1), model.spec.sep, dtype=torch.long, device=src.device)
-    out, weights = [], []
-    for _ in range(src.size(1)):
-        logits, w, state = model.decode(memory, last, tok, state)
-        tok = logits[:, -1].argmax(-1, keepdim=True)  # (B, 1)
-        out.append(tok)
-        weights.append(w)
-    model.train(was_training)
-    return torch.cat(out, 1), None if weights[0] is None else torch.cat(weights, 1)
-
 
 @torch.no_grad()
 def accuracy(model: Seq2Seq, rows: torch.Tensor, batch_size: int = 512) -> dict:
@@ -499,10 +317,7 @@ def run(cfg: dict, out_dir, *, progress: bool = False) -> dict:
 
 def main(cfg: dict, out_path) -> dict:
     from attnlab import provenance
-    from attnlab.train import pick_device
+    from attnlab.train import job_device
 
-    out_path = Path(out_path)
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
-    return provenance.measured(cfg, out_path, lambda: run(cfg, out_path.parent),
-                               device=pick_device(cfg.get("device", "auto")))
+    out_path, device = Path(out_path), job_device(cfg)
+    return provenance.measured(cfg, out_path, lambda: run(cfg, out_path.parent), device=device)

@@ -31,9 +31,9 @@ import torch
 from attnlab import provenance
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.experiments.tasks import check_winograd
-from attnlab.nn.model import LM, SelfAttention
+from attnlab.nn.model import LM, attention_kept
 from attnlab.nn.spec import ModelSpec
-from attnlab.train import finished, pick_device, train
+from attnlab.train import finished, job_device, train
 
 VERSIONS = {"cheat": ("average", "one_block"), "closed": ("average", "one_block", "two_blocks")}
 
@@ -112,15 +112,7 @@ def answers(model: LM, data: dict) -> dict:
 @torch.no_grad()
 def block_rows(model: LM, tokens: torch.Tensor, pos: int) -> list[list[float]]:
     """Each attention block's weights from query `pos`, averaged over its heads: (blocks, T) as lists."""
-    layers = [m for m in model.modules() if isinstance(m, SelfAttention)]
-    for m in layers:
-        m.keep_weights = True
-    model.eval()
-    model(tokens[None])
-    rows = [m.kept["weights"][0, :, pos].mean(0).tolist() for m in layers]   # (H, T) -> (T,)
-    for m in layers:
-        m.keep_weights, m.kept = False, None
-    return rows
+    return [kept["weights"][0, :, pos].mean(0).tolist() for kept in attention_kept(model, tokens[None])]  # (H, T) -> (T,)
 
 
 def maps(w: dict, model: LM, vocab: list[str], pos: int) -> dict:
@@ -201,8 +193,5 @@ def run_seed(cfg: dict, out_dir: Path, split_seed: int) -> dict:
 
 
 def main(cfg: dict, out_path) -> dict:
-    out_path = Path(out_path)
-    device = pick_device(cfg.get("device", "auto"))
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg["threads"])
+    out_path, device = Path(out_path), job_device(cfg)
     return provenance.measured(cfg, out_path, lambda: run(cfg, out_path.parent), device=device)

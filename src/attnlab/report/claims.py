@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attnlab import registry as experiments
+from attnlab import registry
 from attnlab import stats
 from attnlab.config import read_yaml
 from attnlab.errors import AttnlabError
@@ -146,8 +146,8 @@ class Registry:
 def load_registry(folder: str | Path) -> Registry:
     """The claims of every experiment that has them (folder/<experiment>.yaml, in registry order)."""
     folder = Path(folder)
-    parts = [load_file(folder / f"{e.name}.yaml", e.name) for e in experiments.load() if e.claims]
-    stray = sorted(p.name for p in folder.glob("*.yaml") if p.stem not in {e.name for e in experiments.load()})
+    parts = [load_file(folder / f"{e.name}.yaml", e.name) for e in registry.load() if e.claims]
+    stray = sorted(p.name for p in folder.glob("*.yaml") if p.stem not in {e.name for e in registry.load()})
     if stray:
         raise AttnlabError(f"claims file {folder / stray[0]} belongs to no experiment in the registry")
     claims = [c for part in parts for c in part.claims]
@@ -244,7 +244,7 @@ def _compile(expr: str, claim: Claim, label: str):
     except SyntaxError as err:
         raise AttnlabError(f"claim {claim.id}: {label} is not a valid expression: {err.msg}") from None
     local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    files = {e.name for e in experiments.load() if not e.trains}
+    files = {e.name for e in registry.load() if not e.trains}
     known = files | set(ROW_VIEWS) | set(SAFE_BUILTINS) | local
     for node in ast.walk(tree):
         if not isinstance(node, _ALLOWED_NODES):

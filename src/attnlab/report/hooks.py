@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from attnlab.report import site as build
+from attnlab.report import build
 
 SITE = None  # the context of the build under way
 

@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attnlab import registry as experiments
+from attnlab import registry
 from attnlab.config import declared
 from attnlab.errors import AttnlabError, is_diverged, why_diverged
 from attnlab.nn.spec import ModelSpec
@@ -138,7 +138,7 @@ class Results:
 
 def result_files() -> dict[str, str]:
     """Experiment -> its result file under results/<profile>/, for every experiment that is not training."""
-    return {e.name: e.result for e in experiments.load() if not e.trains}
+    return {e.name: e.result for e in registry.load() if not e.trains}
 
 
 def gather(results_dir: str | Path) -> Results:
@@ -148,7 +148,7 @@ def gather(results_dir: str | Path) -> Results:
         if (root / rel).is_file():
             res.files[what] = _records(read_json(root / rel))
     owner: dict[str, str] = {}
-    for experiment in experiments.training():
+    for experiment in registry.training():
         # <run>/seed<k>/metrics.json; <run>/metrics.json is a version's from before seeds (its one seed)
         for path in sorted(root.glob(f"{experiment}/*/seed*/metrics.json")) + sorted(root.glob(f"{experiment}/*/metrics.json")):
             legacy = path.parent.parent.name == experiment

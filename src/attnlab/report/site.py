@@ -1,182 +1,395 @@
-"""Build the site: hand-written page templates + generated blocks -> markdown -> mkdocs build --strict.
+"""The site's context and the page skeleton: the context every page draws from (run files, verdicts, config) and the blocks
+every experiment page has (its verdicts, the command that reruns it, the provenance of its run files).
 
-The hand-written pages in docs/ carry the prose. Wherever a page says
-`<!-- attnlab:NAME -->`, its page module (attnlab.report.pages.<page>) puts a
-generated block (a table, a chart, the verdicts, the rerun command, the
-provenance of the run files). A page whose inputs are missing still renders:
-its blocks say "not run". The pages are the overview, one per experiment in
-the registry, and the static ones. MkDocs runs with the project's mkdocs.yml;
-its hook (report/hooks.py) calls `context`, `nav`, `render` and `downloads`.
+Each page is a module attnlab.report.pages.<name> with `blocks(site) -> {marker: markdown}`, filling the
+`<!-- attnlab:marker -->` places of docs/<name>.md (report/build.py renders and builds them).
 """
 from __future__ import annotations
 
 import html
-import importlib
-import json
-import os
-import re
-import shutil
-import subprocess
-import sys
+import math
 from pathlib import Path
 
-from attnlab import registry as experiments
-from attnlab import versions
-from attnlab.config import canonical, load_settings
-from attnlab.errors import AttnlabError
-from attnlab.report import tables
-from attnlab.report.claims import load_registry
-from attnlab.report.page import Site
-from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate_all, seed_table, verdict_table
+import pandas as pd
 
-MKDOCS = experiments.ROOT / "mkdocs.yml"  # the project's site configuration; its hook calls back in here
-MARKER = re.compile(r"<!--\s*attnlab:(\w+)\s*-->")
-VENDOR_JS = ["assets/vendor/vega.min.js", "assets/vendor/vega-lite.min.js", "assets/vendor/vega-embed.min.js"]
-STATIC_PAGES = {"about.md": "How verdicts work"}
+from attnlab import registry
+from attnlab.config import digest
+from attnlab.report.claims import Registry, accepts, describe, distance, passes
+from attnlab.report import charts, protocols
+from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, span, spread, total
+from attnlab.report.results import Results
+from attnlab.report.tables import row_order
+from attnlab.report.verdicts import BUDGET, Verdict
 
 
-def pages() -> dict[str, str]:
-    """Generated page -> nav title: the overview, every experiment in registry order, the comparison."""
-    return {f"{name}.md": title for name, title in experiments.pages().items()}
+NOT_RUN = "not run"  # the key of a missing result's warning among a page's blocks (no marker has a space)
 
 
-def generated(page: str) -> bool:
-    """Pages whose <!-- attnlab:... --> markers a page module fills: every page but the purely static ones."""
-    return page in pages() or page in STATIC_PAGES
+def holds(manifest: dict) -> str:
+    """' · only <experiments>' for a version that holds some experiments (its other pages show 'not run')."""
+    if manifest.get("complete", True):
+        return ""
+    return " · holds only " + ", ".join(html.escape(name) for name in manifest.get("experiments") or [])
 
 
-def page_blocks(site: Site, page: str) -> dict[str, str]:
-    return importlib.import_module(f"attnlab.report.pages.{page.removesuffix('.md')}").blocks(site)
+class Site:
+    """Everything the pages draw from: run files, verdicts, config."""
+
+    def __init__(self, res: Results, registry: Registry, verdicts: list[Verdict], config: dict,
+                 manifest: dict | None = None, built_from: str = "unknown", selector: bool = False,
+                 versions_root: Path | None = None):
+        self.res, self.registry, self.verdicts, self.config = res, registry, verdicts, config
+        self.profile = config.get("profile") or "<profile>"
+        self.rdir = f"results/{self.profile}"
+        self.manifest = manifest      # a published version's manifest; None for live results
+        self.built_from = built_from  # the commit the site's code and prose come from
+        self.selector = selector      # built among every published version (`attnlab versions`)
+        self.versions_root = versions_root  # the folder whose results/ holds the published versions
+
+    def versions(self) -> list[dict]:
+        """The manifest of every published version beside these results, newest first."""
+        from attnlab.versions import versions
+
+        return versions(self.versions_root) if self.versions_root else []
+
+    def latest(self) -> str | None:
+        """The version of record among them (results/LATEST, see versions.latest); None where none is published."""
+        from attnlab.versions import latest
+
+        return latest(self.versions_root) if self.versions_root else None
+
+    def stamp(self, page: str) -> str:
+        """The line atop every page: which results these are (version and commit, whether it is the version of
+        record), the site's own commit, and links to the files behind the pages (the version's manifest, the
+        verdicts as CSV); in a tree of versions, a selector that opens the same page, at the same anchor, in
+        another version."""
+        from attnlab.versions import ALIAS
+
+        m, record = self.manifest, self.latest()
+        if m:
+            text = (f"Version <code>{html.escape(m['version'])}</code> · runs at commit <code>{m['commit']}</code> on "
+                    f"{html.escape(m['hardware'])} · published {m['published'][:10]}" + holds(m)
+                    + (" · the version of record" if m["version"] == record else ""))
+        else:
+            text = f"Unpublished results in <code>{html.escape(str(self.res.root.name))}/</code>"
+        text += f" · site built from commit <code>{html.escape(self.built_from)}</code>"
+        text += (' · <a href="downloads/manifest.json">manifest</a>' if m else "") + \
+            ' · <a href="downloads/claims.csv">claims.csv</a>'
+        if self.selector and m:
+            target = page.removesuffix(".md") + ".html"
+            if record and m["version"] != record:
+                text += f' · <a href="../{ALIAS}/{target}">the version of record</a>'
+            options = "".join(
+                f'<option value="../{v["version"]}/{target}"{" selected" if v["version"] == m["version"] else ""}>'
+                f'{html.escape(v["version"])}{" (latest)" if v["version"] == record else ""}</option>'
+                for v in self.versions())
+            text += (' · <label>version <select class="attnlab-versions" aria-label="version" '
+                     f'onchange="window.location.href = this.value + window.location.hash">{options}</select></label>')
+        return f'<div class="attnlab-stamp">{text}</div>'
+
+    def snakemake(self, target: str = "", gpu: bool = False, cores: int = 4) -> str:
+        """The command that (re)builds `target`. Targets go first: --resources and --config take several
+        values and would swallow a target written after them."""
+        gpu_flag = " --resources gpu=1" if gpu else ""
+        target = f" {self.rdir}/{target}" if target else ""
+        return f"snakemake{target} --cores {cores}{gpu_flag} --config profile={self.profile}"
+
+    def run_target(self, experiment: str, runs: list[str]) -> str:
+        """The metrics files of training runs at every seed of the profile, as a Snakemake target (bash braces)."""
+        seeds = self.config.get("seeds") or [self.config.get("seed")]
+        return f"{experiment}/{braces(runs)}/seed{braces(seeds)}/metrics.json"
+
+    def page_verdicts(self, page: str | None) -> list[Verdict]:
+        return [v for v in self.verdicts if page is None or v.claim.experiment == page]
+
+    def skeleton(self, name: str, rerun: str | None = None) -> dict[str, str]:
+        """The blocks every experiment page has; `rerun` replaces the default command (rebuild its run files). A
+        survey page also has its papers' protocols beside this profile's (report/protocols.yaml). Where the
+        experiment's result file is missing, they carry its not-run warning under NOT_RUN: the page module adds
+        only what needs no result, and the renderer (build.render) fills every other marker of the template."""
+        e = registry.get(name)
+        if rerun is None:
+            rerun = self.snakemake(e.result or "", gpu=e.gpu, cores=1 if e.kind == "analysis" else 2)
+        out = {"verdicts": self.verdicts_block(name), "rerun": code(rerun),
+               "provenance": self.provenance_block(self.files_of([name])),
+               "seeds": self.seeds_block(name) if e.trains else "", **protocols.blocks(self, name)}
+        if e.result and self.res.result(name) is None:  # the renderer fills the page's other markers around it
+            out[NOT_RUN] = self.missing(name)
+        return out
+
+    def missing(self, name: str) -> str:
+        """The warning a page shows where an experiment's result file is not there yet."""
+        from attnlab.report.format import not_run
+
+        e = registry.get(name)
+        return not_run(f"{self.rdir}/{e.result}", command=self.snakemake(e.result, gpu=e.gpu, cores=1))
+
+    # ------------------------------------------------------------ shared blocks
+    def seeds_block(self, name: str) -> str:
+        """A training experiment's runs over seeds: validation and training perplexity as mean ± standard
+        deviation (every seed on hover), a chart of every seed, and a sentence on the size of the spread."""
+        res = self.res
+        runs = row_order(res.experiment(name))
+        if not runs:
+            return "_No run yet._\n"
+        seeds = sorted({s for r in runs for s in res.seeds(r) if s is not None})
+        table = pd.DataFrame([{"run": r, "seeds": len(res.seeds(r)), "val": res.spread(r, "val_ppl"),
+                               "train": res.spread(r, "train_ppl")} for r in runs])
+        text = md_table(table, {"run": "run", "seeds": "seeds", "val": "val ppl (mean ± sd)",
+                                "train": "train ppl (mean ± sd)"}, {"val": spread(2), "train": spread(2)})
+        if len(seeds) < 2:
+            return (f"Every run here was trained at one seed ({', '.join(map(str, seeds)) or 'unknown'}): the "
+                    "profile lists one, so nothing on this page measures how much the seed moves a result.\n\n"
+                    + text + "\n")
+        widest = max((sp for sp in table["val"] if sp is not None and sp.sd is not None),
+                     key=lambda sp: sp.sd / sp.mean, default=None)
+        lead = (f"Every run was trained at {len(seeds)} seeds ({', '.join(map(str, seeds))}): the same data, "
+                "model and budget; only the initial weights and the order of the batches change. Each claim "
+                "below is computed once per seed, and its value is the mean (hover it for each seed's).")
+        if widest is not None:
+            run = table["run"][list(table["val"]).index(widest)]
+            lead += (f" Relative to its mean, the widest spread of validation perplexity is {run}'s: a standard "
+                     f"deviation of {widest.sd:.2f}, {100 * widest.sd / widest.mean:.1f} % of its mean.")
+        per_seed = pd.DataFrame([{"run": r, "seed": str(k), "value": v} for r in runs
+                                 if (sp := res.spread(r, "val_ppl")) for k, v in sp.by_seed.items()])
+        drawn = chart(f"chart-seeds-{name}", charts.seeds_chart(per_seed, runs)) if len(per_seed) else ""
+        return lead + "\n\n" + text + "\n\n" + drawn
 
 
-def render(template: str, blocks: dict[str, str], page: str, strict: bool = True) -> str:
-    def sub(m):
-        name = m.group(1)
-        if name not in blocks:
-            if strict:
-                raise AttnlabError(f"docs page {page}: unknown block <!-- attnlab:{name} -->")
-            return m.group(0)
-        return blocks[name].rstrip("\n")
-    text = MARKER.sub(sub, template)
-    if "provenance" in blocks and "## Provenance" not in text:  # every generated page ends with one
-        text = text.rstrip("\n") + "\n\n## Provenance\n\n" + blocks["provenance"]
-    return text.rstrip("\n") + "\n"
+    def settings_table(self) -> str:
+        """The profile's training settings, as the runs received them."""
+        cfg = self.config
+        data, model, train = (cfg.get(k) or {} for k in ("data", "model", "train"))
+        settings = pd.DataFrame([
+            ("profile", self.profile), ("profile digest", digest(cfg)),
+            ("seeds", ", ".join(map(str, cfg.get("seeds") or [cfg.get("seed")]))),
+            ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
+            ("d_model", model.get("d_model")), ("context", model.get("context")),
+            ("steps", train.get("steps")), ("batch", train.get("batch_size")),
+            ("learning rate (AdamW)", train.get("lr")), ("weight decay", train.get("weight_decay")),
+            ("warmup steps", train.get("warmup_steps")),
+        ], columns=["setting", "value"])
+        return md_table(settings.dropna()) + (
+            "\nThe profile digest hashes the whole profile (a version's manifest records it as `config_digest`); "
+            "each run file's config hash covers only the settings its job read.\n")
+
+    def verdicts_block(self, page: str | None, link: bool = False) -> str:
+        """The verdicts as a table narrow enough to keep the verdict in view; on an experiment's page, each
+        claim's computation, test and run files follow, one expandable block per claim (its anchor)."""
+        chosen = self.page_verdicts(page)
+        if not chosen:
+            return "_No claims registered for this page._\n"
+        rows = "".join(
+            f'<tr><td><a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
+            f"{html.escape(v.claim.id)}</a></td><td>{html.escape(v.claim.claim)}</td>"
+            f"<td>{parts_cell(v.claim.chapter_value)}</td>"
+            f"<td>{reproduced_cell(v)}</td><td>{badge(v.verdict)}{why_not(v)}{alone(v)}</td></tr>"
+            for v in chosen)
+        survey = {v.claim.id.startswith("S") for v in chosen}  # the survey's claims are S1...S11
+        source = "chapter / survey" if len(survey) > 1 else "survey" if survey == {True} else "chapter"
+        out = (f'<table class="verdicts"><thead><tr><th>claim</th><th>what the {source} says</th><th>{source}</th>'
+               f"<th>reproduced (± SE)</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>\n")
+        if not link:
+            out += "\n" + verdict_reading(chosen, self.config)
+            out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)
+        return out + "\n"
+
+    def claim_details(self, v: Verdict) -> str:
+        """One claim, expandable: how its value is computed, the test and its outcome, why that tolerance,
+        and the run files it read (linked: the site carries a copy of each under runs/)."""
+        c = v.claim
+        values = "".join(f"<li>{html.escape(part + ' = ' if part else '')}<code>{html.escape(expr)}</code></li>"
+                         for part, expr in c.values.items())
+        files = [self.res.path(name) for name in sorted(c.files)]
+        files += [f for run in sorted(c.rows) for f in (self.res.seed_paths.get(run) or {run: self.res.path(run)}).values()]
+        links = ", ".join(f'<a href="runs/{html.escape(f)}"><code>{html.escape(f)}</code></a>'
+                          if f in self.res.provenance() else f"<code>{html.escape(f)}</code> (not run)" for f in files)
+        return (f'<details class="claim" id="{anchor(c.id)}"><summary><strong>{html.escape(c.id)}</strong> · '
+                f"{html.escape(v.verdict)} · how it is computed and tested</summary>\n"
+                f"<p>Computed from the run files as</p><ul>{values}</ul>\n"
+                f"<p>Test: {html.escape(v.note or '–')}</p>\n" + seed_lines(v) +
+                f"<p>Why this tolerance: {html.escape(c.tolerance_note)}</p>\n"
+                f"<p>Run files: {links or '–'}</p></details>\n")
+
+    def provenance_block(self, files: list[str]) -> str:
+        prov = self.res.provenance()
+        used = [f for f in files if f in prov]
+        if not used:
+            return "No run files yet, so nothing on this page has a provenance; every number is *not run*.\n"
+        fields = {"commit": "commit", "config_hash": "config hash", "profile": "profile", "device": "device",
+                  "clocks": "GPU clocks", "torch": "torch", "date": "date", "wall_seconds": "wall (s)",
+                  "seed": "seed"}
+        rows = [{"file": f"`{self.rdir}/{f}`", **{k: prov[f].get(k) for k in fields}} for f in used]
+        for r in rows:
+            r["clocks"] = clocks(r["clocks"])
+        shared = ("commit", "config_hash", "profile", "device", "torch", "seed")
+        if len({tuple(r[k] for k in shared) for r in rows}) == 1:  # one kind of run: a list, not a table
+            first = {**rows[0], "file": ", ".join(r["file"] for r in rows),
+                     "date": span(r["date"] for r in rows),
+                     "wall_seconds": total(r["wall_seconds"] for r in rows),
+                     "clocks": "; ".join(sorted({r["clocks"] for r in rows if r["clocks"]})) or None}
+            labels = {"file": "files" if len(rows) > 1 else "file", **fields,
+                      "wall_seconds": "wall (s, total)" if len(rows) > 1 else "wall (s)"}
+            items = "\n".join(f"- **{label}**: {cell(first[k]) if first[k] is not None else '–'}"
+                              for k, label in labels.items())
+            return items + "\n"
+        note = mixed({f: prov[f] for f in used})
+        same = {k: rows[0][k] for k in fields if len({str(r[k]) for r in rows}) == 1}  # said once, above
+        shared = "\n".join(f"- **{fields[k]}**: {cell(v) if v is not None else '–'}" for k, v in same.items())
+        table = md_table(pd.DataFrame(rows), {"file": "file", **{k: fields[k] for k in fields if k not in same}})
+        return ((f'!!! note "mixed provenance"\n    {note}\n\n' if note else "")
+                + f"Shared by all {len(rows)} run files:\n\n{shared}\n\nWhere they differ:\n\n{table}\n")
+
+    def files_of(self, names: list[str] | None) -> list[str]:
+        """The run files (relative to the results folder) of these experiments; None: of every experiment."""
+        prov = self.res.provenance()
+        if names is None:
+            return list(prov)
+        return [f for f in prov if f.startswith(tuple(n + "/" for n in names))]
+
+    def chapter_value(self, claim_id: str):
+        """What the chapter says for a claim (None if the registry has no such claim)."""
+        try:
+            return self.registry.by_id(claim_id).chapter_value
+        except StopIteration:
+            return None
+
+    def chapter_parts(self, claim_id: str) -> dict:
+        """A several-part claim's chapter values by part ({} when absent or not in parts)."""
+        value = self.chapter_value(claim_id)
+        return value if isinstance(value, dict) else {}
 
 
-def context(results: Path, claims: Path, settings: str | dict | None = None, selector: bool = False) -> Site:
-    """Everything the pages draw from: the run files under `results`, their verdicts, and the profile
-    (`settings`: a validated mapping, inline JSON, or a profile file; default: a version's own config.yaml,
-    else config/<name of the results folder>.yaml). `selector`: the site is one of a tree of versions."""
-    if settings is None:
-        own = Path(results) / "config.yaml"
-        settings = versions.settings_of(own) if own.is_file() else f"config/{Path(results).name}.yaml"
-    cfg = settings if isinstance(settings, dict) else load_settings(str(settings))
-    registry = load_registry(claims)
-    res = gather(results)
-    root = Path(results).resolve().parent.parent  # results/<profile or version>/ -> the project holding them
-    return Site(res, registry, evaluate_all(registry, res), cfg, manifest=versions.manifest_of(results),
-                built_from=versions.head(experiments.ROOT), selector=selector, versions_root=root)
+SHARED = (("commit", "commits"), ("profile", "profiles"), ("torch", "torch versions"))  # one version: one of each
+SHARED_IN_EXPERIMENT = ("device", "devices")  # one experiment's runs are set against each other
 
 
-def nav(docs: Path) -> list[dict]:
-    """The navigation: every generated page (each must have its template in `docs`), then the static ones."""
-    for page in pages():
-        if not (docs / page).is_file():
-            raise AttnlabError(f"page template missing: {page} in the hand-written docs ({docs})")
-    for js in VENDOR_JS:
-        if not (docs / js).is_file():
-            raise AttnlabError(f"vendored script missing: {docs / js}")
-    return [{title: page} for page, title in {**pages(), **STATIC_PAGES}.items() if (docs / page).is_file()]
+def mixed(prov: dict[str, dict]) -> str:
+    """What the provenance of these run files (path -> record) must alarm on: files that should share a setting
+    and do not. Every file shares the commit, the profile and torch; the runs of one experiment also share the
+    device (their numbers are compared). Config hashes differ by design (each covers its own job's settings,
+    its seed included), and so may devices across experiments (a rule's thread count). '' when nothing does."""
+    notes = []
+    for key, label in SHARED:
+        distinct = {str(p.get(key)) for p in prov.values()}
+        if len(distinct) > 1:
+            notes.append(f"These run files come from {len(distinct)} different {label}.")
+    key, label = SHARED_IN_EXPERIMENT
+    by_experiment: dict[str, set] = {}
+    for rel, p in prov.items():
+        by_experiment.setdefault(rel.split("/")[0], set()).add(str(p.get(key)))
+    split = [f"{name} ({len(found)})" for name, found in sorted(by_experiment.items()) if len(found) > 1]
+    if split:
+        notes.append(f"The runs of one experiment, set against each other, come from different {label}: "
+                     f"{', '.join(split)}.")
+    return " ".join(notes)
 
 
-def downloads(site: Site) -> dict[str, str]:
-    """The verdicts and the ladder as CSV files (name -> text) beside the pages, and a published version's
-    manifest as it was written (every page's stamp links it and claims.csv)."""
-    out = {"claims.csv": verdict_table(site.verdicts).to_csv(index=False),
-           "claims_by_seed.csv": seed_table(site.verdicts).to_csv(index=False),
-           "ladder.csv": tables.ladder_csv(site.res, site.registry.reference).to_csv(index=False)}
-    if site.manifest:
-        out["manifest.json"] = (site.res.root / versions.MANIFEST).read_text()
-    return out
+def braces(items: list) -> str:
+    """One item, or several in bash brace expansion."""
+    return str(items[0]) if len(items) == 1 else "{" + ",".join(map(str, items)) + "}"
 
 
-def build_versions(claims_path: Path, out_site: Path, root: Path = experiments.ROOT) -> list[str]:
-    """The site of every published version under root/results/, each in out_site/<version>/ with a selector
-    between them (relative links: it works opened from disk); out_site/latest/, as `mike` names it, leads each
-    page to the same page of the version of record (results/LATEST), and out_site/index.html to its home page.
-    Reads only the versions' run files: nothing is trained. Every version is checked first: a damaged one stops
-    the build, in one line naming the file, before any site is built."""
-    names = [m["version"] for m in versions.versions(root)]
-    for name in names:
-        versions.check_version(Path(root) / "results" / name)
-    if not names:
-        raise AttnlabError(f"no published version under {Path(root) / 'results'}: `attnlab publish` makes one")
-    record = versions.latest(root)
-    out_site = Path(out_site)
-    out_site.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        build_site(Path(root) / "results" / name, claims_path, None, out_site / name, selector=True)
-    alias(out_site, record)
-    (out_site / "index.html").write_text(
-        redirect(f"{versions.ALIAS}/index.html", "attnlab versions")
-        + f'<p>The version of record: <a href="{record}/index.html">{record}</a>. Every version: '
-        + ", ".join(f'<a href="{n}/index.html">{n}</a>' for n in names) + "</p>\n")
-    return names
+def reproduced_cell(v: Verdict) -> str:
+    """Our value (± its error) for a verdict table; where the claim was computed at several seeds, each seed's
+    value on hover."""
+    per_seed = v.per_seed()
+    if not per_seed:
+        return parts_cell(v.shown())
+    hover = "; ".join(f"{part + ' ' if part else ''}at seeds {', '.join(map(str, v.seeds))}: "
+                      f"{', '.join(fmt(x) for x in values)}" for part, values in per_seed.items())
+    return f'<span class="seeds" title="{html.escape(hover)}">{parts_cell(v.shown())}</span>'
 
 
-def redirect(url: str, title: str) -> str:
-    """The head of a page that opens `url` at once, keeping the #anchor it was opened with (a link to
-    latest/ladder.html#claim-C2-1 lands on that claim); without scripts, a plain refresh."""
-    return (f'<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f"<script>location.replace({json.dumps(url)} + location.hash)</script>"
-            f'<noscript><meta http-equiv="refresh" content="0; url={html.escape(url)}"></noscript>')
+def why_not(v: Verdict) -> str:
+    """Under a verdict that is not a value's test (not run, diverged): why, e.g. which run diverged at which step;
+    under an inconclusive one, what would settle it; under a computed one, that it is arithmetic."""
+    if v.verdict in ("not run", "diverged") and v.note:
+        return f'<div class="why">{html.escape(v.note)}</div>'
+    if v.verdict == "inconclusive":
+        return f'<div class="why">{html.escape(settle_words(v.settle))}</div>'
+    return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
 
 
-def alias(out_site: Path, version: str) -> None:
-    """out_site/latest/: for every page of `version`'s site, a page that leads to it (a link or a bookmark to
-    latest/ follows the version of record wherever results/LATEST moves it)."""
-    folder = out_site / versions.ALIAS
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir()
-    for page in sorted((out_site / version).glob("*.html")):
-        (folder / page.name).write_text(
-            redirect(f"../{version}/{page.name}", f"attnlab · {version}")
-            + f'<p>The version of record is <a href="../{version}/{page.name}">{version}</a>.</p>\n')
+def verdict_reading(verdicts: list[Verdict], config: dict) -> str:
+    """Under a page's verdict table: why each claim that is not reproduced or inconclusive is so, part by part,
+    from its interval, its test and the profile's seeds: a real difference (the interval clear of the test) or
+    an interval too wide for the distance to the bound (and what would narrow it). '' where there is none."""
+    seeds = len(config.get("seeds") or [config.get("seed")])
+    lines = [f"- **{html.escape(v.claim.id)}{', ' + html.escape(p.name) if p.name else ''}** ({v.verdict}): "
+             + html.escape(part_reading(p, v.claim.checks[p.name], seeds), quote=False)
+             for v in verdicts if v.verdict in ("not reproduced", "inconclusive")
+             for p in v.parts.values() if p.outcome in ("not reproduced", "inconclusive")]
+    if not lines:
+        return ""
+    return "\n<p class=\"verdict-reading\">Why these verdicts:</p>\n\n" + "\n".join(lines) + "\n"
 
 
-def build_site(results_dir: Path, claims_path: Path, settings: dict | None, out_site: Path, strict: bool = True,
-               docs_src: Path | None = None, selector: bool = False) -> None:
-    """`mkdocs build` with the project's mkdocs.yml over `results_dir`, into out_site (swapped in whole)."""
-    out_site = Path(out_site).resolve()
-    building = out_site.with_name(out_site.name + ".building")
-    shutil.rmtree(building, ignore_errors=True)
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "ATTNLAB_RESULTS": str(Path(results_dir).resolve()),
-           "ATTNLAB_CLAIMS": str(Path(claims_path).resolve()), "ATTNLAB_SETTINGS": canonical(settings) if settings else "",
-           "ATTNLAB_SELECTOR": "1" if selector else ""}
-    if docs_src:
-        env["ATTNLAB_DOCS"] = str(Path(docs_src).resolve())
-    cmd = [sys.executable, "-m", "mkdocs", "build", "--config-file", str(MKDOCS), "--site-dir", str(building)]
-    if strict:  # no --quiet: it hides the warnings --strict fails on
-        cmd.append("--strict")
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=MKDOCS.parent, env=env)
-    if done.returncode != 0:
-        shutil.rmtree(building, ignore_errors=True)
-        lines = (done.stderr or done.stdout).strip().splitlines()
-        ours = [line.split("AttnlabError: ", 1)[1] for line in lines if "AttnlabError: " in line]
-        if ours:
-            raise AttnlabError(ours[-1])
-        problems = [line for line in lines if line.startswith(("WARNING", "ERROR"))] or lines[-15:]
-        raise AttnlabError(f"mkdocs build failed: {problems[0] if problems else 'no output'}\n"
-                           + "\n".join(problems[1:]) + f"\n(config {MKDOCS})")
-    swap_in(building, out_site)
+def part_reading(p, check: dict, seeds: int) -> str:
+    """One part that did not reproduce, in words: the value, its interval and the test, then which it is: a
+    value clear of the test (a real difference), or an interval that holds a bound, and whether more seeds (at
+    this spread), a longer evaluation (the budget) or an error estimate would settle it."""
+    test = describe(check)
+    if p.interval is None:
+        if p.outcome == "not reproduced":
+            return f"{fmt(p.value)} fails {test} as it stands (an exact test has no interval)."
+        return f"{fmt(p.value)} against {test}: the run files state no error for it, so there is no interval to judge."
+    lo, hi = p.interval
+    half, gap = p.k * p.se, distance(check, p.value)
+    text = f"{fmt(p.value)} ± {fmt(half)} (k·SE) = [{fmt(lo)}, {fmt(hi)}] against {test}: "
+    if p.outcome == "not reproduced":
+        return text + (f"the value lies {fmt(gap)} past the test's bound, more than the interval's half-width: "
+                       "a real difference, not the noise.")
+    side = "passes" if passes(check, p.value) else "fails"
+    text += f"the value itself {side} the test, {fmt(gap)} from its nearest bound, less than the half-width. "
+    low, high, _ = accepts(check)
+    if math.isfinite(low) and math.isfinite(high) and 2 * half > high - low:
+        text += f"The interval is wider than the test's whole band ({fmt(high - low)}). "
+    if p.settle == BUDGET:
+        return text + ("The evaluation's sampling error alone spans that distance, and more seeds do not shrink "
+                       "it: the budget limits it (a longer evaluation would settle it).")
+    if p.settle.isdigit():
+        return text + f"At this spread {p.settle} seeds would settle it; the profile trains {seeds}."
+    return text + f"At this spread it {settle_words(p.settle)}; the profile trains {seeds}."
 
 
-def swap_in(new: Path, dest: Path) -> None:
-    """Replace folder `dest` by `new` with renames, so `dest` is never half old and half new."""
-    old = dest.with_name(dest.name + ".old")
-    shutil.rmtree(old, ignore_errors=True)
-    if dest.exists():
-        dest.rename(old)
-    new.rename(dest)
-    shutil.rmtree(old, ignore_errors=True)
+def settle_words(settle: str) -> str:
+    """What an inconclusive verdict's settle says, in words."""
+    if settle.isdigit():
+        return f"would settle with {settle} seeds at this spread"
+    if settle == "budget":
+        return "budget-limited: the sampling error alone keeps it on the bound"
+    return f"would need {settle} seeds" if settle.startswith("more than") else settle
+
+
+def alone(v: Verdict) -> str:
+    """Under a verdict computed at several seeds: how many seeds would have given it alone, as one run would."""
+    if not v.survives():
+        return ""
+    held = sum(x == "reproduced" for x in v.single.values())
+    return f'<div class="why">one seed alone: {held} of {len(v.single)} reproduce</div>'
+
+
+def parts_cell(value) -> str:
+    """A value for a verdict table cell: a several-part value one named part per line, so the table wraps at
+    part boundaries and spaces rather than inside a word."""
+    if isinstance(value, dict):
+        if list(value) == [""]:
+            return html.escape(value[""])
+        return "".join(f'<div class="part"><span class="part-name">{html.escape(str(k))}</span> '
+                       f"{html.escape(v if isinstance(v, str) else fmt(v))}</div>" for k, v in value.items())
+    return html.escape(fmt(value))
+
+
+def seed_lines(v: Verdict) -> str:
+    """Each seed's value and the verdict it alone would give (a claim computed at several seeds)."""
+    if len(v.seeds) < 2:
+        return ""
+    items = "".join(f"<li>seed {seed}: {html.escape(fmt(value))} → {html.escape(v.single[seed])}</li>"
+                    for seed, value in v.seeds.items())
+    return f"<p>At each seed alone (as one run would have judged it):</p><ul>{items}</ul>\n"
+
+
+def anchor(claim_id: str) -> str:
+    """A claim's own anchor on its page: C2.1 -> claim-C2-1."""
+    return "claim-" + claim_id.replace(".", "-")

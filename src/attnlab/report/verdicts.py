@@ -13,7 +13,7 @@ from attnlab.report.claims import (DIRECTIONS, EXACT, ROW_VIEWS, SAFE_BUILTINS, 
                                    describe, distance, judge, load_registry, passes, t95)
 from attnlab.report.format import fmt
 from attnlab.report.results import NotMeasured, Results, diverged, gather
-from attnlab.runfiles import MEASURED, VERDICTS  # noqa: F401 - the pages take VERDICTS from here
+from attnlab.runfiles import MEASURED
 
 COLUMNS = ["claim_id", "part", "kind", "chapter_value", "value", "value_text", "se", "k", "lo", "hi", "n_seeds",
            "verdict", "part_verdict", "settle", "note"]  # claims.csv: one row per part of every claim

@@ -7,7 +7,7 @@ import math
 
 from attnlab.report.claims import T95, describe
 from attnlab.report.format import badge, fmt
-from attnlab.report.page import anchor, settle_words
+from attnlab.report.site import anchor, settle_words
 from attnlab.report.verdicts import MAX_SEEDS
 
 EXAMPLES = (  # one worked example each: the verdict, and what its part must show

@@ -8,7 +8,7 @@ import math
 
 from attnlab.config import digest
 from attnlab.report.format import badge, fmt
-from attnlab.report.page import holds, parts_cell
+from attnlab.report.site import holds, parts_cell
 from attnlab.report.results import gather
 from attnlab.report.verdicts import Verdict, evaluate_all
 from attnlab.versions import seeds, settings_of

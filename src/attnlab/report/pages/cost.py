@@ -174,8 +174,7 @@ def blocks(site) -> dict[str, str]:
     r = site.res.result(NAME)
     out = site.skeleton(NAME)
     if r is None:
-        return out | {"settings": "_not run_", "cost_table": site.missing(NAME), "time_chart": "",
-                      "memory_chart": "", "slopes": "", "machine": "", "error_chart": "", "error_table": "", "error_reading": ""}
+        return out
     s = r["settings"]
     out["settings"] = (f"width d = {s['d_model']}, {s['heads']} heads, batch {s['batch_size']}, {s['dtype']}, "
                        f"n = {', '.join(map(str, s['sizes']))}; blocks of {s['block']} for the tiled and window "

@@ -9,8 +9,9 @@ from collections import Counter
 from attnlab import registry
 from attnlab.report.format import badge
 from attnlab.report.pages import index as overview
-from attnlab.report.page import alone, anchor, parts_cell, reproduced_cell, why_not
-from attnlab.report.verdicts import VERDICTS, Verdict
+from attnlab.report.site import alone, anchor, parts_cell, reproduced_cell, why_not
+from attnlab.report.verdicts import Verdict
+from attnlab.runfiles import VERDICTS
 from attnlab.versions import hardware
 
 

@@ -72,19 +72,16 @@ def merges_reading(first: list[str]) -> str:
 
 
 def blocks(site) -> dict[str, str]:
-    out = site.skeleton(NAME)
+    out = site.skeleton(NAME) | {"split": split_words(site.config)}
     stats = site.res.result(NAME)
     if stats is None:
-        missing = site.missing(NAME)
-        return out | {"stats_table": missing, "merges_table": missing, "split_chart": "", "merges_reading": "",
-                      "split": split_words(site.config)}
+        return out
     chapter_counts = {**site.chapter_parts("C0.2"), **site.chapter_parts("C0.3")}
     merges = merges_table(stats, site.chapter_value("C0.4"))
     return out | {
         "stats_table": md_table(stats_table(stats), formats={"value": pretty}),
         "split_chart": chart("chart-split", charts.split_chart(stats, chapter_counts)),
         "merges_reading": merges_reading(list(stats.get("first_merges") or [])),
-        "split": split_words(site.config),
         "merges_table": md_table(merges, {"rank": "rank", "reproduced": "reproduced", "chapter": "chapter",
                                           "same": "same"}, {"reproduced": token, "chapter": token}),
     }

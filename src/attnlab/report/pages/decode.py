@@ -62,8 +62,7 @@ def blocks(site) -> dict[str, str]:
     r = site.res.result(NAME)
     out = site.skeleton(NAME)
     if r is None:
-        return out | {"settings": "_not run_", "speed_table": site.missing(NAME), "speed_chart": "",
-                      "reading": "", "cache_table": "", "machine": ""}
+        return out
     s = r["settings"]
     models = "; ".join(f"**{name}**: " + ", ".join(f"{k} {v}" for k, v in m.items()) for name, m in s["models"].items())
     out["settings"] = (f"{models}; a prompt of {s['prompt']} tokens, batch {s['batch_size']}, "

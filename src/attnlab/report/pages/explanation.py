@@ -129,7 +129,7 @@ def blocks(site) -> dict[str, str]:
     r = site.res.result(NAME)
     out = site.skeleton(NAME)
     if r is None:
-        return out | {"settings": "_not run_", "jsd_chart": "", "reading": "", "summary_table": site.missing(NAME)}
+        return out
     if is_diverged(r):  # E8's model it explains diverged
         return out | {"settings": f"_not measured: {r['model']} diverged_", "jsd_chart": "", "reading": "",
                       "summary_table": diverged_note([r])}

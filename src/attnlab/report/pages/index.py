@@ -5,7 +5,7 @@ from collections import Counter
 
 from attnlab import registry
 from attnlab.report.format import code
-from attnlab.report.verdicts import VERDICTS
+from attnlab.runfiles import VERDICTS
 
 
 def summary(verdicts) -> str:

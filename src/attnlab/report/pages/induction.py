@@ -111,8 +111,7 @@ def blocks(site) -> dict[str, str]:
     r = site.res.result(NAME)
     out = site.skeleton(NAME)
     if r is None:
-        return out | {k: "" for k in ("settings", "phase_chart", "reading", "text_table", "text_reading")} | {
-            "control_table": site.missing(NAME)}
+        return out
     s = r["settings"]
     out["settings"] = (f"{s['sequences']:,} sequences of {s['length'] + 1} tokens drawn uniformly from "
                        f"{s['vocab_size']}, each opening with a random span of {s['span']} tokens that then recurs, "

@@ -63,8 +63,7 @@ def blocks(site) -> dict[str, str]:
     s4 = site.res.result(NAME)
     out = site.skeleton(NAME)
     if s4 is None:
-        missing = site.missing(NAME)
-        return out | {"settings": "_not run_", "cost_table": missing, "time_chart": "", "machine": ""}
+        return out
 
     out["settings"] = (f"width d = {s4['d_model']}, context T = {s4['context']}, batch B = {s4['batch_size']}, "
                        f"heads {', '.join(str(h) for h in s4['heads'])}; {s4['warmup']} untimed and "

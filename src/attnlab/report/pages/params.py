@@ -7,7 +7,6 @@ import pandas as pd
 from attnlab.report.format import chart, md_table
 
 NAME = "params"
-TABLES = ("gpt2_table", "per_block_table", "shares_table", "qkv_bias")
 LINE_ITEMS = [  # key in e7['gpt2'], label, how the formula gets it
     ("token_embeddings", "token embeddings", "V·d = 50,257 × 768"),
     ("position_embeddings", "position embeddings", "context·d = 1,024 × 768"),
@@ -73,9 +72,7 @@ def blocks(site) -> dict[str, str]:
     e7 = site.res.result(NAME)
     out = site.skeleton(NAME)
     if e7 is None:
-        missing = site.missing(NAME)
-        return out | {name: missing for name in TABLES} | {"shares_chart": "", "shares_reading": "",
-                                                           "widths": "at several widths"}
+        return out | {"widths": "at several widths"}
 
     out["gpt2_table"] = md_table(gpt2_table(e7, site.chapter_parts("C7.2")),
                                  {"item": "line item", "counted": "counted", "chapter": "chapter",

@@ -11,8 +11,6 @@ from attnlab.report.format import chart, md_table, num
 from attnlab.report.readings import Estimate, side
 
 NAME = "scores"
-TABLES = ("variance_table", "effective_table", "saturation_table")
-CHARTS = ("variance_chart", "effective_chart", "saturation_chart")
 DIVISION = alt.Scale(domain=["divided by √d_k", "undivided"], range=["#1f77b4", "#d62728"])
 
 
@@ -137,10 +135,7 @@ def blocks(site) -> dict[str, str]:
     e3 = site.res.result(NAME)
     out = site.skeleton(NAME)
     if e3 is None:
-        missing = site.missing(NAME)
-        return out | {name: missing for name in TABLES} | {name: "" for name in CHARTS} | {
-            "settings": "_not run_", "frozen_definition": "_not run_", "se_method": "", "variance_reading": "",
-            "effective_reading": "", "saturation_reading": ""}
+        return out
 
     c31, c33 = site.chapter_parts("C3.1"), site.chapter_parts("C3.3")
     out["settings"] = (f"{e3['n_pairs']:,} pairs per width for the variance; {e3['n_rows']:,} rows of "

@@ -241,10 +241,8 @@ def viewer_data(m: dict) -> dict:
 def blocks(site) -> dict[str, str]:
     r = site.res.result(NAME)
     out = site.skeleton(NAME)
-    keys = ("settings", "accuracy_chart", "reading", "gradient_chart", "gradient_reading", "map_chart",
-            "map_reading", "viewer")
     if r is None:
-        return out | dict.fromkeys(keys, "") | {"accuracy_table": site.missing(NAME)}
+        return out
     s, t = r["settings"], r["settings"]["train"]
     out["settings"] = (f"{', '.join(s['tasks'])} of sequences drawn uniformly from {s['vocab']} symbols, at source "
                        f"lengths {', '.join(map(str, s['lengths']))}; a {s['cell'].upper()} encoder "
@@ -265,7 +263,7 @@ def blocks(site) -> dict[str, str]:
     if m and m["weights"]:
         out["map_chart"] = chart("chart-seq2seq-map", map_chart(m))
         out["map_reading"] = map_reading(m)
-        from attnlab.report.viewer import viewer_html
+        from attnlab.report.viewer_widget import viewer_html
 
         out["viewer"] = viewer_html(viewer_data(m), "seq2seq-viewer")
     else:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from attnlab.report.format import diverged_note
 from attnlab.report.readings import count
-from attnlab.report.viewer import drawable, viewer_html
+from attnlab.report.viewer_widget import drawable, viewer_html
 
 NAME = "viewer"
 
@@ -12,7 +12,7 @@ def blocks(site) -> dict[str, str]:
     r = site.res.result(NAME)
     out = site.skeleton(NAME)
     if r is None:
-        return out | {"viewer": site.missing(NAME), "contents": ""}
+        return out
     shown, lost = drawable(r)
     examples = shown["examples"]
     out["viewer"] = diverged_note(lost) + ("\n" + viewer_html(shown) if examples else "")

@@ -159,8 +159,7 @@ def blocks(site) -> dict[str, str]:
     r = site.res.result(NAME)
     out = site.skeleton(NAME)
     if r is None:
-        return out | {k: "" for k in ("settings", "task_table", "accuracy_chart", "maps_chart", "adjectives_chart",
-                                      "reading", "seeds", "chance_reading")} | {"accuracy_table": site.missing(NAME)}
+        return out
     s = r["settings"]
     out["settings"] = (f"the template `{s['template']}`; crosser adjectives {', '.join(s['crosser'])}; crossed "
                        f"adjectives {', '.join(s['crossed'])}; {len(s['nouns'])} nouns in the closed version, "

@@ -6,7 +6,7 @@ validation split. For S9's sentences the viewer can also show the adversarial at
 map with the scored position's row replaced, head by head, by the adversary's.
 
 Output (results/<profile>/viewer/result.json): the viewer's data ({"examples": [...]}, checked by
-attnlab.report.viewer.check_data; a model whose run diverged has its Diverged record in place of its maps),
+attnlab.report.viewer_widget.check_data; a model whose run diverged has its Diverged record in place of its maps),
 settings, provenance.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from attnlab.data.bpe import Tokenizer
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError, Diverged, is_diverged
 from attnlab.experiments import winograd as wg
-from attnlab.nn.model import SelfAttention
+from attnlab.nn.model import attention_kept
 from attnlab.train import finished, pick_device
 
 DECIMALS = 5  # weights are rounded for the page's size; rows of up to 100 keys still sum to 1 within 1e-3
@@ -30,15 +30,7 @@ DECIMALS = 5  # weights are rounded for the page's size; rows of up to 100 keys 
 @torch.no_grad()
 def maps(model, tokens: list[int]) -> list[list[list[list[float]]]]:
     """Every attention layer's weights on one sequence: [layer][head] -> T x T lists."""
-    layers = [m for m in model.modules() if isinstance(m, SelfAttention)]
-    for m in layers:
-        m.keep_weights = True
-    model.eval()
-    model(torch.tensor([tokens]))
-    out = [[rounded(head) for head in m.kept["weights"][0]] for m in layers]
-    for m in layers:
-        m.keep_weights, m.kept = False, None
-    return out
+    return [[rounded(head) for head in kept["weights"][0]] for kept in attention_kept(model, torch.tensor([tokens]))]
 
 
 def rounded(weights: torch.Tensor) -> list[list[float]]:
@@ -124,11 +116,11 @@ def shakespeare_examples(cfg: dict, results: Path, data_dir: Path, runs: list[st
 
 
 def main(cfg: dict, out_path, data_dir) -> dict:
-    from attnlab.report.viewer import check_data, drawable
+    from attnlab.report.viewer_widget import check_data, drawable
 
     out_path = Path(out_path)
     results = out_path.parent.parent
-    runs = [n for n in registry.get("viewer").needs if "." in n]
+    runs = registry.get("viewer").needed_runs
 
     def run():
         data = {"examples": winograd_examples(cfg, results)

@@ -1,0 +1,204 @@
+"""Build the site: hand-written page templates + generated blocks -> markdown -> mkdocs build --strict.
+
+The hand-written pages in docs/ carry the prose. Wherever a page says
+`<!-- attnlab:NAME -->`, its page module (attnlab.report.pages.<page>) puts a
+generated block (a table, a chart, the verdicts, the rerun command, the
+provenance of the run files). A page whose inputs are missing still renders:
+its blocks say "not run". The pages are the overview, one per experiment in
+the registry, and the static ones. MkDocs runs with the project's mkdocs.yml;
+its hook (report/hooks.py) calls `context`, `nav`, `render` and `downloads`.
+"""
+from __future__ import annotations
+
+import html
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from attnlab import registry
+from attnlab import versions
+from attnlab.config import canonical, load_settings
+from attnlab.errors import AttnlabError
+from attnlab.report import tables
+from attnlab.report.claims import load_registry
+from attnlab.report.site import NOT_RUN, Site
+from attnlab.report.results import gather
+from attnlab.report.verdicts import evaluate_all, seed_table, verdict_table
+
+MKDOCS = registry.ROOT / "mkdocs.yml"  # the project's site configuration; its hook calls back in here
+MARKER = re.compile(r"<!--\s*attnlab:(\w+)\s*-->")
+VENDOR_JS = ["assets/vendor/vega.min.js", "assets/vendor/vega-lite.min.js", "assets/vendor/vega-embed.min.js"]
+STATIC_PAGES = {"about.md": "How verdicts work"}
+
+
+def pages() -> dict[str, str]:
+    """Generated page -> nav title: the overview, every experiment in registry order, the comparison."""
+    return {f"{name}.md": title for name, title in registry.pages().items()}
+
+
+def generated(page: str) -> bool:
+    """Pages whose <!-- attnlab:... --> markers a page module fills: every page but the purely static ones."""
+    return page in pages() or page in STATIC_PAGES
+
+
+def page_blocks(site: Site, page: str) -> dict[str, str]:
+    return importlib.import_module(f"attnlab.report.pages.{page.removesuffix('.md')}").blocks(site)
+
+
+def render(template: str, blocks: dict[str, str], page: str, strict: bool = True) -> str:
+    if NOT_RUN in blocks:
+        blocks = fill_not_run(template, blocks)
+
+    def sub(m):
+        name = m.group(1)
+        if name not in blocks:
+            if strict:
+                raise AttnlabError(f"docs page {page}: unknown block <!-- attnlab:{name} -->")
+            return m.group(0)
+        return blocks[name].rstrip("\n")
+    text = MARKER.sub(sub, template)
+    if "provenance" in blocks and "## Provenance" not in text:  # every generated page ends with one
+        text = text.rstrip("\n") + "\n\n## Provenance\n\n" + blocks["provenance"]
+    return text.rstrip("\n") + "\n"
+
+
+def fill_not_run(template: str, blocks: dict[str, str]) -> dict[str, str]:
+    """The blocks of a page whose result is missing, every marker of its template filled: those the page gave,
+    `settings` and any other marker inside a sentence "_not run_", the first marker on a line of its own the
+    not-run warning (blocks[NOT_RUN], from Site.skeleton), the rest empty."""
+    out, warned = dict(blocks), False
+    for m in MARKER.finditer(template):
+        name = m.group(1)
+        if name in out:
+            continue
+        line_start = template.rfind("\n", 0, m.start()) + 1
+        line_end = template.find("\n", m.end())
+        alone = not (template[line_start:m.start()] + template[m.end():line_end if line_end >= 0 else None]).strip()
+        if name == "settings" or not alone:
+            out[name] = "_not run_"
+        else:
+            out[name], warned = ("" if warned else blocks[NOT_RUN]), True
+    return out
+
+
+def context(results: Path, claims: Path, settings: str | dict | None = None, selector: bool = False) -> Site:
+    """Everything the pages draw from: the run files under `results`, their verdicts, and the profile
+    (`settings`: a validated mapping, inline JSON, or a profile file; default: a version's own config.yaml,
+    else config/<name of the results folder>.yaml). `selector`: the site is one of a tree of versions."""
+    if settings is None:
+        own = Path(results) / "config.yaml"
+        settings = versions.settings_of(own) if own.is_file() else f"config/{Path(results).name}.yaml"
+    cfg = settings if isinstance(settings, dict) else load_settings(str(settings))
+    claim_registry = load_registry(claims)
+    res = gather(results)
+    root = Path(results).resolve().parent.parent  # results/<profile or version>/ -> the project holding them
+    return Site(res, claim_registry, evaluate_all(claim_registry, res), cfg, manifest=versions.manifest_of(results),
+                built_from=versions.head(registry.ROOT), selector=selector, versions_root=root)
+
+
+def nav(docs: Path) -> list[dict]:
+    """The navigation: every generated page (each must have its template in `docs`), then the static ones."""
+    for page in pages():
+        if not (docs / page).is_file():
+            raise AttnlabError(f"page template missing: {page} in the hand-written docs ({docs})")
+    for js in VENDOR_JS:
+        if not (docs / js).is_file():
+            raise AttnlabError(f"vendored script missing: {docs / js}")
+    return [{title: page} for page, title in {**pages(), **STATIC_PAGES}.items() if (docs / page).is_file()]
+
+
+def downloads(site: Site) -> dict[str, str]:
+    """The verdicts and the ladder as CSV files (name -> text) beside the pages, and a published version's
+    manifest as it was written (every page's stamp links it and claims.csv)."""
+    out = {"claims.csv": verdict_table(site.verdicts).to_csv(index=False),
+           "claims_by_seed.csv": seed_table(site.verdicts).to_csv(index=False),
+           "ladder.csv": tables.ladder_csv(site.res, site.registry.reference).to_csv(index=False)}
+    if site.manifest:
+        out["manifest.json"] = (site.res.root / versions.MANIFEST).read_text()
+    return out
+
+
+def build_versions(claims_path: Path, out_site: Path, root: Path = registry.ROOT) -> list[str]:
+    """The site of every published version under root/results/, each in out_site/<version>/ with a selector
+    between them (relative links: it works opened from disk); out_site/latest/, as `mike` names it, leads each
+    page to the same page of the version of record (results/LATEST), and out_site/index.html to its home page.
+    Reads only the versions' run files: nothing is trained. Every version is checked first: a damaged one stops
+    the build, in one line naming the file, before any site is built."""
+    names = [m["version"] for m in versions.versions(root)]
+    for name in names:
+        versions.check_version(Path(root) / "results" / name)
+    if not names:
+        raise AttnlabError(f"no published version under {Path(root) / 'results'}: `attnlab publish` makes one")
+    record = versions.latest(root)
+    out_site = Path(out_site)
+    out_site.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        build_site(Path(root) / "results" / name, claims_path, None, out_site / name, selector=True)
+    alias(out_site, record)
+    (out_site / "index.html").write_text(
+        redirect(f"{versions.ALIAS}/index.html", "attnlab versions")
+        + f'<p>The version of record: <a href="{record}/index.html">{record}</a>. Every version: '
+        + ", ".join(f'<a href="{n}/index.html">{n}</a>' for n in names) + "</p>\n")
+    return names
+
+
+def redirect(url: str, title: str) -> str:
+    """The head of a page that opens `url` at once, keeping the #anchor it was opened with (a link to
+    latest/ladder.html#claim-C2-1 lands on that claim); without scripts, a plain refresh."""
+    return (f'<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>'
+            f"<script>location.replace({json.dumps(url)} + location.hash)</script>"
+            f'<noscript><meta http-equiv="refresh" content="0; url={html.escape(url)}"></noscript>')
+
+
+def alias(out_site: Path, version: str) -> None:
+    """out_site/latest/: for every page of `version`'s site, a page that leads to it (a link or a bookmark to
+    latest/ follows the version of record wherever results/LATEST moves it)."""
+    folder = out_site / versions.ALIAS
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    for page in sorted((out_site / version).glob("*.html")):
+        (folder / page.name).write_text(
+            redirect(f"../{version}/{page.name}", f"attnlab · {version}")
+            + f'<p>The version of record is <a href="../{version}/{page.name}">{version}</a>.</p>\n')
+
+
+def build_site(results_dir: Path, claims_path: Path, settings: dict | None, out_site: Path, strict: bool = True,
+               docs_src: Path | None = None, selector: bool = False) -> None:
+    """`mkdocs build` with the project's mkdocs.yml over `results_dir`, into out_site (swapped in whole)."""
+    out_site = Path(out_site).resolve()
+    building = out_site.with_name(out_site.name + ".building")
+    shutil.rmtree(building, ignore_errors=True)
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "ATTNLAB_RESULTS": str(Path(results_dir).resolve()),
+           "ATTNLAB_CLAIMS": str(Path(claims_path).resolve()), "ATTNLAB_SETTINGS": canonical(settings) if settings else "",
+           "ATTNLAB_SELECTOR": "1" if selector else ""}
+    if docs_src:
+        env["ATTNLAB_DOCS"] = str(Path(docs_src).resolve())
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--config-file", str(MKDOCS), "--site-dir", str(building)]
+    if strict:  # no --quiet: it hides the warnings --strict fails on
+        cmd.append("--strict")
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=MKDOCS.parent, env=env)
+    if done.returncode != 0:
+        shutil.rmtree(building, ignore_errors=True)
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        ours = [line.split("AttnlabError: ", 1)[1] for line in lines if "AttnlabError: " in line]
+        if ours:
+            raise AttnlabError(ours[-1])
+        problems = [line for line in lines if line.startswith(("WARNING", "ERROR"))] or lines[-15:]
+        raise AttnlabError(f"mkdocs build failed: {problems[0] if problems else 'no output'}\n"
+                           + "\n".join(problems[1:]) + f"\n(config {MKDOCS})")
+    swap_in(building, out_site)
+
+
+def swap_in(new: Path, dest: Path) -> None:
+    """Replace folder `dest` by `new` with renames, so `dest` is never half old and half new."""
+    old = dest.with_name(dest.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if dest.exists():
+        dest.rename(old)
+    new.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
