@@ -21,8 +21,9 @@ from attnlab.nn.approx import window_attention, window_mask
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention, attention_kept, build
 from attnlab.nn.spec import ModelSpec
+from attnlab.plan import needed
 from attnlab.provenance import read_json, write_json
-from attnlab.registry import get, needed_files
+from attnlab.registry import get
 from attnlab.report.pages import approximation as page
 from attnlab.train import train
 from helpers import rendered_page, site_for, tiny_config, write_tokens
@@ -176,11 +177,10 @@ def test_without_the_result_s8_2_is_not_run_and_the_page_says_how_to_produce_it(
 
 def test_the_dag_waits_for_l9_at_every_seed_and_the_viewer_for_the_first_only():
     cfg = {"seed": 1, "seeds": [1, 2, 3]}
-    assert needed_files(get("approximation"), cfg) == [f"ladder/L9/seed{s}/metrics.json" for s in (1, 2, 3)]
-    assert needed_files(get("induction"), cfg) == [f"ladder/{r}/seed{s}/metrics.json" for r in ("L9", "B2")
-                                                   for s in (1, 2, 3)]  # S10.3 at every seed
-    assert [f for f in needed_files(get("viewer"), cfg) if f.startswith("ladder/")] == [
-        "ladder/L9/seed1/metrics.json", "ladder/B2/seed1/metrics.json"]
+    assert needed(cfg, get("approximation")) == [f"ladder/L9/seed{s}" for s in (1, 2, 3)]
+    assert needed(cfg, get("induction")) == [f"ladder/{r}/seed{s}" for r in ("L9", "B2")
+                                              for s in (1, 2, 3)]  # S10.3 at every seed
+    assert [n for n in needed(cfg, get("viewer")) if n.startswith("ladder/")] == ["ladder/L9/seed1", "ladder/B2/seed1"]
 
 
 # ------------------------------------------------------------------ bad settings

@@ -114,14 +114,16 @@ def cmd_benchmarks(a):
     import importlib
 
     from attnlab.check import check
-    from attnlab.config import chosen, digest, job_settings, load_settings
+    from attnlab.config import chosen, digest, load_settings
+    from attnlab.plan import plan
     from attnlab.provenance import git_commit, read_json
-    from attnlab.registry import standalone
+    from attnlab.registry import get, standalone
 
     cfg = check(chosen({"profile": a.config}, []), corpus=False)  # every setting, before anything runs
     commit = git_commit()
-    for e in standalone():
-        job, out = load_settings(job_settings(cfg, *e.reads)), Path(a.results) / e.result  # what the DAG passes
+    for planned in plan(cfg, only=[e.name for e in standalone()]):
+        e = get(planned.experiment)
+        job, out = load_settings(planned.settings), Path(a.results) / planned.output  # what the DAG passes
         prov = (read_json(out).get("provenance") or {}) if out.is_file() else {}
         if (prov.get("commit"), prov.get("config_hash")) == (commit, digest(job)) and commit.isalnum():
             print(f"== {e.name}: kept {out} (commit {commit}, the same settings)", flush=True)

@@ -66,22 +66,6 @@ class Experiment:
         return f"{self.run_dir(run, seed)}/{file}"
 
 
-def needed_files(e: Experiment, cfg: dict) -> list[str]:
-    """The run files (relative to results/<profile>/) of the work `e` needs: a training run's metrics at the
-    first seed, or at every seed of the profile for an experiment that reads them all (`every_seed`; the
-    checkpoint is written with the metrics), every run of a training experiment, or another experiment's result."""
-    files = []
-    seeds = cfg["seeds"] if e.every_seed else [cfg["seed"]]
-    for need in e.needs:
-        name, _, run = need.partition(".")
-        other = get(name)
-        if other.trains:
-            files += [other.run_file(r, seed) for r in ([run] if run else list(cfg.get(name) or {})) for seed in seeds]
-        else:
-            files.append(other.result)
-    return files
-
-
 def module_file(module: str) -> Path:
     """Where a module of the package lives, found without importing it (or torch with it)."""
     return PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")

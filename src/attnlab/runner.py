@@ -24,9 +24,10 @@ from pathlib import Path
 
 import yaml
 
-from attnlab import registry, runlock
-from attnlab.config import digest, job_settings
+from attnlab import runlock
+from attnlab.config import digest
 from attnlab.errors import AttnlabError
+from attnlab.plan import plan
 
 
 @dataclass
@@ -39,43 +40,20 @@ class Job:
     gpu: bool = False
 
 
-def run_sections(cfg: dict, experiment: str, run: str) -> dict:
-    """A training run's own entry, and for an up-trained run its source run's too (as the train rule passes)."""
-    sections = {experiment: {run: cfg[experiment][run]}}
-    source = cfg[experiment][run].get("init_from")
-    if source:
-        owner = next(e for e in registry.training() if source in (cfg.get(e) or {}))
-        sections.setdefault(owner, {})[source] = cfg[owner][source]
-    return sections
-
-
 def jobs(cfg: dict, results: Path, threads: int) -> list[Job]:
-    """Every job of a complete run of `cfg`, in an order that respects what each needs."""
+    """Every job of the plan as the command its rule runs, in the plan's order (what each needs comes first)."""
     data = results / "data"
-    out = [Job("prepare_data", ["prepare", "--config", job_settings(cfg, "data"), "--out", str(data)],
-               job_settings(cfg, "data"), data / "stats.json")]
-    for e in registry.load():
-        if e.kind == "data":
-            continue
-        if e.trains:
-            for run, entry in (cfg.get(e.name) or {}).items():
-                for seed in cfg["seeds"]:
-                    s = job_settings(cfg, "device", "data", "model", "train", seed=seed, **run_sections(cfg, e.name, run))
-                    folder = results / e.run_dir(run, seed)
-                    needs = ["prepare_data"]
-                    if entry.get("init_from"):
-                        owner = next(o for o in registry.training() if entry["init_from"] in (cfg.get(o) or {}))
-                        needs.append(registry.get(owner).run_dir(entry["init_from"], seed))
-                    out.append(Job(e.run_dir(run, seed), ["train", "--config", s, "--run", run, "--threads",
-                                                          str(threads), "--data", str(data), "--out", str(folder),
-                                                          "--quiet"], s, folder / "metrics.json", needs, gpu=True))
-            continue
-        s = job_settings(cfg, *e.reads)
-        by_output = {str(j.output.relative_to(results)): j.name for j in out}
-        needs = (["prepare_data"] if e.data else []) + [by_output[f] for f in registry.needed_files(e, cfg)]
-        argv = ["analyse", e.name, "--config", s, "--threads", str(threads), "--out", str(results / e.result)]
-        out.append(Job(e.name, argv + (["--data", str(data)] if e.data else []), s, results / e.result, needs,
-                       gpu=e.gpu))
+    out = []
+    for job in plan(cfg):
+        if job.kind == "data":
+            argv = ["prepare", "--config", job.settings, "--out", str(data)]
+        elif job.run:
+            argv = ["train", "--config", job.settings, "--run", job.run, "--threads", str(threads), "--data", str(data),
+                    "--out", str((results / job.output).parent), "--quiet"]
+        else:
+            argv = ["analyse", job.experiment, "--config", job.settings, "--threads", str(threads),
+                    "--out", str(results / job.output), *(["--data", str(data)] if job.data else [])]
+        out.append(Job(job.name, argv, job.settings, results / job.output, list(job.needs), job.gpu))
     return out
 
 
@@ -110,16 +88,16 @@ def ended(procs) -> list[subprocess.Popen]:
     return out
 
 
-def execute(plan: list[Job], results: Path, n_jobs: int, commit: str) -> list[str]:
-    """Run the plan, up to n_jobs at once, each as soon as what it needs is done; returns the failed jobs'
+def execute(todo: list[Job], results: Path, n_jobs: int, commit: str) -> list[str]:
+    """Run the jobs, up to n_jobs at once, each as soon as what it needs is done; returns the failed jobs'
     names (a job whose need failed is not started)."""
-    pending = {j.name: j for j in plan}
+    pending = {j.name: j for j in todo}
     finished, failed, running = set(), [], {}
-    kept = [j.name for j in plan if done(j, results, commit) and "unknown" not in commit]
+    kept = [j.name for j in todo if done(j, results, commit) and "unknown" not in commit]
     finished.update(kept)
     for name in kept:
         pending.pop(name)
-    total, t0 = len(plan), time.perf_counter()
+    total, t0 = len(todo), time.perf_counter()
     print(f"attnlab.runner: {total} jobs, {len(kept)} already done (this commit, the same settings), "
           f"up to {n_jobs} at once", flush=True)
     try:

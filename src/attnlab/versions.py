@@ -24,6 +24,7 @@ import yaml
 from attnlab import registry
 from attnlab.config import digest, read_yaml, resolve, spec_from_config, train_settings, validate
 from attnlab.errors import AttnlabError
+from attnlab.plan import plan
 from attnlab.provenance import write_json
 from attnlab.report.claims import load_registry
 from attnlab.runfiles import check_files, read_json
@@ -36,12 +37,13 @@ NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[A-Za-z][\w.-]*$")  # date first: `ls res
 
 def run_shaping() -> list[str]:
     """What shapes run files: the code every job that writes one imports (as the DAG's own code inputs count
-    it), the registry, the profiles and the workflow. A change to one of these between the runs' commit and
-    the one publishing them means a rerun; the report, the claims and the prose only read run files."""
+    it), the plan (each job's settings), the registry, the profiles and the workflow. A change to one of these
+    between the runs' commit and the one publishing them means a rerun; the report, the claims and the prose
+    only read run files."""
     from attnlab import imports
 
     modules = set().union(*(imports.verb(v) for v in ("prepare", "train", "analyse")),
-                          imports.closure(*(e.producer for e in registry.load())))
+                          imports.closure("attnlab.plan", *(e.producer for e in registry.load())))
     return [*imports.files(modules, root=registry.ROOT), "src/attnlab/experiments.yaml", "src/attnlab/schemas",
             "config", "workflow", "Snakefile", "pyproject.toml"]
 
@@ -79,27 +81,10 @@ def settings_of(config_yaml: Path) -> dict:
     return validate(resolve(doc))
 
 
-def seeds(cfg: dict) -> list[int | None]:
-    """The seeds a profile trains every run at ([None] for the settings of a version from before seeds)."""
-    return list(cfg.get("seeds") or [None])
-
-
-def run_file(e: registry.Experiment, run: str, seed: int | None, file: str = "metrics.json") -> str:
-    """A training run's file at one seed; seed None: a version from before seeds kept it in the run's folder."""
-    return e.run_file(run, seed, file) if seed is not None else f"{e.name}/{run}/{file}"
-
-
 def expected(cfg: dict, only: list[str] | None = None) -> list[str]:
     """Every run file (relative to results/<profile>/) that a run of profile `cfg` writes: all of them for a
     complete run (claims.csv with them), or those of the experiments `only` names."""
-    out = []
-    for e in map(registry.get, scope(only)):
-        if e.trains:
-            out += [run_file(e, run, seed, file) for run in cfg.get(e.name) or {} for seed in seeds(cfg)
-                    for file in ("metrics.json", "curve.csv")]
-        else:
-            out.append(e.result)
-    return out + ([] if only else ["claims.csv"])
+    return [rel for job in plan(cfg, only) for rel in job.files] + ([] if only else ["claims.csv"])
 
 
 def summaries(results: Path, cfg: dict, only: list[str] | None = None) -> list[str]:
@@ -108,13 +93,8 @@ def summaries(results: Path, cfg: dict, only: list[str] | None = None) -> list[s
     keep = [rel for rel in expected(cfg, only) if (results / rel).is_file()]
     if not only and (results / "claims_by_seed.csv").is_file():  # beside claims.csv since the interval rule
         keep.append("claims_by_seed.csv")
-    for e in map(registry.get, scope(only)):
-        for run in (cfg.get(e.name) or {}) if e.trains else ():
-            for seed in seeds(cfg):
-                rel = run_file(e, run, seed, "probes.csv")
-                if (results / rel).is_file():
-                    keep.append(rel)
-    return keep
+    probes = [str(Path(job.output).with_name("probes.csv")) for job in plan(cfg, only) if job.run]
+    return keep + [rel for rel in probes if (results / rel).is_file()]
 
 
 def provenances(results: Path, cfg: dict, only: list[str] | None = None) -> dict[str, dict]:
@@ -158,14 +138,12 @@ def check_publishable(results: Path, cfg: dict, root: Path, only: list[str] | No
         raise AttnlabError(f"the runs in {results} come from commit {commit}, and since then {len(changed)} files "
                            f"that shape them changed ({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}); "
                            "rerun the profile at this commit")
-    for e in (e for e in map(registry.get, scope(only)) if e.trains):
-        for run in cfg.get(e.name) or {}:
-            want_spec, want_steps = spec_from_config(cfg, run).to_dict(), train_settings(cfg, run)["steps"]
-            for seed in seeds(cfg):
-                m = read_json(results / run_file(e, run, seed))
-                if m.get("spec") != want_spec or (m.get("status") == "ok" and m.get("steps") != want_steps):
-                    raise AttnlabError(f"run {run} (seed {seed}) in {results} was trained with other settings than "
-                                       f"profile '{cfg['profile']}' declares (spec or steps differ): rerun it")
+    for job in (job for job in plan(cfg, only) if job.run):
+        want_spec, want_steps = spec_from_config(cfg, job.run).to_dict(), train_settings(cfg, job.run)["steps"]
+        m = read_json(results / job.output)
+        if m.get("spec") != want_spec or (m.get("status") == "ok" and m.get("steps") != want_steps):
+            raise AttnlabError(f"run {job.run} (seed {job.seed}) in {results} was trained with other settings than "
+                               f"profile '{cfg['profile']}' declares (spec or steps differ): rerun it")
     return commit, head
 
 

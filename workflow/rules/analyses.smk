@@ -2,13 +2,13 @@
 rule analyse:
     """Write results/<profile>/<name>/result.json with the experiment's producer (see the registry)."""
     input:
-        code=lambda w: code("analyse", MEASURED[w.name].producer),
+        code=lambda w: code("analyse", EXPERIMENTS[w.name].producer),
         data=lambda w: [rules.prepare_data.output.train, rules.prepare_data.output.val] if MEASURED[w.name].data else [],
-        needs=lambda w: [f"{R}/{f}" for f in attnlab.registry.needed_files(MEASURED[w.name], config)],
+        needs=lambda w: needed(MEASURED[w.name]),
     output:
         json=f"{R}/{{name}}/result.json",
     params:
-        settings=lambda w: settings(*MEASURED[w.name].reads),
+        settings=lambda w: MEASURED[w.name].settings,
         data=lambda w, input: f"--data {Path(input.data[0]).parent}" if input.data else "",
     wildcard_constraints:
         name="|".join(MEASURED),

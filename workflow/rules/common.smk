@@ -1,28 +1,32 @@
 # Each job runs `python -m attnlab --log {log} VERB`: its output goes to its log, and a failure's one-line
 # error also reaches the terminal, so that Snakemake's "job failed" comes with its reason.
-# Every experiment, its runs and its result files come from the registry (src/attnlab/experiments.yaml).
+# Every job, its run files, its settings and what it needs come from the plan (attnlab.plan), which reads the
+# registry (src/attnlab/experiments.yaml) and the profile; the Snakemake-free runner and `publish` read it too.
 import os
 
 import attnlab.check
 import attnlab.config
 import attnlab.imports
+import attnlab.plan
 import attnlab.registry
 import attnlab.runlock
-import attnlab.runner
 
 os.environ[attnlab.runlock.PARENT] = str(os.getpid())  # its jobs end with this Snakemake, even on a kill -9
 
 ENV = "../../environment.yml"
 GPU = 1 if config["device"] == "cuda" or (config["device"] == "auto" and attnlab.check.cuda_usable()[0]) else 0
 EXPERIMENTS = {e.name: e for e in attnlab.registry.load()}
-TRAINING = {name: list(config.get(name) or {}) for name, e in EXPERIMENTS.items() if e.trains}
-MEASURED = {name: e for name, e in EXPERIMENTS.items() if e.kind in ("analysis", "benchmark")}
+PLAN = attnlab.plan.plan(config)  # every job of the profile, in an order that respects what each needs
+JOBS = {job.name: job for job in PLAN}
+MEASURED = {job.name: job for job in PLAN if job.kind in ("analysis", "benchmark")}  # the analyse rule's jobs
+TRAINED = [job for job in PLAN if job.run]  # the train rule's
 
 
-def settings(*sections, **extra):
-    """A param: the settings one job reads, as canonical JSON. The job reads nothing else, so they are both
-    its rerun trigger (whatever order they were written in) and fixed once it is scheduled."""
-    return attnlab.config.job_settings(config, *sections, **extra)
+def settings(*sections):
+    """A param: the settings a job outside the plan reads, as canonical JSON (a planned job's are its
+    `settings`). The job reads nothing else, so they are both its rerun trigger (whatever order they were
+    written in) and fixed once it is scheduled."""
+    return attnlab.config.job_settings(config, *sections)
 
 
 def code(verb, *modules):
@@ -53,24 +57,12 @@ def parent_of(kind, name):
     return param
 
 
-def run_files(name, file="metrics.json"):
-    """Every run file of one experiment: a training experiment's runs at every seed, or the result of any other."""
-    e = EXPERIMENTS[name]
-    if e.trains:
-        return [f"{R}/{e.run_file(run, seed, file)}" for run in TRAINING[name] for seed in config["seeds"]]
-    return [f"{R}/{e.result}"]
+def trained(wildcards):
+    """The training job a train rule's wildcards name."""
+    return JOBS[attnlab.plan.run_dir(wildcards.experiment, wildcards.run, int(wildcards.seed))]
 
 
-def init_source(experiment, run, seed):
-    """The finished run an up-trained run starts from, at the same seed (its metrics: its checkpoint is
-    written with them)."""
-    source = config[experiment][run].get("init_from")
-    if not source:
-        return []
-    owner = next(e for e, runs in TRAINING.items() if source in runs)
-    return [f"{R}/{EXPERIMENTS[owner].run_file(source, seed)}"]
-
-
-def run_sections(experiment, run):
-    """The run's own entry, and for an up-trained run its source run's too (its weights are pooled to fit)."""
-    return attnlab.runner.run_sections(config, experiment, run)
+def needed(job):
+    """An input: the run files of the work `job` reads (an up-trained run's source, an analysis's `needs`);
+    the token files are inputs of their own."""
+    return [f"{R}/{JOBS[name].output}" for name in job.needs if name != attnlab.plan.PREPARE]

@@ -33,7 +33,7 @@ rule prepare_data:
         tokenizer=f"{R}/data/tokenizer.json",
         stats=f"{R}/data/stats.json",
     params:
-        settings=lambda w: settings("data"),
+        settings=lambda w: JOBS[attnlab.plan.PREPARE].settings,
         out=parent_of("output", "stats"),
     log:
         f"{LOGS}/prepare_data.log",

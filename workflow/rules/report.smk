@@ -1,6 +1,7 @@
 CLAIMS = "claims"  # the claims registry: claims/<experiment>.yaml for every experiment that has claims
 CLAIMS_FILES = [f"{CLAIMS}/{name}.yaml" for name, e in EXPERIMENTS.items() if e.claims]
-RUNS = {name: run_files(name) for name in EXPERIMENTS}  # every run file the report reads, by experiment
+# every run file the report reads, by experiment
+RUNS = {name: [f"{R}/{job.output}" for job in PLAN if job.experiment == name] for name in EXPERIMENTS}
 # what `mkdocs build` runs besides the site verb: the hook (mkdocs.yml) and every page module it calls
 PAGES = ["attnlab.report.hooks", "attnlab.report.pages.about",  # about: How verdicts work, its examples generated
          *(f"attnlab.report.pages.{page}" for page in attnlab.registry.pages())]

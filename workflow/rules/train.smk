@@ -8,17 +8,17 @@ rule train:
         train=rules.prepare_data.output.train,
         val=rules.prepare_data.output.val,
         code=code("train"),
-        init=lambda w: init_source(w.experiment, w.run, w.seed),
+        init=lambda w: needed(trained(w)),  # an up-trained run's source, at the same seed
     output:
         metrics=f"{R}/{{experiment}}/{{run}}/seed{{seed}}/metrics.json",
         curve=f"{R}/{{experiment}}/{{run}}/seed{{seed}}/curve.csv",
     params:
-        settings=lambda w: settings("device", "data", "model", "train", seed=int(w.seed), **run_sections(w.experiment, w.run)),
+        settings=lambda w: trained(w).settings,
         data=parent_of("input", "train"),
         out=parent_of("output", "metrics"),
     wildcard_constraints:
-        experiment="|".join(e for e, runs in TRAINING.items() if runs),
-        run="|".join(r for runs in TRAINING.values() for r in runs),
+        experiment="|".join(dict.fromkeys(job.experiment for job in TRAINED)),
+        run="|".join(dict.fromkeys(job.run for job in TRAINED)),
         seed="|".join(map(str, config["seeds"])),
     threads: config["threads"] or 2
     resources:

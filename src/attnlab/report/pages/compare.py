@@ -11,7 +11,8 @@ from attnlab.report.format import badge, fmt
 from attnlab.report.site import holds, parts_cell
 from attnlab.report.results import gather
 from attnlab.report.verdicts import Verdict, evaluate_all
-from attnlab.versions import seeds, settings_of
+from attnlab.plan import seeds
+from attnlab.versions import settings_of
 
 NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
 STATUS = {"same": "same", "changed": "≠ changed", "only here": "only here", "only there": "only there"}

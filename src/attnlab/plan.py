@@ -1,0 +1,98 @@
+"""The plan: every job of a complete run of a profile, worked out once from the registry and the profile.
+
+Snakemake's rules (workflow/rules/common.smk), the Snakemake-free runner and published versions all read it:
+which run files a run writes, which settings each job reads (its rerun trigger), what it needs finished first.
+Nothing here imports torch: the Snakefile reads it on every invocation.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attnlab import registry
+from attnlab.config import find_run, job_settings
+
+PREPARE = "prepare_data"  # the data experiment's job: the corpus's token files, and data/stats.json
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str                 # e.g. ladder/L9/seed1337, winograd, prepare_data
+    experiment: str           # its registry entry
+    kind: str                 # the entry's kind: data | training | analysis | benchmark
+    files: tuple[str, ...]    # the run files it writes, relative to results/<profile>/; the first is its run file
+    reads: tuple[str, ...]    # the profile sections it reads (a dotted one, e.g. 'ladder.L9', is one entry)
+    settings: str             # those sections as canonical JSON (config.job_settings): its config hash
+    needs: tuple[str, ...] = ()  # names of the jobs that must finish first, prepare_data included
+    run: str | None = None    # a training job's run and seed
+    seed: int | None = None
+    data: bool = False        # it reads the token files
+    gpu: bool = False         # it takes the GPU where there is one
+
+    @property
+    def output(self) -> str:
+        return self.files[0]
+
+
+def seeds(cfg: dict) -> list[int | None]:
+    """The seeds a profile trains every run at ([None] for the settings of a version from before seeds)."""
+    return list(cfg.get("seeds") or [None])
+
+
+def run_dir(experiment: str, run: str, seed: int | None) -> str:
+    """A training run's folder (and job name) at one seed; seed None: a version from before seeds kept its
+    files in the run's folder."""
+    return registry.get(experiment).run_dir(run, seed) if seed is not None else f"{experiment}/{run}"
+
+
+def job_name(e: registry.Experiment) -> str:
+    """The job of an experiment that trains nothing."""
+    return PREPARE if e.kind == "data" else e.name
+
+
+def needed(cfg: dict, e: registry.Experiment) -> list[str]:
+    """The jobs whose work `e` reads (its registry `needs`): a training run at the first seed, or at every seed
+    of the profile for an experiment that reads them all (`every_seed`; the checkpoint is written with the
+    metrics), every run of a training experiment, or another experiment's result."""
+    at = seeds(cfg) if e.every_seed else [cfg.get("seed")]
+    out = []
+    for need in e.needs:
+        name, _, run = need.partition(".")
+        other = registry.get(name)
+        if other.trains:
+            out += [run_dir(name, r, seed) for r in ([run] if run else list(cfg.get(name) or {})) for seed in at]
+        else:
+            out.append(job_name(other))
+    return out
+
+
+def training(cfg: dict, e: registry.Experiment) -> list[Job]:
+    """One job per run of a training experiment and seed; an up-trained run reads its source's entry too (its
+    weights are pooled to fit) and needs the source at the same seed."""
+    out = []
+    for run, entry in (cfg.get(e.name) or {}).items():
+        source = (entry or {}).get("init_from")
+        owner = find_run(cfg, source)[0] if source else None
+        reads = ("device", "data", "model", "train", f"{e.name}.{run}", *([f"{owner}.{source}"] if source else ()))
+        for seed in seeds(cfg):
+            folder = run_dir(e.name, run, seed)
+            out.append(Job(folder, e.name, e.kind, (f"{folder}/metrics.json", f"{folder}/curve.csv"), reads,
+                           job_settings(cfg, *reads, seed=seed),
+                           (PREPARE, *([run_dir(owner, source, seed)] if source else ())), run, seed,
+                           data=True, gpu=True))
+    return out
+
+
+def plan(cfg: dict, only: list[str] | None = None) -> list[Job]:
+    """Every job of a complete run of `cfg` (or of the experiments `only` names, without what they need), in an
+    order that respects what each needs: the registry's, whose entries need only those above them."""
+    wanted = {registry.get(name).name for name in only} if only else None
+    out = []
+    for e in registry.load():
+        if wanted is not None and e.name not in wanted:
+            continue
+        if e.trains:
+            out += training(cfg, e)
+        else:
+            out.append(Job(job_name(e), e.name, e.kind, (e.result,), e.reads, job_settings(cfg, *e.reads),
+                           (*([PREPARE] if e.data else []), *needed(cfg, e)), data=e.data, gpu=e.gpu))
+    return out

@@ -1,0 +1,86 @@
+"""One plan (attnlab.plan) for every driver: Snakemake's rules, the Snakemake-free runner and published versions
+list the same jobs, with the same settings, as the rules did before the plan."""
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from attnlab import runner
+from attnlab.check import check
+from attnlab.config import chosen, digest, validate
+from attnlab.plan import PREPARE, plan
+from attnlab.versions import expected
+
+REPO = Path(__file__).resolve().parents[1]
+PROFILES = ["smoke", "quick", "chapter"]
+BEFORE = json.loads((REPO / "tests" / "fixtures" / "job_settings.json").read_text())
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_job_keeps_the_settings_it_had_before_the_plan(profile):
+    """Its settings are its rerun trigger: a result made before the plan is still done."""
+    got = {job.name: digest(json.loads(job.settings)) for job in plan(validate(chosen({"profile": profile}, [])))}
+    assert not set(BEFORE[profile]) - set(got), "jobs gone from the plan"
+    assert {name: got[name] for name in BEFORE[profile]} == BEFORE[profile]
+
+
+def dry_run(work: Path, settings: list[str]) -> dict[str, dict]:
+    """Every job `snakemake -n --forceall` schedules, by each of its outputs: its rule, inputs and settings."""
+    env = {**os.environ, "PYTHONPATH": str(work / "src"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--forceall", "--printshellcmds", "--config",
+                           *settings], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    jobs = {}
+    for block in re.findall(r"^(?:local)?rule \w+:\n.*?(?=\n\n|\Z)", proc.stdout, re.M | re.S):
+        field = dict(re.findall(r"^ *(\w[\w ]*): (.*)$", block, re.M))
+        argv = shlex.split(field.get("Shell command", "")) if field.get("Shell command") != "None" else []
+        job = {"rule": re.match(r"(?:local)?rule (\w+)", block)[1], "input": set(field.get("input", "").split(", ")),
+               "settings": argv[argv.index("--config") + 1] if "--config" in argv else None}
+        jobs.update({out.removesuffix(" (update)"): job for out in field["output"].split(", ")} if "output" in field
+                    else {})
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    work = tmp_path_factory.mktemp("checkout")
+    for name in ["Snakefile", "workflow", "src", "config", "claims", "docs", "environment.yml", "mkdocs.yml"]:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, work / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, work / name)
+    return work
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_snakemake_the_runner_and_versions_list_the_same_jobs(profile, work, corpus_path):
+    settings = [f"profile={profile}", f"data={{path: {corpus_path}}}"]
+    if profile == "chapter":  # this CPU machine would refuse the chapter's largest sizes; the plan does not care
+        settings.append("cost={max_n_cpu: 65536}")
+    scheduled = dry_run(work, settings)
+    # the settings as the runner reads them (`--set`, as Snakemake reads --config), checked as the Snakefile does
+    cfg = check(chosen({k: yaml.load(v, Loader=yaml.BaseLoader) for k, v in (s.split("=", 1) for s in settings)},
+                       []))
+    results = Path("results") / profile
+    files = [str(results / rel) for rel in expected(cfg) if rel != "claims.csv"]  # what a version holds
+    made = {out for out, job in scheduled.items() if job["rule"] in ("prepare_data", "train", "analyse")}
+    assert set(files) == {out for out in made if not out.endswith((".bin", "tokenizer.json"))}
+    jobs = runner.jobs(cfg, results, threads=1)
+    assert {str(j.output) for j in jobs} == {f for f in files if not f.endswith("curve.csv")}
+    assert len({id(scheduled[out]) for out in made}) == len(jobs)  # one Snakemake job per runner job
+    by_name = {j.name: j for j in jobs}
+    for j in jobs:
+        job = scheduled[str(j.output)]
+        assert job["settings"] == j.argv[j.argv.index("--config") + 1] == j.settings, j.name
+        for need in j.needs:  # what the runner waits for, Snakemake takes as input
+            wanted = results / "data" / "train.bin" if need == PREPARE else by_name[need].output
+            assert str(wanted) in job["input"], (j.name, need)
