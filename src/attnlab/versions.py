@@ -22,7 +22,8 @@ from pathlib import Path
 import yaml
 
 from attnlab import registry as experiments
-from attnlab.config import digest, read_yaml, resolve, spec_from_config, train_settings, validate
+from attnlab.config import digest, read_yaml, resolve, validate
+from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.provenance import write_json
 from attnlab.report.claims import load_registry
@@ -183,7 +184,8 @@ def manifest(results: Path, cfg: dict, commit: str, head: str, name: str, only: 
             end = dt.datetime.fromisoformat(p["date"])
             ends.append(end)
             starts.append(end - dt.timedelta(seconds=p["wall_seconds"]))
-    bench = read_json(results / experiments.get("bench").result) if (results / "bench/result.json").is_file() else {}
+    throughput = results / experiments.get("throughput").result
+    bench = read_json(throughput) if throughput.is_file() else {}
     versions = {}
     for package in SOFTWARE:
         try:

@@ -43,8 +43,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError, diverged_record, is_diverged
-from attnlab.experiments.tasks import CELLS, PATH_KINDS, VARIANTS, check_seq2seq
-from attnlab.experiments.tasks import SEQ2SEQ_TASKS as TASKS
+from attnlab.settings.seq2seq import CELLS, PATH_KINDS, TASKS, VARIANTS, check_section
 from attnlab.nn.model import SelfAttention
 
 ACCURACIES = ("token_accuracy", "sequence_accuracy", "teacher_forced_accuracy")
@@ -339,7 +338,7 @@ def settings(section: dict | None = None) -> dict:
     from attnlab.config import validate
 
     s = validate({"profile": "smoke", "seq2seq": section or {}}, partial=True)["seq2seq"]
-    check_seq2seq(s)
+    check_section(s)
     return s
 
 
