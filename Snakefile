@@ -5,7 +5,7 @@
 import sys
 from pathlib import Path
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("8.0")
 
@@ -22,7 +22,6 @@ try:  # one clear line naming the problem, before any job starts; nothing is wri
     config = attnlab.check.check(attnlab.config.chosen(config, workflow.overwrite_configfiles))  # results/ too
 except AttnlabError as err:
     sys.exit(f"attnlab: error: {err}")
-validate(config, "src/attnlab/schemas/config.schema.yaml")
 
 PROFILE = config["profile"]
 R = f"results/{PROFILE}"

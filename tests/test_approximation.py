@@ -13,7 +13,7 @@ import torch
 
 from attnlab.bench.cost import draw_errors
 from attnlab.check import check
-from attnlab.config import spec_from_config
+from attnlab.runs import spec_from_config
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError
 from attnlab.experiments import approximation

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from attnlab.bench import reference, throughput
 from attnlab.config import load
 from attnlab.nn.model import build
-from attnlab.config import spec_from_config
+from attnlab.runs import spec_from_config
 from attnlab.nn.spec import ModelSpec
 from helpers import assert_causal
 
@@ -91,7 +91,7 @@ def test_reference_refuses_other_rows():
 
 def test_main_writes_throughput_json(repo, tmp_path, capsys):
     cfg = load(repo / "config" / "smoke.yaml")
-    cfg["bench"] = {**cfg.get("bench", {}), "steps": 2, "warmup": 1}
+    cfg["throughput"] = {**cfg.get("throughput", {}), "steps": 2, "warmup": 1}
     cfg["device"] = "cpu"
     data = tmp_path / "data"
     data.mkdir()
@@ -114,7 +114,7 @@ def test_main_writes_throughput_json(repo, tmp_path, capsys):
     assert written == json.loads(json.dumps(result, default=float))
     assert written["attnlab_tokens_per_s"] > 0 and written["reference_tokens_per_s"] > 0 and written["ratio"] > 0
     assert written["max_abs_logit_diff"] <= 1e-5
-    assert written["batch_size"] == cfg["bench"]["batch_size"] and written["steps"] == 2
+    assert written["batch_size"] == cfg["throughput"]["batch_size"] and written["steps"] == 2
     assert written["context"] == written["model"]["context"] == spec_from_config(cfg, "L9").context
     assert written["n_params"] == sum(p.numel() for p in build(spec_from_config(cfg, "L9")).parameters())
     assert written["tokenizer_train_seconds"] == 1.5 and written["tokenizer_encode_seconds"] == 0.25
@@ -125,7 +125,7 @@ def test_main_writes_throughput_json(repo, tmp_path, capsys):
 
 def test_main_without_tokenizer_notes_the_skip(repo, tmp_path):
     cfg = load(repo / "config" / "smoke.yaml")
-    cfg["bench"] = {"steps": 1, "warmup": 0, "batch_size": 2}
+    cfg["throughput"] = {"steps": 1, "warmup": 0, "batch_size": 2}
     cfg["device"] = "cpu"
     np.random.default_rng(1).integers(0, 1024, 2000).astype(np.uint16).tofile(tmp_path / "train.bin")
     result = throughput.main(cfg, tmp_path / "out.json", tmp_path)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from attnlab.bench import cost
-from attnlab.bench.settings import check_cost
+from attnlab.settings.cost import check_section as check_cost
 from attnlab.config import load
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json

@@ -8,7 +8,7 @@ from attnlab.config import load
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 from attnlab.nn.model import build
-from attnlab.config import spec_from_config
+from attnlab.runs import spec_from_config
 from attnlab.nn.spec import ModelSpec
 from attnlab.nn.attention import causal_mask
 from attnlab.nn.approx import orthogonal_features, window_mask

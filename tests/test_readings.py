@@ -10,9 +10,9 @@ import pytest
 
 from attnlab.report import readings
 from attnlab.report.site import verdict_reading
-from attnlab.report.pages import (approximation, averaging, bench, cost, dashboard, data, decode, depth, equivalence,
-                                  grouping, ladder, multihead, params, position, scaling, scores, seq2seq, viewer,
-                                  winograd)
+from attnlab.report.pages import (approximation, averaging, cost, dashboard, data, decode, depth, equivalence,
+                                  grouping, ladder, multihead, params, position, scaling, scores, seq2seq, throughput,
+                                  viewer, winograd)
 from attnlab.report.readings import Estimate
 from attnlab.report.results import Spread
 from attnlab.report.verdicts import Part, Verdict
@@ -252,12 +252,12 @@ def test_viewer_counts_models_in_all_and_on_each_sentence():
 
 def test_bench_says_faster_or_slower_only_beyond_the_noise():
     ours = [1.0, 1.02, 0.98, 1.01, 0.99]
-    same = bench.speed_reading({"attnlab_step_seconds": ours, "reference_step_seconds": [1.01, 1.0, 0.99, 1.0, 1.0]})
+    same = throughput.speed_reading({"attnlab_step_seconds": ours, "reference_step_seconds": [1.01, 1.0, 0.99, 1.0, 1.0]})
     assert "as fast as the reference, within the noise" in same
-    slow = bench.speed_reading({"attnlab_step_seconds": [2 * x for x in ours], "reference_step_seconds": ours})
+    slow = throughput.speed_reading({"attnlab_step_seconds": [2 * x for x in ours], "reference_step_seconds": ours})
     assert "slower than the reference" in slow and "0.500" in slow
-    assert bench.speed_reading({}) == ""
-    assert bench.tokenizer_reading({"tokenizer_train_seconds": 0.875}, {"n_merges": 768, "n_chars": 1115394}) == \
+    assert throughput.speed_reading({}) == ""
+    assert throughput.tokenizer_reading({"tokenizer_train_seconds": 0.875}, {"n_merges": 768, "n_chars": 1115394}) == \
         " Here 768 merges over 1,115,394 characters took 0.88 s."
 
 

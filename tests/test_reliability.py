@@ -23,7 +23,7 @@ from attnlab.check import check, check_results
 from attnlab.config import canonical, chosen, load_settings, resolve, validate
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError, Diverged, why_diverged
-from attnlab.config import spec_from_config
+from attnlab.runs import spec_from_config
 from attnlab.train import finished, initial_weights, train
 from attnlab.runlock import LOCK, held
 from helpers import BAD, REPO, tiny_config, ten_chars, wait_for, write_config, write_tokens

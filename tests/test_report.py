@@ -65,8 +65,8 @@ def write_fake_results(root: Path, val=None, train=None, diverged=(), skip=(), r
         "T": 6, "d": 4, "shuffle_max_abs_diff": 2.98e-8, "loop_vs_matmul_max_abs_diff": 5.96e-8,
         "loop_vs_softmax_max_abs_diff": 5.96e-8, "matrix": matrix, "float16_mask_is_inf": True,
         "provenance": provenance()})
-    if "bench" not in skip:
-        write_json(root / "bench/result.json", {
+    if "throughput" not in skip:
+        write_json(root / "throughput/result.json", {
             "n_params": 478080, "batch_size": 16, "context": 128, "steps": 10, "warmup": 3, "threads": 2,
             "attnlab_tokens_per_s": 8000.0, "reference_tokens_per_s": 8400.0, "ratio": 0.952,
             "ratio_paired_median": 0.95, "max_abs_logit_diff": 0.0, "tokenizer_train_seconds": 0.8,
@@ -241,13 +241,13 @@ def test_site_builds_offline_with_provenance(tmp_path):
     root = write_fake_results(tmp_path / "results" / "smoke")
     build_site(root, REGISTRY, CONFIG, tmp_path / "site")
     html = built_pages(tmp_path / "site")
-    for page in ("index.html", "data.html", "averaging.html", "ladder.html", "bench.html"):
+    for page in ("index.html", "data.html", "averaging.html", "ladder.html", "throughput.html"):
         assert 'id="provenance"' in html[page], page
         assert "abc123def456" in html[page], page
         assert "snakemake " in html[page] and " --cores " in html[page], page
     assert "verdict-reproduced" in html["ladder.html"]
     assert 'vegaEmbed("#chart-ladder"' in html["ladder.html"]
-    assert 'vegaEmbed("#chart-throughput"' in html["bench.html"] and "8,400" in html["bench.html"]
+    assert 'vegaEmbed("#chart-throughput"' in html["throughput.html"] and "8,400" in html["throughput.html"]
     assert "snakemake results/smoke/ladder/L6/seed1337/metrics.json --cores 4 --resources gpu=1 --config profile=smoke" \
         in html["ladder.html"]
     for path in (tmp_path / "site").rglob("*"):
@@ -328,13 +328,13 @@ def test_mixed_provenance_alarms_only_where_files_that_should_share_a_setting_do
     from attnlab.report.site import mixed
 
     prov = {f"ladder/L{k}/seed1337/metrics.json": {**provenance(), "config_hash": f"{k:016d}"} for k in (1, 2)}
-    prov["bench/result.json"] = {**provenance(), "device": "cpu: x86_64 (2 threads)"}
+    prov["throughput/result.json"] = {**provenance(), "device": "cpu: x86_64 (2 threads)"}
     assert mixed(prov) == ""
     gpu = {**prov, "ladder/L2/seed1337/metrics.json": {**provenance(), "device": "NVIDIA H200"}}
     assert mixed(gpu) == "The runs of one experiment, set against each other, come from different devices: ladder (2)."
     for key, value, label in (("commit", "fedcba987654", "commits"), ("profile", "quick", "profiles"),
                               ("torch", "2.5.0", "torch versions")):
-        moved = {**prov, "bench/result.json": {**prov["bench/result.json"], key: value}}
+        moved = {**prov, "throughput/result.json": {**prov["throughput/result.json"], key: value}}
         assert mixed(moved) == f"These run files come from 2 different {label}."
 
 
@@ -529,10 +529,10 @@ def test_a_value_the_run_could_not_measure_is_not_run(tmp_path):
     from attnlab.report.verdicts import evaluate
 
     root = write_fake_results(tmp_path / "r")
-    m = read_json(root / "bench/result.json")
+    m = read_json(root / "throughput/result.json")
     m["ratio"] = None
-    write_json(root / "bench/result.json", m)
-    claim = cl.parse_claim({"id": "T3", "claim": "c", "chapter_value": 1, "value": "bench['ratio']",
+    write_json(root / "throughput/result.json", m)
+    claim = cl.parse_claim({"id": "T3", "claim": "c", "chapter_value": 1, "value": "throughput['ratio']",
                             "check": {"between": [0, None]}, "tolerance_note": "t"})
     v = evaluate(claim, gather(root))
     assert v.verdict == "not run" and "value is null in the run files" in v.note

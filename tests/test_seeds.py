@@ -28,7 +28,7 @@ def seeded_results(root: Path, l3_by_seed: dict[int, float]) -> Path:
             target.mkdir(parents=True)
             for f in row_dir.iterdir():
                 shutil.copy(f, target / f.name)
-        for other in ("data", "averaging", "bench"):
+        for other in ("data", "averaging", "throughput"):
             if not (root / other).exists():
                 shutil.copytree(one / other, root / other)
     return root
@@ -47,7 +47,7 @@ def test_gather_reads_every_seed_and_a_version_from_before_seeds(tmp_path):
     assert res.seeds("L3") == [1337, 1338] and res.values("L3", "val_ppl") == [240.0, 241.0]
     assert res.run_paths["L3"] == "ladder/L3/seed1337/metrics.json" and res.runs["L3"]["val_ppl"] == 240.0
     assert res.spread("L3", "val_ppl").mean == pytest.approx(240.5)
-    assert len(res.provenance()) == 3 + 2 * len(VAL)  # data, averaging, bench, and every run at every seed
+    assert len(res.provenance()) == 3 + 2 * len(VAL)  # data, averaging, throughput, and every run at every seed
     assert old.seeds("L3") == [1339] and old.run_paths["L3"] == "ladder/L3/metrics.json"
     assert old.common_seeds(["L2", "L3"]) == []  # made at different seeds: read as they are, not per seed
 

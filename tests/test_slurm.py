@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attnlab.config import resolve, runs
+from attnlab.config import resolve
+from attnlab.runs import runs
 from helpers import apt_install
 from test_workflow import REPO, checkout, snakemake, tree
 

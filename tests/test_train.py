@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from attnlab.data.prepare import load_tokens
-from attnlab.config import spec_from_config
+from attnlab.runs import spec_from_config
 from attnlab.train import evaluate, train, windows
 from helpers import tiny_config, write_config, write_tokens
 

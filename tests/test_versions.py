@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from attnlab.config import load, spec_from_config, train_settings
+from attnlab.config import load
+from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json, write_json
 from attnlab.registry import experiments as registered

@@ -8,7 +8,7 @@ import torch
 from attnlab.config import load
 from attnlab.errors import AttnlabError
 from attnlab.experiments import winograd as wg
-from attnlab.experiments.tasks import check_winograd
+from attnlab.settings.winograd import check_section as check_winograd
 from attnlab.nn.model import LM
 from helpers import REPO
 

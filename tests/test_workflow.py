@@ -115,7 +115,7 @@ def test_smoke_dag_builds_the_site(smoke):
     assert by_claim(claims).loc["C0.2", "verdict"] == "holds"  # the real corpus, the real BPE
     for row in resolve(yaml.safe_load((smoke / "config" / "smoke.yaml").read_text()))["ladder"]:
         assert (r / "ladder" / row / "seed1337" / "metrics.json").is_file()
-    for job in ("prepare_data", "claims", "site", "bench", "averaging", "ladder/L1/seed1337"):
+    for job in ("prepare_data", "claims", "site", "throughput", "averaging", "ladder/L1/seed1337"):
         assert (r / "logs" / f"{job}.log").exists() and (r / "benchmarks" / f"{job}.tsv").exists()
 
 
@@ -311,7 +311,7 @@ def test_an_edit_reruns_exactly_the_rules_that_import_it(smoke, source):
     finally:
         path.write_text(text)
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    if source == "src/attnlab/bench/throughput.py":  # only the bench analysis imports it: one analyse job
+    if source == "src/attnlab/bench/throughput.py":  # only the throughput analysis imports it: one analyse job
         assert jobs.get("analyse") == 1
     assert set(jobs) == reruns(source), source
 
@@ -434,7 +434,8 @@ def test_a_bad_registry_stops_the_dag_in_one_line_before_any_job(smoke, case):
     assert tree(smoke / "results" / "smoke" / "logs") == logs and outputs(smoke) == before
 
 
-TOY = {  # one declaration of a new experiment, through the registry: producer, page, template, claims
+TOY = {  # one declaration of a new experiment, through the registry: producer, settings, page, template, claims
+    "src/attnlab/settings/toy.py": "SCHEMA = None  # no settings of its own\nDEFAULTS = {}\n",
     "src/attnlab/experiments/toy.py": '''"""A toy experiment: counts the validation tokens."""
 from attnlab import provenance
 from attnlab.data.prepare import load_tokens

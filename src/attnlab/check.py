@@ -1,4 +1,5 @@
-"""Every check a profile can fail, run before any job starts (by the Snakefile and by `attnlab check`).
+"""Every check a profile can fail, run before any job starts (by the Snakefile and by `attnlab check`): what all
+experiments share here, then each registered experiment's own (its settings module's check()).
 
 Nothing here imports torch: the Snakefile runs it on every invocation, so it must stay fast.
 """
@@ -6,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attnlab.bench.settings import check_cost, check_decode
-from attnlab.config import check_splits, runs, validate
+from attnlab.config import validate
 from attnlab.device import cuda_usable
 from attnlab.errors import AttnlabError
-from attnlab.experiments.tasks import check_induction, check_seq2seq, check_winograd
+from attnlab.registry import load, settings_of
+from attnlab.runs import check_splits, runs, spec_from_config
 
 
 def check(cfg: dict, results: str | Path = "results", corpus: bool = True) -> dict:
@@ -23,25 +24,23 @@ def check(cfg: dict, results: str | Path = "results", corpus: bool = True) -> di
     cfg = validate(cfg)
     check_results(Path(results) / cfg["profile"])
     check_device(cfg["device"])
-    check_decode(cfg["decode"])
-    check_winograd(cfg["winograd"])
-    check_induction(cfg["induction"])
-    check_seq2seq(cfg["seq2seq"])
     check_init(cfg)
-    check_viewer(cfg)
-    check_approximation(cfg)
-    check_cost(cfg["cost"], on_cpu=cfg["device"] == "cpu" or (cfg["device"] == "auto" and not cuda_usable()[0]))
+    for module in modules_with("check"):
+        module.check(cfg)
     if corpus:
         check_corpus(cfg, Path(results) / cfg["profile"] / "data")
     check_claims(cfg)
     return cfg
 
 
+def modules_with(function: str) -> list:
+    """The registered experiments' settings modules that define `function`."""
+    return [m for m in map(settings_of, load()) if callable(getattr(m, function, None))]
+
+
 def check_init(cfg: dict) -> None:
     """Every up-trained run starts from a run of this profile whose model differs at most in key/value heads
     (more of them, a multiple of this run's), so that its weights can be pooled into this run's shape."""
-    from attnlab.config import spec_from_config
-
     declared = {name for _, name in runs(cfg)}
     for experiment, name in runs(cfg):
         source = (cfg[experiment][name] or {}).get("init_from")
@@ -54,68 +53,6 @@ def check_init(cfg: dict) -> None:
         if {**a.to_dict(), "n_kv_heads": None} != {**b.to_dict(), "n_kv_heads": None} or a.kv_heads % b.kv_heads:
             raise AttnlabError(f"{where}: run '{source}' is another model; only the key/value heads may differ, "
                                f"and {b.kv_heads} must divide its {a.kv_heads}")
-
-
-def check_viewer(cfg: dict) -> None:
-    """The viewer shows `viewer.tokens` tokens of each line through trained models: no more than their context."""
-    from attnlab.config import spec_from_config
-    from attnlab.registry import get
-
-    tokens = cfg["viewer"]["tokens"]
-    for name in (need.partition(".")[2] for need in get("viewer").needs if "." in need):
-        context = spec_from_config(cfg, name).context
-        if tokens > context:
-            raise AttnlabError(f"config error at 'viewer.tokens': {tokens} tokens are more than the context of run "
-                               f"'{name}' ({context}), which the viewer reads them through; set {context} or fewer")
-
-
-def check_approximation(cfg: dict) -> None:
-    """S8 on a trained layer: increasing windows and feature counts, and a model whose attention the approximations
-    stand for (learned, scaled by √d_k, no ALiBi: they approximate softmax(q kᵀ / √d) v), every window with its
-    global tokens shorter than its context (a window that sees every key is exact attention)."""
-    from attnlab.config import find_run, spec_from_config
-
-    a = cfg["approximation"]
-    for key in ("windows", "features"):
-        if any(b <= x for x, b in zip(a[key], a[key][1:])):
-            raise AttnlabError(f"config error at 'approximation.{key}': {key} must increase, got {a[key]}")
-    for name in approximated_runs():
-        spec, where = spec_from_config(cfg, name), f"config error at '{find_run(cfg, name)[0]}.{name}'"
-        if spec.mixer not in ("head", "multihead"):
-            raise AttnlabError(f"{where}: S8 (approximation) measures its learned attention, and its mixer is "
-                               f"'{spec.mixer}'")
-        if not spec.scale or spec.position == "alibi":
-            raise AttnlabError(f"{where}: {'ALiBi adds to its scores' if spec.scale else 'its scores are not scaled'}"
-                               ", and S8 (approximation) approximates softmax(q kᵀ / √d_k) v alone")
-        last = a["windows"][-1]
-        if last + a["n_global"] >= spec.context:
-            raise AttnlabError(f"config error at 'approximation.windows': a window of {last} with "
-                               f"{a['n_global']} global tokens sees every one of the {spec.context} keys run "
-                               f"'{name}' reads at once, so it is exact attention; take windows below "
-                               f"{spec.context - a['n_global']}")
-
-
-def check_approximation_split(cfg: dict, n_val: int, at_most: bool = False) -> None:
-    """S8 on a trained layer reads approximation.batches x batch_size windows of each run's context from the
-    validation split (`at_most`: n_val is an upper bound)."""
-    from attnlab.config import spec_from_config
-
-    a = cfg["approximation"]
-    for name in approximated_runs():
-        context = spec_from_config(cfg, name).context
-        need = a["batches"] * a["batch_size"] * context
-        if n_val < need:
-            raise AttnlabError(f"config error at 'approximation.batches': {a['batches']} batches of "
-                               f"{a['batch_size']} windows of {context} tokens (the context of run '{name}') need "
-                               f"{need:,} validation tokens, and the corpus leaves {'at most ' if at_most else ''}"
-                               f"{n_val:,}")
-
-
-def approximated_runs() -> list[str]:
-    """The training runs whose trained layers S8 measures (the registry's needs of `approximation`)."""
-    from attnlab.registry import get
-
-    return [need.partition(".")[2] for need in get("approximation").needs if "." in need]
 
 
 def check_claims(cfg: dict) -> None:
@@ -168,8 +105,10 @@ def check_corpus(cfg: dict, cache: Path) -> None:
 
     def enough(n_tokens: int, what: str, at_most: bool = False) -> None:
         n_val = int(n_tokens * data["val_fraction"])
-        check_splits(cfg, n_tokens - n_val, n_val, at_most=at_most, source=(key, f"the corpus {path} {what}"))
-        check_approximation_split(cfg, n_val, at_most)
+        n_train = n_tokens - n_val
+        check_splits(cfg, n_train, n_val, at_most=at_most, source=(key, f"the corpus {path} {what}"))
+        for module in modules_with("check_split"):
+            module.check_split(cfg, n_train, n_val, at_most)
 
     n_bytes = len(text.encode())
     enough(n_bytes, f"({n_bytes:,} bytes)", at_most=True)

@@ -68,10 +68,10 @@ def cmd_analyse(a):
 
 
 def cmd_train(a):
-    from attnlab.config import check_splits, find_run, train_settings
+    from attnlab.runs import check_splits, find_run, train_settings
     from attnlab.data.prepare import load_tokens
     from attnlab.experiments.probes import AttentionProbe, GradNormProbe
-    from attnlab.config import spec_from_config
+    from attnlab.runs import spec_from_config
     from attnlab.train import initial_weights, not_started, train
 
     cfg = settings(a)

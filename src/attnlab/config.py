@@ -5,9 +5,7 @@ import copy
 import hashlib
 import json
 import math
-import re
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import jsonschema
@@ -16,26 +14,38 @@ import yaml
 from attnlab.device import device_memory
 from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
-from attnlab.registry import ROOT, training
+from attnlab import registry
+from attnlab.registry import ROOT, settings_of, training
+from attnlab.runs import common_schema, owner, runs, schema_error, setting_path, spec_from_config, spec_path, \
+    train_settings
 
-SCHEMA_PATH = Path(str(resources.files("attnlab") / "schemas" / "config.schema.yaml"))
-BASE = ROOT / "config" / "base.yaml"  # every run, declared once; a profile is laid over it
+BASE = ROOT / "config" / "base.yaml"  # what every experiment shares; a profile is laid over it
 
 
 def schema() -> dict:
-    """The profile schema, with a section of runs for every training experiment in the registry (a copy: the
-    caller may change it)."""
+    """The profile schema: the common part (schemas/config.schema.yaml) with each registered experiment's section
+    under its name, as its settings module declares it (a copy: the caller may change it)."""
     return copy.deepcopy(_schema())
 
 
 @lru_cache(maxsize=None)
 def _schema() -> dict:
-    # parsed once per process: every run's train settings are checked against it, and parsing it each time
-    # was most of the Snakefile's start-up (~3 s of ~4.5 s), paid again by every job on a cluster
-    sch = yaml.safe_load(SCHEMA_PATH.read_text())
-    for name in training():
-        sch["properties"].setdefault(name, {"$ref": "#/$defs/runs"})
+    # assembled once per process: parsing the schema on every call was most of the Snakefile's start-up
+    # (~3 s of ~4.5 s), paid again by every job on a cluster
+    sch = copy.deepcopy(common_schema())
+    for e in registry.load():
+        module = settings_of(e)
+        if module.SCHEMA is not None:
+            sch["properties"][e.name] = module.SCHEMA
+            if getattr(module, "REQUIRED", False):
+                sch["required"].append(e.name)
     return sch
+
+
+def defaults() -> dict:
+    """Each registered experiment's section as its settings module declares it (a training experiment's runs),
+    for sections with defaults beyond the schema's: what config/base.yaml and a profile are laid over."""
+    return {e.name: copy.deepcopy(d) for e in registry.load() if (d := settings_of(e).DEFAULTS)}
 
 
 def _fill_defaults(node: dict, sch: dict, root: dict) -> None:
@@ -74,24 +84,7 @@ def validate(cfg: dict, partial: bool = False) -> dict:
     if "seeds" in cfg and (not partial or "seed" not in cfg):
         cfg["seed"] = cfg["seeds"][0]  # what work done once (an analysis, a benchmark) is seeded with
     _check_runs(cfg)
-    heads, width = (cfg.get("multihead") or {}).get("heads") or [], (cfg.get("multihead") or {}).get("d_model")
-    for h in heads:
-        if width and width % h:
-            raise AttnlabError(f"config error at 'multihead.heads': {h} heads do not divide "
-                               f"multihead.d_model={width} (each head would be {width / h:g} wide)")
     return cfg
-
-
-def schema_error(err: jsonschema.ValidationError, where: str) -> AttnlabError:
-    """The one line for a schema error at `where`; a number YAML 1.1 read as text (`1e-3`) gets its fix."""
-    hint = ""
-    if err.validator == "type" and "number" in str(err.validator_value) and isinstance(err.instance, str):
-        number = re.fullmatch(r"([-+]?\d+)(\.\d*)?[eE]([-+]?)(\d+)", err.instance.strip())
-        if number:
-            whole, frac, sign, exp = number.groups()
-            hint = (f"; YAML 1.1 reads {err.instance} as text: write it with a dot and a signed exponent, "
-                    f"{whole}{frac if frac and len(frac) > 1 else '.0'}e{sign or '+'}{exp}")
-    return AttnlabError(f"config error at '{where}': {err.message}{hint}")
 
 
 def _numbers(node, path=""):
@@ -132,23 +125,6 @@ def _check_runs(cfg: dict) -> None:
                                f"scored; set it to {spec.context} or more (or null for the whole split)")
 
 
-def runs(cfg: dict) -> list[tuple[str, str]]:
-    """(experiment, run name) of every training run the profile declares."""
-    return [(experiment, name) for experiment in training() for name in cfg.get(experiment) or {}]
-
-
-def setting_path(cfg: dict, name: str, key: str) -> str:
-    """Where run `name`'s train setting `key` is written: its own override, else the profile's train section."""
-    experiment, run = find_run(cfg, name)
-    return f"{experiment}.{name}.train.{key}" if key in (run.get("train") or {}) else f"train.{key}"
-
-
-def spec_path(cfg: dict, name: str, key: str) -> str:
-    """Where run `name`'s model setting `key` is written: its own entry, else the profile's model section."""
-    experiment, run = find_run(cfg, name)
-    return f"{experiment}.{name}.{key}" if key in run else f"model.{key}"
-
-
 def check_memory(cfg: dict, sizes: dict[str, tuple[ModelSpec, int]]) -> None:
     """Refuse runs (name -> (spec, batch size)) whose training clearly cannot fit in the memory of the device they
     would run on: a lower bound of their bytes (fp32: the parameters with their gradients and AdamW's two moments,
@@ -181,41 +157,6 @@ def size(n_bytes: float) -> str:
     return f"{gib * 1024:,.1f} MiB" if gib < 1 else f"{gib:,.1f} GiB" if gib < 1000 else f"{gib / 1024:,.0f} TiB"
 
 
-def longest_window(cfg: dict, name: str) -> int:
-    """The longest window of tokens run `name` reads from the validation split."""
-    return max([spec_from_config(cfg, name).context, *(train_settings(cfg, name).get("eval_contexts") or [])])
-
-
-def find_run(cfg: dict, name: str) -> tuple[str, dict]:
-    """(experiment, run entry) of the training run called `name`."""
-    for experiment in training():
-        if name in (cfg.get(experiment) or {}):
-            return experiment, cfg[experiment][name]
-    known = [n for e in training() for n in cfg.get(e) or {}]
-    raise AttnlabError(f"unknown run '{name}' (config has {', '.join(known)})")
-
-
-def train_settings(cfg: dict, name: str) -> dict:
-    """The profile's `train` section with the run's own overrides, checked against the schema."""
-    experiment, run = find_run(cfg, name)
-    overrides = run.get("train") or {}
-    settings = {**cfg["train"], **overrides}
-    err = jsonschema.exceptions.best_match(_train_validator().iter_errors(settings))  # what validate() raises
-    if err is not None:  # the profile's own train section passed: the run's overrides broke it
-        key, *rest = [*err.absolute_path] or [None]
-        where = f"{experiment}.{name}.train" if key is None else setting_path(cfg, name, key)
-        raise schema_error(err, ".".join([where, *map(str, rest)]))
-    return settings
-
-
-@lru_cache(maxsize=None)
-def _train_validator():
-    # built once: every check reads each run's train settings, several times (jsonschema.validate would check
-    # the schema itself on every call, most of `attnlab check`'s time)
-    sch = _schema()["properties"]["train"]
-    return jsonschema.validators.validator_for(sch)(sch)
-
-
 def read_yaml(path: str | Path, what: str) -> dict:
     """A YAML mapping from `path`; `what` names the file in the one-line error."""
     path = Path(path)
@@ -238,8 +179,16 @@ def read_yaml(path: str | Path, what: str) -> dict:
 
 
 def resolve(profile: dict) -> dict:
-    """A profile laid over config/base.yaml, then each training experiment's `base` laid under its runs."""
-    cfg = merged(read_yaml(BASE, "base profile"), profile)
+    """A profile laid over config/base.yaml laid over the registered defaults (every run), then each training
+    experiment's `base` laid under its runs. A section under an experiment's former name is read as its own."""
+    profile = dict(profile)
+    for e in registry.load():
+        if e.formerly and e.formerly in profile:
+            if e.name in profile:
+                raise AttnlabError(f"config error at '{e.formerly}': the section is now '{e.name}', "
+                                   f"and the profile has both; keep '{e.name}'")
+            profile[e.name] = profile.pop(e.formerly)
+    cfg = merged(merged(defaults(), read_yaml(BASE, "base profile")), profile)
     seed = profile.get("seed")
     if seed is not None and "seeds" not in profile:  # `seed: 7` (a version published before seeds) is one seed
         cfg["seeds"] = [seed]
@@ -247,12 +196,12 @@ def resolve(profile: dict) -> dict:
         raise AttnlabError(f"config error at 'seed': {seed!r} is not the first of seeds {cfg.get('seeds')}; "
                            "give the seeds as a list (--config seeds=[7,8,9]), not 'seed'")
     for experiment in training():
-        runs = cfg.get(experiment)
-        if isinstance(runs, dict) and "base" in runs:
-            base = runs.pop("base") or {}
+        section = cfg.get(experiment)
+        if isinstance(section, dict) and "base" in section:
+            base = section.pop("base") or {}
             if not isinstance(base, dict):
                 raise AttnlabError(f"config error at '{experiment}.base': must be a mapping of run settings")
-            cfg[experiment] = {name: merged(base, run or {}) for name, run in runs.items()}
+            cfg[experiment] = {name: merged(base, run or {}) for name, run in section.items()}
     return cfg
 
 
@@ -261,9 +210,8 @@ def load(path: str | Path) -> dict:
 
 
 def declared(run: str) -> str | None:
-    """The experiment that declares training run `run` in config/base.yaml (None if none does)."""
-    base = read_yaml(BASE, "base profile")
-    return next((e for e in training() if run in (base.get(e) or {})), None)
+    """The experiment that declares training run `run` for every profile (None if none does)."""
+    return owner(resolve({}), run)
 
 
 def chosen(config: dict, configfiles) -> dict:
@@ -336,39 +284,3 @@ def job_settings(cfg: dict, *sections: str, **extra) -> str:
 def digest(obj) -> str:
     """A short, stable hash of any JSON-serialisable settings."""
     return hashlib.sha256(canonical(obj).encode()).hexdigest()[:16]
-
-
-RUN_KEYS = {"train", "probe_every", "grad_probe_steps", "init_from"}  # a run's settings that are not about the model
-
-
-def spec_from_config(cfg: dict, name: str) -> ModelSpec:
-    """The spec of training run `name`: the profile's `model` defaults, then the run's overrides."""
-    experiment, run = find_run(cfg, name)
-    settings = {**cfg["model"], **{k: v for k, v in run.items() if k not in RUN_KEYS}}
-    settings.setdefault("vocab_size", cfg["data"].get("vocab_size", 1024))
-    try:
-        return ModelSpec(**settings)
-    except AttnlabError as err:
-        raise AttnlabError(f"config error at '{experiment}.{name}': {err}") from None
-
-
-def check_splits(cfg: dict, n_train: int, n_val: int, *, names=None, at_most: bool = False,
-                 source: tuple[str, str] = ("data.path", "the corpus")) -> None:
-    """Each run (of `names`, default all) needs one training window plus a target, and its longest window on
-    the validation split. `at_most`: the counts are upper bounds. Too few tokens in all is named before a split
-    too small for some run: no validation fraction can mend the first."""
-    key, what = source
-    q = "at most " if at_most else ""
-    vf = cfg["data"]["val_fraction"]
-    needs = [(name, spec_from_config(cfg, name).context + 2, longest_window(cfg, name) + 1)
-             for _, name in runs(cfg) if names is None or name in names]
-    for name, need_train, need_val in needs:
-        if n_train + n_val < need_train + need_val:
-            raise AttnlabError(f"config error at '{key}': {what} gives {q}{n_train + n_val:,} tokens, too few for "
-                               f"run '{name}', which needs {need_train} to train on and {need_val} to validate on")
-    for name, need_train, need_val in needs:
-        for split, have, need in (("validation", n_val, need_val), ("training", n_train, need_train)):
-            if have < need:
-                raise AttnlabError(f"config error at 'data.val_fraction': {vf} leaves {q}{have:,} {split} tokens, "
-                                   f"fewer than the {need} that run '{name}' reads in one window; "
-                                   f"{'raise' if split == 'validation' else 'lower'} data.val_fraction")

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnlab import registry
-from attnlab.config import find_run, job_settings
+from attnlab.config import job_settings
+from attnlab.runs import find_run
 
 PREPARE = "prepare_data"  # the data experiment's job: the corpus's token files, and data/stats.json
 

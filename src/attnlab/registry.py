@@ -5,9 +5,11 @@ Nothing here imports torch: the Snakefile reads it on every invocation.
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 
 import jsonschema
 import yaml
@@ -31,10 +33,16 @@ class Experiment:
     claims: bool = True
     needs: tuple[str, ...] = ()  # finished work of other experiments it reads: 'name' (all of it) or 'name.run'
     every_seed: bool = False  # it reads the training runs it needs at every seed of the profile, not the first only
+    formerly: str | None = None  # the name it had: published versions hold its section and results under it
 
     @property
     def page(self) -> str:
         return f"attnlab.report.pages.{self.name}"
+
+    @property
+    def settings(self) -> str:
+        """Its settings module: the schema of its profile section, its defaults and its checks."""
+        return f"attnlab.settings.{self.name}"
 
     @property
     def claims_file(self) -> str:
@@ -66,6 +74,11 @@ class Experiment:
         return f"{self.run_dir(run, seed)}/{file}"
 
 
+def settings_of(e: Experiment) -> ModuleType:
+    """An experiment's settings module (torch-free: SCHEMA, DEFAULTS, check())."""
+    return importlib.import_module(e.settings)
+
+
 def module_file(module: str) -> Path:
     """Where a module of the package lives, found without importing it (or torch with it)."""
     return PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
@@ -95,6 +108,7 @@ def load(path: Path = REGISTRY, root: Path | None = None) -> tuple[Experiment, .
                                    "experiment declared before it")
         seen.add(e.name)
         needed = [("producer", module_file(e.producer)), ("page", module_file(e.page)),
+                  ("settings module", module_file(e.settings)),
                   ("page template", root / "docs" / f"{e.name}.md")]
         if e.claims:
             needed.append(("claims file", root / e.claims_file))

@@ -360,7 +360,7 @@ def initial_weights(cfg: dict, run: dict, spec, out: Path) -> tuple[str, dict]:
     """The finished weights of the run this one starts from, at the same seed (out is
     results/<profile>/<experiment>/<run>/seed<k>), pooled to this run's key/value heads: (its path, the weights).
     Raises Diverged where that run diverged."""
-    from attnlab.config import find_run, spec_from_config
+    from attnlab.runs import find_run, spec_from_config
 
     source = run["init_from"]
     experiment, _ = find_run(cfg, source)

@@ -22,7 +22,8 @@ from pathlib import Path
 import yaml
 
 from attnlab import registry
-from attnlab.config import digest, read_yaml, resolve, spec_from_config, train_settings, validate
+from attnlab.config import digest, read_yaml, resolve, validate
+from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.plan import plan
 from attnlab.provenance import write_json
@@ -161,7 +162,8 @@ def manifest(results: Path, cfg: dict, commit: str, head: str, name: str, only: 
             end = dt.datetime.fromisoformat(p["date"])
             ends.append(end)
             starts.append(end - dt.timedelta(seconds=p["wall_seconds"]))
-    bench = read_json(results / registry.get("bench").result) if (results / "bench/result.json").is_file() else {}
+    throughput = results / registry.get("throughput").result
+    bench = read_json(throughput) if throughput.is_file() else {}
     versions = {}
     for package in SOFTWARE:
         try:

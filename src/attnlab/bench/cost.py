@@ -25,7 +25,7 @@ import torch
 from attnlab import provenance
 from attnlab.bench.harness import attention_flops, measure, setup
 from attnlab.bench.nvml import device_facts
-from attnlab.bench.settings import COST_METHODS, check_cost
+from attnlab.settings.cost import COST_METHODS, check_section
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
@@ -164,7 +164,7 @@ def slopes(rows: list[dict]) -> dict:
 
 
 def run(s: dict, device: torch.device, seed: int = 0, peak_flops: float | None = None) -> dict:
-    check_cost(s, on_cpu=device.type == "cpu")
+    check_section(s, on_cpu=device.type == "cpu")
     d, h, B, dtype = s["d_model"], s["heads"], s["batch_size"], getattr(torch, s["dtype"])
     torch.manual_seed(seed)
     attn = SelfAttention(d, h, out_proj=True).to(device, dtype).eval()

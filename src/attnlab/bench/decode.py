@@ -25,7 +25,7 @@ import torch
 
 from attnlab import provenance
 from attnlab.bench.harness import measure, setup
-from attnlab.bench.settings import check_decode
+from attnlab.settings.decode import check_section
 from attnlab.nn.model import build, generate
 from attnlab.nn.spec import ModelSpec
 from attnlab.stats import fit_line
@@ -90,7 +90,7 @@ def growth(points: dict[int, tuple[float, float | None]]) -> dict | None:
 
 
 def run(s: dict, device: torch.device, seed: int = 0) -> dict:
-    check_decode(s)
+    check_section(s)
     lengths, longest = s["lengths"], s["prompt"] + s["lengths"][-1]
     timing = {k: s[k] for k in ("warmup", "min_samples", "max_samples", "target_rsd", "max_seconds")}
     prompt = torch.randint(0, s["vocab_size"], (s["batch_size"], s["prompt"]),

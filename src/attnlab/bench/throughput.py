@@ -18,7 +18,7 @@ from attnlab.bench.harness import interleaved, measure, setup
 from attnlab.bench.reference import DESCRIPTION, copy_weights, from_spec
 from attnlab.data.prepare import load_tokens
 from attnlab.nn.model import build
-from attnlab.config import spec_from_config
+from attnlab.runs import spec_from_config
 
 ROW = "L9"
 ENCODE_CHARS = 100_000  # the slice of text whose encoding is timed afresh
@@ -107,7 +107,7 @@ def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
     t_start = time.perf_counter()
     data_dir, out_path = Path(data_dir), Path(out_path)
     cfg, device = setup(cfg)  # the schema's defaults filled, the device chosen, threads set
-    bench = cfg["bench"]
+    bench = cfg["throughput"]
 
     spec = spec_from_config(cfg, ROW)
     T, B = spec.context, bench["batch_size"]
@@ -178,7 +178,7 @@ def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
     result["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start)
     provenance.write_json(out_path, result)
 
-    print(f"bench {ROW} ({n_params:,} params, batch {B} x {T}, {device}, {torch.get_num_threads()} threads):")
+    print(f"throughput {ROW} ({n_params:,} params, batch {B} x {T}, {device}, {torch.get_num_threads()} threads):")
     print(f"  attnlab   {tps_a:12,.0f} tokens/s")
     print(f"  reference {tps_b:12,.0f} tokens/s")
     print(f"  ratio attnlab/reference {tps_a / tps_b:.3f} (of medians), {paired:.3f} (median of per-round ratios)")

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 from attnlab import registry
 from attnlab.errors import AttnlabError, Diverged
-from attnlab.experiments.tasks import EARLY, LATE, window  # where icl_score reads the loss
+from attnlab.settings.induction import EARLY, LATE, window  # where icl_score reads the loss
 from attnlab.nn.model import SelfAttention
 from attnlab.stats import bootstrap_se, mean_se
 

@@ -35,8 +35,7 @@ import torch
 import torch.nn as nn
 
 from attnlab.errors import AttnlabError, diverged_record, is_diverged
-from attnlab.experiments.tasks import PATH_KINDS, check_seq2seq
-from attnlab.experiments.tasks import SEQ2SEQ_TASKS as TASKS
+from attnlab.settings.seq2seq import PATH_KINDS, TASKS, check_section
 from attnlab.nn.model import SelfAttention
 from attnlab.nn.seq2seq import Seq2Seq, Seq2SeqSpec, greedy
 
@@ -157,7 +156,7 @@ def settings(section: dict | None = None) -> dict:
     from attnlab.config import validate
 
     s = validate({"profile": "smoke", "seq2seq": section or {}}, partial=True)["seq2seq"]
-    check_seq2seq(s)
+    check_section(s)
     return s
 
 

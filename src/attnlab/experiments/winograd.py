@@ -30,7 +30,7 @@ import torch
 
 from attnlab import provenance
 from attnlab.errors import AttnlabError, Diverged
-from attnlab.experiments.tasks import check_winograd
+from attnlab.settings.winograd import check_section
 from attnlab.nn.model import LM, attention_kept
 from attnlab.nn.spec import ModelSpec
 from attnlab.train import finished, job_device, train
@@ -160,7 +160,7 @@ def run(cfg: dict, out_dir: Path) -> dict:
 
 def run_seed(cfg: dict, out_dir: Path, split_seed: int) -> dict:
     w = cfg["winograd"]
-    check_winograd(w)
+    check_section(w)
     vocab = vocabulary(w)
     result = {"seed": cfg["seed"], "vocab_size": len(vocab), "versions": {}, "settings": w}
     for version, models in VERSIONS.items():

@@ -22,7 +22,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError
-from attnlab.experiments.tasks import CELLS, VARIANTS
+from attnlab.settings.seq2seq import CELLS, VARIANTS
 
 # ----------------------------------------------------------------------------- scores
 

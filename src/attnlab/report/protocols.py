@@ -16,9 +16,10 @@ from pathlib import Path
 import pandas as pd
 
 from attnlab import registry
-from attnlab.config import find_run, read_yaml, spec_from_config, train_settings
+from attnlab.config import read_yaml
+from attnlab.runs import find_run, spec_from_config, train_settings
 from attnlab.errors import AttnlabError
-from attnlab.experiments.tasks import EARLY, LATE, window
+from attnlab.settings.induction import EARLY, LATE, window
 from attnlab.nn.spec import ModelSpec
 from attnlab.report.format import fmt, md_table
 

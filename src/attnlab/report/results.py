@@ -39,6 +39,7 @@ class Results:
 
     root: Path
     files: dict[str, dict] = field(default_factory=dict)      # experiment -> its parsed result file
+    file_paths: dict[str, str] = field(default_factory=dict)  # experiment -> that file's path relative to root
     runs: dict[str, dict] = field(default_factory=dict)       # run name -> metrics.json at its first seed
     run_paths: dict[str, str] = field(default_factory=dict)   # run name -> that file's path relative to root
     by_seed: dict[str, dict] = field(default_factory=dict)    # run name -> {seed: metrics.json}, every seed
@@ -100,7 +101,7 @@ class Results:
 
     def at(self, seed: int) -> Results:
         """These results as one seed saw them: each run's metrics at that seed, each seeded result's entry."""
-        view = Results(root=self.root, by_seed=self.by_seed, seed_paths=self.seed_paths)
+        view = Results(root=self.root, file_paths=self.file_paths, by_seed=self.by_seed, seed_paths=self.seed_paths)
         for name, per_seed in self.by_seed.items():
             if seed in per_seed:
                 view.runs[name], view.run_paths[name] = per_seed[seed], self.seed_paths[name][seed]
@@ -117,7 +118,7 @@ class Results:
         missing run's in the folder of the lowest seed the other runs have (seed* where none has one)."""
         if what in self.run_paths:
             return self.run_paths[what]
-        files = result_files()
+        files = {**result_files(), **self.file_paths}
         if what in files:
             return files[what]
         seeded = sorted(s for paths in self.seed_paths.values() for s, p in paths.items()
@@ -128,8 +129,7 @@ class Results:
 
     def provenance(self) -> dict[str, dict]:
         """Run file (relative path) -> its provenance, for every file present (every seed's)."""
-        files = result_files()
-        out = {files[what]: (d.get("provenance") or {}) for what, d in self.files.items()}
+        out = {self.file_paths[what]: (d.get("provenance") or {}) for what, d in self.files.items()}
         for name, per_seed in self.by_seed.items():
             for seed, m in per_seed.items():
                 out[self.seed_paths[name][seed]] = m.get("provenance") or {}
@@ -141,12 +141,23 @@ def result_files() -> dict[str, str]:
     return {e.name: e.result for e in registry.load() if not e.trains}
 
 
+def result_file(root: Path, e: registry.Experiment) -> str:
+    """`e`'s result file relative to `root`; in a version published before it was renamed, the one under its
+    former name (the registry's `formerly`)."""
+    if e.formerly and not (root / e.result).is_file():
+        former = e.result.replace(f"{e.name}/", f"{e.formerly}/", 1)
+        if (root / former).is_file():
+            return former
+    return e.result
+
+
 def gather(results_dir: str | Path) -> Results:
     root = Path(results_dir)
     res = Results(root=root)
-    for what, rel in result_files().items():
-        if (root / rel).is_file():
-            res.files[what] = _records(read_json(root / rel))
+    for e in registry.load():
+        rel = None if e.trains else result_file(root, e)
+        if rel and (root / rel).is_file():
+            res.files[e.name], res.file_paths[e.name] = _records(read_json(root / rel)), rel
     owner: dict[str, str] = {}
     for experiment in registry.training():
         # <run>/seed<k>/metrics.json; <run>/metrics.json is a version's from before seeds (its one seed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.config import train_settings
+from attnlab.runs import train_settings
 from attnlab.errors import AttnlabError
 from attnlab.report.format import chart, finite, md_table, not_run, spread
 from attnlab.report.readings import Estimate, at_seeds, of_values, paired, said, versus

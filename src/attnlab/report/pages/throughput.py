@@ -7,7 +7,7 @@ from attnlab.report import charts
 from attnlab.report.format import chart, fmt, md_table, num
 from attnlab.report.readings import interval, of_values, said
 
-NAME = "bench"
+NAME = "throughput"
 EAGER = ("plain eager reference (separate q/k/v projections, explicit mask and softmax): this run file "
          "predates the fused reference that the text above describes")
 
