@@ -70,9 +70,6 @@ class Experiment:
         """A training run's folder at one seed, relative to results/<profile>/."""
         return f"{self.name}/{run}/seed{seed}"
 
-    def run_file(self, run: str, seed: int, file: str = "metrics.json") -> str:
-        return f"{self.run_dir(run, seed)}/{file}"
-
 
 def settings_of(e: Experiment) -> ModuleType:
     """An experiment's settings module (torch-free: SCHEMA, DEFAULTS, check())."""

@@ -12,7 +12,7 @@ import yaml
 
 from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
-from attnlab.registry import get, training
+from attnlab.registry import training
 
 SCHEMA_PATH = Path(str(resources.files("attnlab") / "schemas" / "config.schema.yaml"))  # what all share
 RUN_KEYS = {"train", "probe_every", "grad_probe_steps", "init_from"}  # a run's settings that are not about the model
@@ -102,11 +102,6 @@ def schema_error(err: jsonschema.ValidationError, where: str) -> AttnlabError:
 def longest_window(cfg: dict, name: str) -> int:
     """The longest window of tokens run `name` reads from the validation split."""
     return max([spec_from_config(cfg, name).context, *(train_settings(cfg, name).get("eval_contexts") or [])])
-
-
-def needed_runs(experiment: str) -> list[str]:
-    """The training runs an experiment reads (its registry needs of the form 'name.run')."""
-    return [need.partition(".")[2] for need in get(experiment).needs if "." in need]
 
 
 def check_splits(cfg: dict, n_train: int, n_val: int, *, names=None, at_most: bool = False,

@@ -15,6 +15,4 @@ DEFAULTS = yaml.safe_load("""
   S6-mqa: {n_kv_heads: 1}
   S6-gqa-up: {n_kv_heads: 2, init_from: S6-mha, train: {steps: 150}}  # 5 % of the chapter's 3000 steps
   S6-mqa-up: {n_kv_heads: 1, init_from: S6-mha, train: {steps: 150}}
-
-# Peak rates the benchmarks report achieved FLOP/s against (matched by a part of the device's name).
 """)

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import yaml
 
+from attnlab import registry
 from attnlab.errors import AttnlabError
-from attnlab.runs import needed_runs, spec_from_config
+from attnlab.runs import spec_from_config
 
 
 SCHEMA = yaml.safe_load(r"""
@@ -24,7 +25,7 @@ DEFAULTS = {}
 def check(cfg: dict) -> None:
     """The viewer shows `viewer.tokens` tokens of each line through trained models: no more than their context."""
     tokens = cfg["viewer"]["tokens"]
-    for name in needed_runs("viewer"):
+    for name in registry.get("viewer").needed_runs:
         context = spec_from_config(cfg, name).context
         if tokens > context:
             raise AttnlabError(f"config error at 'viewer.tokens': {tokens} tokens are more than the context of run "
