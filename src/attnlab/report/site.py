@@ -113,15 +113,18 @@ class Site:
         out = {"verdicts": self.verdicts_block(name), "rerun": code(rerun),
                "provenance": self.provenance_block(self.files_of([name])),
                "seeds": self.seeds_block(name) if e.trains else "", **protocols.blocks(self, name)}
-        if e.result and self.res.result(name) is None:  # the renderer fills the page's other markers around it
-            out[NOT_RUN] = self.missing(name)
+        if self.res.result(name) is None if e.result else not self.res.experiment(name):
+            out[NOT_RUN] = self.missing(name)  # the renderer fills the page's other markers around it
         return out
 
     def missing(self, name: str) -> str:
-        """The warning a page shows where an experiment's result file is not there yet."""
+        """The warning a page shows where an experiment's result file (a training experiment's every run) is not
+        there yet."""
         from attnlab.report.format import not_run
 
         e = registry.get(name)
+        if e.trains:
+            return not_run(f"{self.rdir}/{name}/*/seed*/metrics.json", command=self.snakemake("claims.csv", gpu=True))
         return not_run(f"{self.rdir}/{e.result}", command=self.snakemake(e.result, gpu=e.gpu, cores=1))
 
     # ------------------------------------------------------------ shared blocks

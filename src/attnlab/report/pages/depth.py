@@ -7,10 +7,11 @@ import pandas as pd
 
 from attnlab.runs import train_settings
 from attnlab.errors import AttnlabError
-from attnlab.report.format import chart, finite, md_table, not_run, spread
+from attnlab.report.format import chart, finite, md_table, spread
 from attnlab.report.readings import Estimate, at_seeds, of_values, paired, said, versus
 from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
+from attnlab.report.site import NOT_RUN
 
 EXPERIMENT = "depth"
 GRAD = "grad_block_"
@@ -247,12 +248,9 @@ def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
 def blocks(site) -> dict[str, str]:
     out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["E4-post"]), gpu=True)
                         + "\n# every run of E4\n" + site.snakemake("claims.csv", gpu=True))
-    names = ("runs_table", "run_seeds", "ppl_chart", "outcome_reading", "init_chart", "init_table", "init_reading",
-             "early_chart", "curves_chart")
     table = runs_table(site)
-    if table.empty:
-        missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
-        return out | {"runs_table": missing} | {k: "" for k in names[1:]}
+    if NOT_RUN in out:
+        return out
     out["runs_table"] = md_table(
         table, {"run": "run", "norm": "norm", "blocks": "blocks", "warmup": "warmup steps", "steps": "steps",
                 "lr": "lr", "status": "status", "val_spread": "val ppl", "diverged_at": "diverged at step"},

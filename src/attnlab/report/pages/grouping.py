@@ -7,8 +7,9 @@ import re
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, md_table, not_run, spread
+from attnlab.report.format import chart, md_table, spread
 from attnlab.report.readings import versus
+from attnlab.report.site import NOT_RUN
 
 EXPERIMENT = "grouping"
 CHECKPOINT = re.compile(r"^(?:[^/]+/)?(?P<run>[^/]+?)(?:/seed(?P<seed>\d+))?(?:/ckpt\.pt)?$")  # grouping/S6-mha/seed1337/ckpt.pt
@@ -100,10 +101,8 @@ def blocks(site) -> dict[str, str]:
                         + "\n# every run of S6\n" + site.snakemake("claims.csv", gpu=True))
     out["settings"] = site.settings_table()
     t = runs_table(site)
-    if t.empty:
-        missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
-        return out | {"runs_table": missing, "ppl_chart": "", "cost_reading": "",
-                      "uptrain": uptrain_words(t, None)}
+    if NOT_RUN in out:
+        return out | {"uptrain": uptrain_words(t, None)}
     out["runs_table"] = md_table(t, {"run": "run", "heads": "query heads", "kv_heads": "key/value heads",
                                      "start": "starts from", "steps": "steps", "status": "status",
                                      "val_spread": "val ppl", "train_spread": "train ppl", "n_params": "params",

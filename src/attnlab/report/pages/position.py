@@ -6,8 +6,9 @@ import math
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, finite, md_table, not_run, spread
+from attnlab.report.format import chart, finite, md_table, spread
 from attnlab.report.readings import Estimate, interval, paired, said
+from attnlab.report.site import NOT_RUN
 
 EXPERIMENT = "position"
 ORDER = ["learned", "sinusoidal", "rope", "alibi", "none"]
@@ -134,10 +135,8 @@ def blocks(site) -> dict[str, str]:
     out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["E5-alibi"]), gpu=True)
                         + "\n# every run of E5\n" + site.snakemake("claims.csv", gpu=True))
     table = runs_table(site)
-    if table.empty:
-        missing = not_run(f"{site.rdir}/{EXPERIMENT}/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
-        return out | {"runs_table": missing, "length_chart": "", "length_reading": "",
-                      **method_words(table, [], None)}
+    if NOT_RUN in out:
+        return out | method_words(table, [], None)
     wins = windows(site)
     headers = {"run": "run", "encoding": "encoding", "trained": "trained on", "status": "status",
                **{f"spread_{w}": f"ppl at {w}" for w in wins}, "rise": "longest / trained"}

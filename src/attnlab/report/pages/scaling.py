@@ -4,10 +4,11 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, finite, md_table, not_run, spread
+from attnlab.report.format import chart, finite, md_table, spread
 from attnlab.report.readings import interval, paired, said, versus
 from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
+from attnlab.report.site import NOT_RUN
 
 TWIN = {"E3-block-raw": "L9"}  # the divided twin of a run that lives in another experiment
 
@@ -70,10 +71,8 @@ def blocks(site) -> dict[str, str]:
     table = runs_table(site)
     out = site.skeleton("scaling", rerun=site.snakemake(site.run_target("scaling", ["E3-h1024-raw"]), gpu=True)
                         + "\n# every run of E3\n" + site.snakemake("claims.csv", gpu=True))
-    if table.empty:
-        missing = not_run(f"{site.rdir}/scaling/*/seed*/metrics.json", command=site.snakemake("claims.csv", gpu=True))
-        return out | {"runs_table": missing, "gain_chart": "", "probes_chart": "", "probes_table": "",
-                      "division_reading": "", "probe_reading": ""}
+    if NOT_RUN in out:
+        return out
     out["runs_table"] = md_table(table, {"run": "run", "setup": "setup", "d_k": "d_k", "divided": "÷ √d_k",
                                          "steps": "steps", "val_spread": "val ppl", "train_spread": "train ppl",
                                          "status": "status"}, {"val_spread": spread(2), "train_spread": spread(2)})

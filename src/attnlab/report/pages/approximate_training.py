@@ -1,0 +1,97 @@
+"""S8 trained: L9 with a sliding window or FAVOR+ in place of full attention, against L9 itself."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from attnlab.report.format import chart, md_table, spread
+from attnlab.report.readings import NOISE, interval, paired, said, versus
+from attnlab.report.site import NOT_RUN
+from attnlab.settings.approximate_training import FULL
+
+NAME = "approximate_training"
+
+
+def attention_of(spec) -> str:
+    """What a run's attention is, in words: 'window 16 + 4 global', 'FAVOR+ 32 features', 'full'."""
+    if spec.attention == "window":
+        return f"window {spec.window}" + (f" + {spec.n_global} global" if spec.n_global else "")
+    return f"FAVOR+ {spec.features} features" if spec.attention == "favor" else "full"
+
+
+def family(spec) -> str:
+    return {"window": "sliding window", "favor": "FAVOR+"}.get(spec.attention, "full attention")
+
+
+def runs_table(site) -> pd.DataFrame:
+    """Every run here and the full-attention run, with each approximation's perplexity over full attention's,
+    paired by seed (its mean and k·SE)."""
+    res, full = site.res, site.res.spread(FULL, "val_ppl")
+    rows = []
+    for name in [FULL, *res.experiment(NAME)]:
+        val = res.spread(name, "val_ppl")
+        if val is None:
+            continue
+        spec = res.spec(name)
+        ratio = paired(val.by_seed, full.by_seed, lambda a, b: a / b) if full and name != FULL else None
+        rows.append({"run": name, "family": family(spec), "attention": attention_of(spec), "status": res.status(name),
+                     "val_spread": val, "train_spread": res.spread(name, "train_ppl"), "val_ppl": val.mean,
+                     "ratio": None if ratio is None else ratio.value,
+                     "half": None if ratio is None or ratio.half is None else ratio.half, "estimate": ratio})
+    return pd.DataFrame(rows)
+
+
+def ratio_chart(t: pd.DataFrame) -> dict:
+    """Each approximation's validation perplexity over full attention's, with its interval, by family."""
+    data = t.dropna(subset=["ratio"]).assign(lo=lambda d: d["ratio"] - d["half"].fillna(0),
+                                             hi=lambda d: d["ratio"] + d["half"].fillna(0))
+    x = alt.X("run:N", sort=list(data["run"]), title=None)
+    base = alt.Chart(data, title=f"Validation perplexity over full attention's ({FULL}), mean over seeds ± k·SE")
+    tooltip = ["run", "attention", alt.Tooltip("ratio:Q", format=".3f"), alt.Tooltip("half:Q", format=".3f")]
+    points = base.mark_point(filled=True, size=70).encode(
+        x=x, y=alt.Y("ratio:Q", title="perplexity / full attention's", scale=alt.Scale(zero=False)),
+        color=alt.Color("family:N", title=None), tooltip=tooltip)
+    bars = base.mark_rule().encode(x=x, y="lo:Q", y2="hi:Q", color="family:N", tooltip=tooltip)
+    one = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(y="y:Q")
+    return alt.layer(bars, points, one).properties(width=420, height=260).to_dict()
+
+
+def cost_reading(t: pd.DataFrame) -> str:
+    """Each approximation against full attention, then what a wider window, global tokens and more features
+    change; every direction said only where its interval (paired by seed) clears it."""
+    runs = dict(zip(t["run"], t["val_spread"]))
+    specs = {r: (row["family"], row["attention"]) for r, row in t.set_index("run").iterrows()}
+    if FULL not in runs:
+        return f"_Run {FULL} (full attention) has not run: there is nothing to set these runs against._\n"
+    lines = [f"- **{r}** ({specs[r][1]}): perplexity over full attention's "
+             f"{interval(e := paired(runs[r].by_seed, runs[FULL].by_seed, lambda a, b: a / b), 3, signed=False)}, "
+             + said(e, "worse than full attention", "better than full attention", of=1.0, within=f"equal {NOISE}")
+             for r in runs if r != FULL]
+    pairs = [(a, b, why) for a, b, why in (
+        ("S8-w16", "S8-w32", "a window of 32 against one of 16"),
+        ("S8-w16", "S8-w16-g4", "4 global tokens added to a window of 16"),
+        ("S8-w32", "S8-w32-g4", "4 global tokens added to a window of 32"),
+        ("S8-favor32", "S8-favor128", "128 random features against 32")) if a in runs and b in runs]
+    more = [f"- {why}: {b} against {a}, {versus(runs[b], runs[a], 'worse', 'better')}" for a, b, why in pairs]
+    text = ("Each approximation against full attention (its validation perplexity over L9's, paired by seed, "
+            "± k·SE at 95 %):\n\n" + "\n".join(lines) + "\n")
+    if more:
+        text += ("\nWhat giving an approximation more changes (validation perplexity, paired by seed; *better* or "
+                 "*worse* only where the interval clears zero):\n\n" + "\n".join(more) + "\n")
+    return text
+
+
+def blocks(site) -> dict[str, str]:
+    out = site.skeleton(NAME)
+    out["settings"] = site.settings_table()
+    if NOT_RUN in out:
+        return out
+    t = runs_table(site)
+    out["runs_table"] = md_table(t, {"run": "run", "attention": "attention", "status": "status",
+                                     "val_spread": "val ppl", "train_spread": "train ppl",
+                                     "ratio": "val ppl / full", "half": "± k·SE"},
+                                 {"val_spread": spread(2), "train_spread": spread(2),
+                                  "ratio": lambda v: f"{v:.3f}", "half": lambda v: f"{v:.3f}"})
+    out["cost_chart"] = chart("chart-approximate-training", ratio_chart(t))
+    out["cost_reading"] = cost_reading(t)
+    return out
