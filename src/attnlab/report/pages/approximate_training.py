@@ -43,7 +43,7 @@ def runs_table(site) -> pd.DataFrame:
 
 def ratio_chart(t: pd.DataFrame) -> dict:
     """Each approximation's validation perplexity over full attention's, with its interval, by family."""
-    data = t.dropna(subset=["ratio"]).assign(lo=lambda d: d["ratio"] - d["half"].fillna(0),
+    data = t[["run", "family", "attention", "ratio", "half"]].dropna(subset=["ratio"]).assign(lo=lambda d: d["ratio"] - d["half"].fillna(0),
                                              hi=lambda d: d["ratio"] + d["half"].fillna(0))
     x = alt.X("run:N", sort=list(data["run"]), title=None)
     base = alt.Chart(data, title=f"Validation perplexity over full attention's ({FULL}), mean over seeds ± k·SE")

@@ -1,0 +1,109 @@
+"""S8 trained (experiment approximate_training): its settings keep every run L9 but for its attention, its claims
+and page readings follow the perplexities on both sides, and its chart draws one point per run."""
+from __future__ import annotations
+
+import pytest
+
+from attnlab.config import chosen, validate
+from attnlab.errors import AttnlabError
+from attnlab.nn.spec import ModelSpec
+from attnlab.provenance import write_json
+from attnlab.report.claims import load_registry
+from attnlab.report.pages import approximate_training as page
+from attnlab.report.results import gather
+from attnlab.report.verdicts import evaluate
+from attnlab.settings.approximate_training import DEFAULTS, check
+from charts import problems
+from helpers import REPO, eval_section, rendered_page, site_for
+
+SEEDS = (1337, 1338, 1339)
+L9 = {"mixer": "multihead", "position": "learned", "mlp": True, "norm": "pre"}
+RUNS = {name: {**L9, **{k: v for k, v in entry.items()}} for name, entry in DEFAULTS.items() if name != "base"}
+
+
+def write_runs(root, ppl: dict[str, tuple[float, ...]]):
+    """Every run at every seed, with these validation perplexities (one per seed)."""
+    for name, values in ppl.items():
+        experiment = "ladder" if name == "L9" else "approximate_training"
+        spec = ModelSpec(**(L9 if name == "L9" else RUNS[name])).to_dict()
+        for seed, val in zip(SEEDS, values):
+            write_json(root / experiment / name / f"seed{seed}" / "metrics.json", {
+                "name": name, "experiment": experiment, "spec": spec, "status": "ok", "diverged_at_step": None,
+                "steps": 800, "val_ppl": val, "train_ppl": val * 0.9, "eval": eval_section(f"{name}{seed}", val, val * 0.9),
+                "probes_first": None, "probes_last": None,
+                "provenance": {"commit": "abc123def456", "config_hash": "0123456789abcdef", "profile": "quick",
+                               "device": "cpu", "clocks": None, "torch": "2.13.0", "python": "3.11.7",
+                               "date": "2026-12-02T00:00:00+00:00", "wall_seconds": 2.0, "seed": seed, "host": "t"}})
+    return root
+
+
+def worse_by(factor: float, base=(40.0, 41.0, 39.5), jitter=(0.0, 0.01, -0.01)) -> tuple[float, ...]:
+    return tuple(b * (factor + j) for b, j in zip(base, jitter))
+
+
+COSTLY = {"L9": worse_by(1.0, jitter=(0, 0, 0)), "S8-w16": worse_by(1.3), "S8-w16-g4": worse_by(1.28),
+          "S8-w32": worse_by(1.15), "S8-w32-g4": worse_by(1.14), "S8-favor32": worse_by(1.5),
+          "S8-favor128": worse_by(1.2)}
+FREE = {name: worse_by(1.0, jitter=(0.0, 0.002, -0.002)) if name != "L9" else worse_by(1.0, jitter=(0, 0, 0))
+        for name in COSTLY}
+BETTER = {name: worse_by(0.8) if name != "L9" else ppl for name, ppl in COSTLY.items()}
+
+
+def verdict(root, claim: str) -> str:
+    return evaluate(load_registry(REPO / "claims").by_id(claim), gather(root)).verdict
+
+
+def test_every_profile_keeps_the_runs_l9_but_for_their_attention():
+    for profile in ("smoke", "quick", "chapter"):
+        cfg = validate(chosen({"profile": profile}, []))
+        assert list(cfg["approximate_training"]) == list(RUNS)
+        check(cfg)
+
+
+@pytest.mark.parametrize("edit, named", [
+    (lambda cfg: cfg["approximate_training"]["S8-w16"].update(n_blocks=2), "approximate_training.S8-w16.n_blocks"),
+    (lambda cfg: cfg["approximate_training"]["S8-favor32"].update(train={"steps": 5}),
+     "approximate_training.S8-favor32.train"),
+])
+def test_a_run_that_differs_from_l9_beyond_its_attention_is_refused_naming_the_setting(edit, named):
+    cfg = validate(chosen({"profile": "smoke"}, []))
+    edit(cfg)
+    with pytest.raises(AttnlabError, match=named.replace(".", r"\.")):
+        check(cfg)
+
+
+@pytest.mark.parametrize("ppl, s83, s84", [(COSTLY, "reproduced", "reproduced"),
+                                           (FREE, "inconclusive", "inconclusive"),
+                                           (BETTER, "not reproduced", "inconclusive")])
+def test_the_claims_follow_the_perplexities_on_both_sides(tmp_path, ppl, s83, s84):
+    write_runs(tmp_path, ppl)
+    assert verdict(tmp_path, "S8.3") == s83
+    assert verdict(tmp_path, "S8.4") == s84
+
+
+def test_the_page_reads_each_cost_on_its_side_of_full_attention(tmp_path):
+    costly = rendered_page(site_for(write_runs(tmp_path / "a", COSTLY), {"profile": "quick", "seeds": list(SEEDS)}),
+                           "approximate_training", page.blocks)
+    assert costly.count("worse than full attention") == 6 and "better than full attention" not in costly
+    assert "S8-w32 against S8-w16" in costly and "better" in costly.split("What giving")[1]
+    text = rendered_page(site_for(write_runs(tmp_path / "b", BETTER), {"profile": "quick", "seeds": list(SEEDS)}),
+                         "approximate_training", page.blocks)
+    assert text.count("better than full attention") == 6 and "worse than full attention" not in text
+    free = rendered_page(site_for(write_runs(tmp_path / "c", FREE), {"profile": "quick", "seeds": list(SEEDS)}),
+                         "approximate_training", page.blocks)
+    assert free.count("equal within the noise") == 6
+
+
+def test_the_chart_draws_one_point_per_approximation_at_its_ratio(tmp_path):
+    site = site_for(write_runs(tmp_path, COSTLY), {"profile": "quick", "seeds": list(SEEDS)})
+    t = page.runs_table(site)
+    spec = page.ratio_chart(t)
+    assert problems("approximate_training", spec) == []
+    drawn = t.dropna(subset=["ratio"]).set_index("run")["ratio"]
+    assert sorted(drawn.index) == sorted(RUNS) and drawn["S8-favor32"] == pytest.approx(1.5, abs=0.02)
+
+
+def test_without_runs_the_page_says_not_run_once(tmp_path):
+    text = rendered_page(site_for(tmp_path, {"profile": "quick", "seeds": list(SEEDS)}), "approximate_training",
+                         page.blocks)
+    assert text.count('!!! warning "not run"') == 1 and "approximate_training/*/seed*/metrics.json" in text
