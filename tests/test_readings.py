@@ -310,6 +310,20 @@ def test_scaling_says_the_division_helps_only_beyond_the_noise():
     assert "score std 21.400 → 91.333 (+69.933 ± " in text and ": rises)" in text and "within the noise)" in text
 
 
+def test_scaling_says_at_which_step_c35_was_read_against_the_chapters_1500():
+    from types import SimpleNamespace
+
+    def site(*steps):
+        by_seed = {run: {1337 + i: {"probes_last": {"step": step}} for i, step in enumerate(steps)}
+                   for run in scaling.C35_RUNS}
+        return SimpleNamespace(res=SimpleNamespace(by_seed=by_seed))
+
+    assert "step 1500: the chapter's own step" in scaling.c35_step_words(site(1500, 1500))
+    assert "step 800: before the chapter's 1500" in scaling.c35_step_words(site(800))
+    assert "not at the chapter's 1500" in scaling.c35_step_words(site(1500, 2000))
+    assert scaling.c35_step_words(SimpleNamespace(res=SimpleNamespace(by_seed={}))) == ""
+
+
 # ------------------------------------------------------------------ E7 params, E9 equivalence, E1 averaging
 
 def test_params_reads_the_shares_from_the_table():

@@ -85,7 +85,29 @@ def blocks(site) -> dict[str, str]:
     out["probes_table"] = probes_seed_table(spreads) if spreads else ""
     out["probe_reading"] = probe_reading(spreads)
     out["division_reading"] = division_reading(table)
+    out["c35_step"] = c35_step_words(site)
     return out
+
+
+CHAPTER_C35_STEP = 1500  # the chapter reads C3.5's score dynamics after 1500 steps of batch 32
+C35_RUNS = ("E3-h1024-raw", "E3-h1024-div")
+
+
+def c35_step_words(site) -> str:
+    """At which step C3.5's last probe was read, against the chapter's 1500: said from the run files."""
+    steps = sorted({m["probes_last"]["step"] for run in C35_RUNS for m in (site.res.by_seed.get(run) or {}).values()
+                    if (m.get("probes_last") or {}).get("step") is not None})
+    if not steps:
+        return ""
+    where = " and ".join(map(str, steps))
+    if steps == [CHAPTER_C35_STEP]:
+        how = "the chapter's own step, so the growth and the collapse are read where the chapter read them"
+    elif max(steps) < CHAPTER_C35_STEP:
+        how = (f"before the chapter's {CHAPTER_C35_STEP}, so the scores have had less time to grow than the "
+               "chapter's had")
+    else:
+        how = f"not at the chapter's {CHAPTER_C35_STEP} (some seeds or runs later)"
+    return f"C3.5 reads the d_k = 1024 pair's last probe, taken at step {where}: {how}.\n"
 
 
 PROBES = {"score_std": "score std", "saturated": "saturated rows", "entropy": "entropy"}
