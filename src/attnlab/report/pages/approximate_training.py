@@ -7,7 +7,7 @@ import pandas as pd
 from attnlab.report.format import chart, md_table, spread
 from attnlab.report.readings import NOISE, interval, paired, said, versus
 from attnlab.report.site import NOT_RUN
-from attnlab.settings.approximate_training import FULL
+from attnlab.settings.approximate_training import DEFAULTS, FULL
 
 NAME = "approximate_training"
 
@@ -28,7 +28,8 @@ def runs_table(site) -> pd.DataFrame:
     paired by seed (its mean and k·SE)."""
     res, full = site.res, site.res.spread(FULL, "val_ppl")
     rows = []
-    for name in [FULL, *res.experiment(NAME)]:
+    ran = res.experiment(NAME)
+    for name in [FULL, *(r for r in DEFAULTS if r in ran), *(r for r in ran if r not in DEFAULTS)]:
         val = res.spread(name, "val_ppl")
         if val is None:
             continue
