@@ -28,9 +28,14 @@ def prov(profile="quick"):
             "date": "2025-01-01T00:00:00+00:00", "wall_seconds": 2.0, "seed": 1337, "host": "test"}
 
 
-def grads(norm: str, n: int = 12, scale: float = 1.0) -> dict:
+def grads(norm: str, n: int = 12, scale: float = 1.0, legacy: bool = False) -> dict:
+    """A probe row: the chapter's numbers under the chapter's definition (W_q, W_k, W_v), W_o a little above, and
+    the whole block about 4x larger and falling with depth, as measured; `legacy`: only the whole block (run files
+    made before the probe recorded the others)."""
     first, last = CHAPTER_GRADS[norm]
-    return {f"grad_block_{i}": scale * (first + (last - first) * (i - 1) / (n - 1)) for i in range(1, n + 1)}
+    line = lambda prefix, a, b: {f"{prefix}{i}": scale * (a + (b - a) * (i - 1) / (n - 1)) for i in range(1, n + 1)}  # noqa: E731
+    whole = line("grad_block_", 4 * first, 3.6 * first)
+    return whole if legacy else {**whole, **line("grad_qkv_", first, last), **line("grad_wo_", 1.1 * first, 1.1 * last)}
 
 
 def write_depth(root, ppl=None, diverged_post=True, steps=400):
@@ -127,10 +132,13 @@ def test_init_gradients_one_line_per_norm(quick_like, cfg):
     site = site_for(quick_like, cfg)
     g = depth.init_grads(site, depth.runs_table(site))
     assert set(g["norm"]) == {"pre-norm", "post-norm"} and set(g["run"]) == {"E4-pre", "E4-post"}
-    t = depth.init_table(depth.init_seeds(site, depth.runs_table(site))).set_index("norm")
+    assert set(g["definition"]) == set(depth.NAMES.values())
+    t = depth.init_table(depth.init_seeds(site, depth.runs_table(site)))
+    t = t[t["definition"] == depth.NAMES["grad_qkv_"]].set_index("norm")
     assert t.loc["pre-norm", "ratio"].mean == pytest.approx(0.0657 / 0.0498)
     assert t.loc["post-norm", "ratio"].mean == pytest.approx(0.1613 / 0.0977)
     assert (t.loc["pre-norm", "run"], t.loc["post-norm", "run"]) == ("E4-pre", "E4-post")  # read without warmup
+    assert (t.loc["pre-norm", "chapter_first"], t.loc["post-norm", "chapter_ratio"]) == (0.0498, 1.65)
 
 
 def test_warmup_falls_back_to_the_curve_without_a_config(quick_like):

@@ -116,9 +116,11 @@ def test_the_verdict_reading_lists_only_what_did_not_reproduce():
 
 # ------------------------------------------------------------------ E4 depth
 
-def init_table(pre, post) -> pd.DataFrame:
-    return pd.DataFrame([{"norm": "pre-norm", "run": "E4-pre", "seeds": len(pre), "n": 12, "ratio": seeds(*pre)},
-                         {"norm": "post-norm", "run": "E4-post", "seeds": len(post), "n": 12, "ratio": seeds(*post)}])
+def init_table(pre, post, definition=depth.NAMES["grad_block_"]) -> pd.DataFrame:
+    return pd.DataFrame([{"definition": definition, "norm": "pre-norm", "run": "E4-pre", "seeds": len(pre), "n": 12,
+                          "ratio": seeds(*pre)},
+                         {"definition": definition, "norm": "post-norm", "run": "E4-post", "seeds": len(post), "n": 12,
+                          "ratio": seeds(*post)}])
 
 
 def test_depth_says_which_end_gets_the_gradient_only_beyond_the_noise():
@@ -130,6 +132,11 @@ def test_depth_says_which_end_gets_the_gradient_only_beyond_the_noise():
     assert "nearer the output receive the larger gradient" in text and "alike within the noise" in text
     one = depth.init_reading(init_table([0.90], [1.02]))
     assert "one seed, so no error" in one and "0.900×" in one
+    both = depth.init_reading(pd.concat([init_table([0.90, 0.84, 0.84], [1.02, 1.04, 0.97]),
+                                         init_table([1.30, 1.32, 1.31], [1.31, 1.29, 1.33], depth.NAMES["grad_qkv_"])]))
+    ours, theirs = both.split("\n")[:2]  # one line per definition, each read on its own numbers
+    assert ours.startswith(f"- **{depth.NAMES['grad_block_']}.**") and "nearer the input" in ours
+    assert theirs.startswith(f"- **{depth.NAMES['grad_qkv_']}.**") and "nearer the output" in theirs
 
 
 def runs(**val) -> pd.DataFrame:

@@ -6,6 +6,7 @@ import math
 import torch
 
 from attnlab.nn.model import SelfAttention, attention_kept
+from attnlab.settings import depth
 from attnlab.train import windows
 
 SATURATED = 0.99  # a row is saturated when one key takes more than this share of its weight
@@ -48,11 +49,30 @@ def max_entropy(context: int) -> float:
     return sum(math.log(t + 1) for t in range(context)) / context
 
 
-class GradNormProbe:
-    """Gradient norm of each block's parameters: at step 0 from one backward pass on a fixed batch
-    (before any update), then from the gradients each of the first `first` steps left behind."""
+# Which of a block's parameters (by name inside the block) each definition of settings.depth.GRAD_DEFINITIONS
+# takes; the norm of their gradients, concatenated, is the block's gradient norm under it.
+QKV = ("mixer.q.weight", "mixer.k.weight", "mixer.v.weight")
+TAKES = {"grad_block_": lambda name: True, "grad_qkv_": lambda name: name in QKV,
+         "grad_wo_": lambda name: name == "mixer.out.weight"}
+GRAD_DEFINITIONS = {prefix: (what, TAKES[prefix]) for prefix, what in depth.GRAD_DEFINITIONS.items()}
+STEP0_WINDOWS = 64  # the chapter's batch: the step-0 gradient is read on as many windows as it trains on
+CANDIDATES = {**GRAD_DEFINITIONS,  # what else "a block's gradient" could be: tried against the chapter's numbers
+              "grad_attn_": ("every attention parameter", lambda name: name.startswith("mixer.")),
+              "grad_mlp_": ("every MLP parameter", lambda name: name.startswith("mlp.")),
+              "grad_weights_": ("every weight matrix (no biases, no LayerNorm)",
+                                lambda name: name.endswith("weight") and not name.startswith("norm")),
+              "grad_up_": ("the MLP's up projection (weight)", lambda name: name == "mlp.up.weight"),
+              "grad_down_": ("the MLP's down projection (weight; Xiong et al.'s W^2)",
+                             lambda name: name == "mlp.down.weight"),
+              "grad_norms_": ("the two LayerNorms", lambda name: name.startswith("norm"))}
 
-    def __init__(self, tokens: torch.Tensor, context: int, first: int, n_windows: int = 8):
+
+class GradNormProbe:
+    """Gradient norm of each block under every definition of GRAD_DEFINITIONS: at step 0 from one backward pass
+    on a fixed batch of `n_windows` windows (before any update), then from the gradients each of the first
+    `first` steps left behind."""
+
+    def __init__(self, tokens: torch.Tensor, context: int, first: int, n_windows: int = STEP0_WINDOWS):
         self.x, self.y = windows(tokens, context, n_windows)
         self.first = first
 
@@ -70,10 +90,28 @@ class GradNormProbe:
         return block_grad_norms(model)
 
 
-def block_grad_norms(model) -> dict:
-    """{'grad_block_1': ||grad||, ...} over each block's parameters, blocks numbered from 1."""
+def init_grad_norms(spec, tokens: torch.Tensor, seed: int, n_windows: int = STEP0_WINDOWS,
+                    definitions: dict = CANDIDATES) -> dict:
+    """A fresh model of `spec` at `seed` (the training loop's initialisation), one backward pass on the first
+    `n_windows` windows of `tokens`: each block's gradient norm under every definition, as the probe records it."""
+    from attnlab.train import make_model
+
+    torch.manual_seed(seed)
+    model = make_model(spec).train()
+    x, y = windows(tokens, spec.context, n_windows)
+    model(x, y)[1].backward()
+    return block_grad_norms(model, definitions)
+
+
+def block_grad_norms(model, definitions: dict = GRAD_DEFINITIONS) -> dict:
+    """{'grad_block_1': ||grad||, ..., 'grad_qkv_1': ..., 'grad_wo_1': ...}: each block's gradient norm under every
+    definition (GRAD_DEFINITIONS), blocks numbered from 1; a definition that takes none of a block's parameters
+    (a block without attention or without W_o) records nothing for it, the whole block NaN without gradients."""
     out = {}
-    for i, block in enumerate(model.blocks, start=1):
-        grads = [p.grad.flatten() for p in block.parameters() if p.grad is not None]
-        out[f"grad_block_{i}"] = torch.cat(grads).norm().item() if grads else float("nan")
+    for prefix, (_, takes) in definitions.items():
+        for i, block in enumerate(model.blocks, start=1):
+            taken = [p for name, p in block.named_parameters() if takes(name)]
+            grads = [p.grad.flatten() for p in taken if p.grad is not None]
+            if taken or prefix == "grad_block_":
+                out[f"{prefix}{i}"] = torch.cat(grads).norm().item() if grads else float("nan")
     return out

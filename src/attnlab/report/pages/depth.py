@@ -12,9 +12,12 @@ from attnlab.report.readings import Estimate, at_seeds, of_values, paired, said,
 from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
 from attnlab.report.site import NOT_RUN
+from attnlab.settings.depth import CHAPTER_DEFINITION, CHAPTER_GRADS, OUR_DEFINITION
 
 EXPERIMENT = "depth"
-GRAD = "grad_block_"
+GRAD = OUR_DEFINITION  # the per-step chart's definition
+NAMES = {OUR_DEFINITION: "whole block (ours)", CHAPTER_DEFINITION: "W_q, W_k, W_v (the claim's)",
+         "grad_wo_": "W_o"}  # short names of GRAD_DEFINITIONS for tables and legends
 
 
 def _settings(site, name: str) -> dict:
@@ -62,39 +65,43 @@ def runs_table(site) -> pd.DataFrame:
 
 
 def init_grads(site, table: pd.DataFrame) -> pd.DataFrame:
-    """Gradient norm per block at step 0, one run per norm placement (no-warmup runs first: the step-0
-    gradient is taken before the schedule ever acts, so both runs of a placement read the same)."""
+    """Gradient norm per block at step 0 under every definition the probe recorded, one run per norm placement
+    (no-warmup runs first: the step-0 gradient is taken before the schedule ever acts, so both runs of a
+    placement read the same)."""
     rows, seen = [], set()
     for _, r in table.sort_values("warmup", na_position="first").iterrows():
         first = site.res.runs[r["run"]].get("probes_first") or {}
         if r["norm"] in seen or not any(k.startswith(GRAD) for k in first):
             continue
         seen.add(r["norm"])
-        for k, v in first.items():
-            if k.startswith(GRAD) and finite(v) is not None:
-                rows.append({"norm": f"{r['norm']}-norm", "run": r["run"], "block": int(k[len(GRAD):]),
-                             "grad_norm": v})
+        for prefix, name in NAMES.items():
+            for k, v in first.items():
+                if k.startswith(prefix) and finite(v) is not None:
+                    rows.append({"norm": f"{r['norm']}-norm", "definition": name, "run": r["run"],
+                                 "block": int(k[len(prefix):]), "grad_norm": v})
     return pd.DataFrame(rows)
 
 
 def init_seeds(site, table: pd.DataFrame) -> pd.DataFrame:
-    """Per norm placement, the step-0 gradient of its run without warmup at every seed: block 1, the last block
-    and their ratio, one row per seed (the claim C4.1 reads every seed, and so does the page)."""
+    """Per norm placement and definition of a block's gradient, the step-0 gradient of its run without warmup at
+    every seed: block 1, the last block and their ratio, one row per seed (the claim C4.1 reads every seed, and
+    so does the page). A run file made before a definition was recorded has no rows for it."""
     rows = []
     for norm, runs in table.sort_values("warmup", na_position="first").groupby("norm", sort=False):
         for run in runs["run"]:
-            found = [{"norm": f"{norm}-norm", "run": run, "seed": str(seed), **row}
-                     for seed, m in (site.res.by_seed.get(run) or {}).items()
-                     if (row := _first_last(m.get("probes_first") or {}))]
+            found = [{"norm": f"{norm}-norm", "definition": name, "run": run, "seed": str(seed), **row}
+                     for prefix, name in NAMES.items() for seed, m in (site.res.by_seed.get(run) or {}).items()
+                     if (row := _first_last(m.get("probes_first") or {}, prefix))]
             if found:
                 rows += found
                 break
     return pd.DataFrame(rows)
 
 
-def _first_last(first: dict) -> dict | None:
-    """Block 1's and the last block's gradient norm in one probe, and their ratio (None without two blocks)."""
-    g = {int(k[len(GRAD):]): v for k, v in first.items() if k.startswith(GRAD) and finite(v) is not None}
+def _first_last(first: dict, prefix: str = GRAD) -> dict | None:
+    """Block 1's and the last block's gradient norm under one definition in one probe, and their ratio (None
+    without two blocks)."""
+    g = {int(k[len(prefix):]): v for k, v in first.items() if k.startswith(prefix) and finite(v) is not None}
     if len(g) < 2:
         return None
     n = max(g)
@@ -102,13 +109,51 @@ def _first_last(first: dict) -> dict | None:
 
 
 def init_table(seeds: pd.DataFrame) -> pd.DataFrame:
-    """One row per norm placement: block 1, the last block and last/first over the seeds (results.Spread:
-    mean ± sd, each seed on hover)."""
+    """One row per definition and norm placement: block 1, the last block and last/first over the seeds
+    (results.Spread: mean ± sd, each seed on hover), beside the chapter's three numbers."""
     rows = []
-    for (norm, run), g in seeds.groupby(["norm", "run"], sort=False):
+    for (definition, norm, run), g in seeds.groupby(["definition", "norm", "run"], sort=False):
         spreads = {k: Spread(dict(zip(g["seed"], g[k]))) for k in ("first", "last", "ratio")}
-        rows.append({"norm": norm, "run": run, "seeds": len(g), "n": int(g["n"].max()), **spreads})
+        chapter = dict(zip(("chapter_first", "chapter_last", "chapter_ratio"), CHAPTER_GRADS[norm[:-len("-norm")]]))
+        rows.append({"definition": definition, "norm": norm, "run": run, "seeds": len(g), "n": int(g["n"].max()),
+                     **spreads, **chapter})
     return pd.DataFrame(rows)
+
+
+def definition_reading(t: pd.DataFrame) -> str:
+    """Which recorded definition of a block's gradient gives the chapter's numbers, generated from them: a
+    definition matches where each of the chapter's six numbers (block 1, the last block and last/first, pre- and
+    post-norm) lies inside our 95 % interval over the seeds (mean ± k·SE), and misses where one lies outside it."""
+    lines, matched, estimates = [], [], 0
+    for definition, g in t.groupby("definition", sort=False):
+        inside, outside, scale = 0, 0, []
+        for _, r in g.iterrows():
+            for ours, chapter in (("first", "chapter_first"), ("last", "chapter_last"), ("ratio", "chapter_ratio")):
+                e = of_values(r[ours].values)
+                scale.append(e.value / r[chapter])
+                if e.half is not None:
+                    inside += abs(e.value - r[chapter]) <= e.half
+                    outside += abs(e.value - r[chapter]) > e.half
+        estimates += inside + outside
+        size = f"ours is {min(scale):.2f}× to {max(scale):.2f}× the chapter's numbers"
+        if inside + outside == 0:
+            lines.append(f"- {definition}: {size} (one seed: no interval to hold the chapter's numbers against).")
+            continue
+        lines.append(f"- {definition}: {size}; {inside} of the chapter's {inside + outside} numbers lie inside our "
+                     f"95 % intervals.")
+        if outside == 0 and len(g) == 2:
+            matched.append(definition)
+    if not estimates:
+        verdict = "With one seed there is no interval to say which definition the chapter's numbers belong to."
+    elif matched:
+        verdict = f"The chapter's numbers are those of {' and of '.join(matched)}" + (
+            "." if NAMES[OUR_DEFINITION] in matched else
+            f", not of the {NAMES[OUR_DEFINITION]}: the chapter's gradient norm per block is one attention matrix's.")
+    else:
+        verdict = ("No recorded definition holds all of the chapter's numbers inside its intervals; "
+                   "`tools/grad-definitions.py` measures the other candidates.")
+    return ("Each recorded definition of a block's gradient against the chapter's block 1, last block and "
+            "last/first, pre- and post-norm:\n\n" + "\n".join(lines) + "\n\n" + verdict + "\n")
 
 
 def lean(e: Estimate | None) -> str:
@@ -120,23 +165,30 @@ def lean(e: Estimate | None) -> str:
 
 
 def init_reading(t: pd.DataFrame) -> str:
-    """What the step-0 table says, in words generated from every seed's ratios: a direction only where the
-    interval (± k standard errors over the seeds) clears 1, and post-norm against pre-norm paired by seed."""
-    lines = []
-    for _, r in t.iterrows():
-        e = of_values(r["ratio"].values)
-        lines.append(f"In {r['norm']}, the last block's gradient is {e.value:.3f}× the first block's "
-                     f"({ratio_interval(e, r['seeds'])}): {lean(e)}.")
-    ratios = dict(zip(t["norm"], t["ratio"]))
-    if {"pre-norm", "post-norm"} <= set(ratios):
-        post, pre = ratios["post-norm"].by_seed, ratios["pre-norm"].by_seed
-        e = paired(post, pre, how=lambda a, b: a / b)
-        lines.append(f"Post-norm's last/first ratio is {e.value:.2f}× pre-norm's ({ratio_interval(e, len(post))}): " + said(
-            e, of=1.0, above="the gradient's spread over the depth is larger with the LayerNorm after each sublayer",
-            below="the gradient's spread over the depth is smaller with the LayerNorm after each sublayer",
-            within="the two placements spread the gradient alike within the noise",
-            unknown="one seed, so no error to judge which spreads it more") + ".")
-    return " ".join(lines) + "\n"
+    """What the step-0 table says, per definition of a block's gradient, in words generated from every seed's
+    ratios: a direction only where the interval (± k standard errors over the seeds) clears 1, and post-norm
+    against pre-norm paired by seed."""
+    out = []
+    for definition, g in t.groupby("definition", sort=False):
+        lines = []
+        for _, r in g.iterrows():
+            e = of_values(r["ratio"].values)
+            lines.append(f"In {r['norm']}, the last block's gradient is {e.value:.3f}× the first block's "
+                         f"({ratio_interval(e, r['seeds'])}): {lean(e)}.")
+        ratios = dict(zip(g["norm"], g["ratio"]))
+        if {"pre-norm", "post-norm"} <= set(ratios):
+            post, pre = ratios["post-norm"].by_seed, ratios["pre-norm"].by_seed
+            e = paired(post, pre, how=lambda a, b: a / b)
+            lines.append(f"Post-norm's last/first ratio is {e.value:.2f}× pre-norm's ({ratio_interval(e, len(post))}): "
+                         + said(e, of=1.0,
+                                above="the gradient's spread over the depth is larger with the LayerNorm after each "
+                                      "sublayer",
+                                below="the gradient's spread over the depth is smaller with the LayerNorm after each "
+                                      "sublayer",
+                                within="the two placements spread the gradient alike within the noise",
+                                unknown="one seed, so no error to judge which spreads it more") + ".")
+        out.append(f"- **{definition}.** " + " ".join(lines))
+    return "\n".join(out) + "\n"
 
 
 def ratio_interval(e: Estimate, seeds: int) -> str:
@@ -219,8 +271,8 @@ def init_chart(grads: pd.DataFrame, seed: str = "") -> dict:
     return alt.Chart(grads, title=f"Gradient norm per block at step 0, {seed}").mark_line(point=True).encode(
         x=alt.X("block:O", title="block (1 = nearest the input)"),
         y=alt.Y("grad_norm:Q", title="gradient norm at step 0"),
-        color=alt.Color("norm:N", title=None),
-        tooltip=["run", "block", alt.Tooltip("grad_norm:Q", format=".4f")],
+        color=alt.Color("norm:N", title=None), strokeDash=alt.StrokeDash("definition:N", title="a block's gradient is"),
+        tooltip=["run", "definition", "block", alt.Tooltip("grad_norm:Q", format=".4f")],
     ).properties(width=460, height=260).to_dict()
 
 
@@ -245,6 +297,10 @@ def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
 
 # --------------------------------------------------------------------- blocks
 
+def _fixed(digits: int):
+    return lambda v: f"{v:.{digits}f}"
+
+
 def blocks(site) -> dict[str, str]:
     out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["E4-post"]), gpu=True)
                         + "\n# every run of E4\n" + site.snakemake("claims.csv", gpu=True))
@@ -261,15 +317,19 @@ def blocks(site) -> dict[str, str]:
 
     grads = init_grads(site, table)
     if grads.empty:
-        out["init_chart"], out["init_table"], out["init_reading"] = "_No step-0 gradient probe recorded._", "", ""
+        out["init_chart"], out["init_table"] = "_No step-0 gradient probe recorded._", ""
+        out["init_reading"] = out["definition_reading"] = ""
     else:
         out["init_chart"] = chart("chart-depth-init", init_chart(grads, first_seed(site, table["run"])))
         t = init_table(init_seeds(site, table))
-        out["init_table"] = md_table(t, {"norm": "norm", "run": "read from", "seeds": "seeds", "first": "block 1",
-                                         "n": "last block", "last": "last block's norm",
-                                         "ratio": "last / first (mean ± sd)"},
-                                     {"first": spread(4), "last": spread(4), "ratio": spread(3)})
+        out["init_table"] = md_table(
+            t, {"definition": "a block's gradient is", "norm": "norm", "run": "read from", "seeds": "seeds",
+                "first": "block 1", "chapter_first": "chapter", "n": "last block", "last": "last block's norm",
+                "chapter_last": "chapter", "ratio": "last / first (mean ± sd)", "chapter_ratio": "chapter"},
+            {"first": spread(4), "last": spread(4), "ratio": spread(3), "chapter_first": _fixed(4),
+             "chapter_last": _fixed(4), "chapter_ratio": _fixed(2)})
         out["init_reading"] = init_reading(t)
+        out["definition_reading"] = definition_reading(t)
     out["outcome_reading"] = outcome_reading(table)
     runs = list(table["run"])
     early = early_grads(site, table)
