@@ -49,6 +49,9 @@ FREE = {name: worse_by(1.0, jitter=(0.0, 0.002, -0.002)) if name != "L9" else wo
 BETTER = {name: worse_by(0.8) if name != "L9" else ppl for name, ppl in COSTLY.items()}
 
 
+QUICK = validate(chosen({"profile": "quick"}, []))
+
+
 def verdict(root, claim: str) -> str:
     return evaluate(load_registry(REPO / "claims").by_id(claim), gather(root)).verdict
 
@@ -82,20 +85,20 @@ def test_the_claims_follow_the_perplexities_on_both_sides(tmp_path, ppl, s83, s8
 
 
 def test_the_page_reads_each_cost_on_its_side_of_full_attention(tmp_path):
-    costly = rendered_page(site_for(write_runs(tmp_path / "a", COSTLY), {"profile": "quick", "seeds": list(SEEDS)}),
+    costly = rendered_page(site_for(write_runs(tmp_path / "a", COSTLY), QUICK),
                            "approximate_training", page.blocks)
     assert costly.count("worse than full attention") == 6 and "better than full attention" not in costly
     assert "S8-w32 against S8-w16" in costly and "better" in costly.split("What giving")[1]
-    text = rendered_page(site_for(write_runs(tmp_path / "b", BETTER), {"profile": "quick", "seeds": list(SEEDS)}),
+    text = rendered_page(site_for(write_runs(tmp_path / "b", BETTER), QUICK),
                          "approximate_training", page.blocks)
     assert text.count("better than full attention") == 6 and "worse than full attention" not in text
-    free = rendered_page(site_for(write_runs(tmp_path / "c", FREE), {"profile": "quick", "seeds": list(SEEDS)}),
+    free = rendered_page(site_for(write_runs(tmp_path / "c", FREE), QUICK),
                          "approximate_training", page.blocks)
     assert free.count("equal within the noise") == 6
 
 
 def test_the_chart_draws_one_point_per_approximation_at_its_ratio(tmp_path):
-    site = site_for(write_runs(tmp_path, COSTLY), {"profile": "quick", "seeds": list(SEEDS)})
+    site = site_for(write_runs(tmp_path, COSTLY), QUICK)
     t = page.runs_table(site)
     spec = page.ratio_chart(t)
     assert problems("approximate_training", spec) == []
@@ -104,6 +107,6 @@ def test_the_chart_draws_one_point_per_approximation_at_its_ratio(tmp_path):
 
 
 def test_without_runs_the_page_says_not_run_once(tmp_path):
-    text = rendered_page(site_for(tmp_path, {"profile": "quick", "seeds": list(SEEDS)}), "approximate_training",
+    text = rendered_page(site_for(tmp_path, QUICK), "approximate_training",
                          page.blocks)
     assert text.count('!!! warning "not run"') == 1 and "approximate_training/*/seed*/metrics.json" in text

@@ -31,11 +31,21 @@ HEADERS = {"aspect": "", "paper": "the paper", "here": "here", "why": "why they 
 
 @lru_cache(maxsize=None)
 def protocols() -> dict:
-    """protocols.yaml, checked: one entry per page of the registry, each with its sources and rows of ROW."""
+    """protocols.yaml with every page module's own PROTOCOL (an experiment added later keeps its table in its page
+    module), checked: one entry per page of the registry, each with its sources and rows of ROW."""
+    import importlib
+
     doc = read_yaml(DATA, "protocols")
+    source = dict.fromkeys(doc, DATA.name)
+    for e in registry.load():
+        own = getattr(importlib.import_module(e.page), "PROTOCOL", None)
+        if own is not None:
+            if e.name in doc:
+                raise AttnlabError(f"{DATA.name}: {e.name} has a protocol here and in {e.page}; keep one")
+            doc[e.name], source[e.name] = own, e.page
     names = {e.name for e in registry.load()}
     for page, entry in doc.items():
-        where = f"{DATA.name}: {page}"
+        where = f"{source[page]}: {page}"
         if page not in names:
             raise AttnlabError(f"{where}: no experiment of that name in the registry")
         if not isinstance(entry, dict) or set(entry) != {"sources", "rows"} or not entry["rows"]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import altair as alt
 import pandas as pd
+import yaml
 
 from attnlab.report.format import chart, md_table, spread
 from attnlab.report.readings import NOISE, interval, paired, said, versus
@@ -10,6 +11,37 @@ from attnlab.report.site import NOT_RUN
 from attnlab.settings.approximate_training import DEFAULTS, FULL
 
 NAME = "approximate_training"
+
+# The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
+PROTOCOL = yaml.safe_load("""
+sources: Beltagy, Peters & Cohan 2020 (Longformer, arXiv:2004.05150); Choromanski et al. 2021 (Performer, arXiv:2009.14794)
+rows:
+  - aspect: task
+    paper: >-
+      Longformer: character-level language modelling (text8, enwik8; bits per character), then a pretrained
+      model fine-tuned on long-document tasks. Performer: protein sequences, ImageNet64 and text, and a pretrained
+      Transformer's weights reused with FAVOR+ in place of its softmax.
+    here: >-
+      Next-token prediction on tiny Shakespeare ({data.vocab_size} BPE tokens), validation perplexity at the
+      profile's budget ({train.steps} steps of {train.batch_size} windows of {model.context} tokens), against the
+      same model with full attention trained on the same batches.
+    why: >-
+      The question is the cost in quality of the approximation alone, so everything else is the chapter's model
+      and data; the papers' long sequences are what the approximations are for, and they cost days of training.
+  - aspect: model
+    paper: >-
+      Longformer: 12 and 30 layers, a window that grows from lower to higher layers, dilated windows in some
+      heads of the higher layers, and global attention on a few task tokens in fine-tuning. Performer: deep
+      Transformers with positive orthogonal random features, redrawn during training.
+    here: >-
+      One block (ladder row L9: {model.d_model} wide, {model.n_heads} heads); every layer the same window (16 or
+      32 keys, with or without 4 global tokens at the start) or the same FAVOR+ features (32 or 128 per head),
+      drawn once from the seed and kept.
+    why: >-
+      One block makes a window's reach its width exactly (no deeper layer can carry older tokens forward), and
+      fixed features keep a checkpoint's attention the one it was trained with, so that resuming and evaluating
+      read the same function.
+""")
 
 
 def attention_of(spec) -> str:
