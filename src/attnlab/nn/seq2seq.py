@@ -13,7 +13,7 @@ no attention (the fixed vector) or attention in one of the two papers' wirings.
                      logits_t = W_o maxout(U_o s_t + V_o E y_{t-1} + C_o c_t)   (deep output, pools of 2)
     Luong        (Luong, Pham & Manning 2015) the score reads the CURRENT state, the context joins after the RNN:
                      s_t = RNN([E y_{t-1}; h~_{t-1}], s_{t-1})   with input feeding (h~_0 = 0), else RNN(E y_{t-1})
-                     a_t = softmax_j(score(s_t, e_j))      dot, general or concat; e_j brought to d by tanh(W e_j)
+                     a_t = softmax_j(score(s_t, e_j))   dot, general or concat; two-way e_j brought to d: tanh(W e_j)
                      h~_t = tanh(W_c [c_t; s_t]),  logits_t = W_out h~_t
 
 Without input feeding Luong's decoder runs over all steps at once; Bahdanau's and input feeding step by step.
