@@ -3,6 +3,7 @@ has its table, and its "here" column follows the settings, each field of it and 
 from __future__ import annotations
 
 import copy
+import json
 import importlib
 from types import SimpleNamespace
 
@@ -156,13 +157,18 @@ def test_s9_names_its_model_and_its_second_seed(tmp_path, smoke):
     assert "trained at seed 8" in here(tmp_path, cfg, "explanation", "Wiegreffe and Pinter's tests")
 
 
-def test_s1_s_encoder_and_scores_follow_the_settings(tmp_path, smoke):
+def test_s1_s_encoder_and_wirings_follow_the_settings_and_an_older_result(tmp_path, smoke):
     assert "the encoder reading both ways" in here(tmp_path, smoke, "seq2seq", "networks")
-    assert "Every score (bahdanau, dot, general, concat)" in here(tmp_path, smoke, "seq2seq", "where the score sits")
+    assert ("Bahdanau in Bahdanau's wiring as the paper states it (deep output: one maxout layer); dot, general, "
+            "concat in Luong's, with input feeding") in here(tmp_path, smoke, "seq2seq", "where the score sits")
     cfg = copy.deepcopy(smoke)
-    cfg["seq2seq"].update(bidirectional=False, variants=["none", "dot"])
+    cfg["seq2seq"].update(bidirectional=False, variants=["none", "dot"], input_feeding=False)
     assert "the encoder reading forward only" in here(tmp_path, cfg, "seq2seq", "networks")
-    assert "Every score (dot)" in here(tmp_path, cfg, "seq2seq", "where the score sits")
+    assert "Dot in Luong's, without input feeding." in here(tmp_path, cfg, "seq2seq", "where the score sits")
+    (tmp_path / "seq2seq").mkdir()  # a result from before the two wirings: what it ran, not what the profile says
+    (tmp_path / "seq2seq" / "result.json").write_text(json.dumps({"settings": {"variants": ["none", "dot"]}}))
+    assert "Every score (dot) in Luong's wiring without input feeding (this version predates" in here(
+        tmp_path, smoke, "seq2seq", "where the score sits")
 
 
 def test_a_benchmark_names_the_device_its_result_names(tmp_path, smoke):

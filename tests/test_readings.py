@@ -421,6 +421,33 @@ def test_seq2seq_says_a_fall_and_a_gain_only_beyond_the_noise():
     assert "a fall beyond the noise for 1 of 2" in text
 
 
+def test_seq2seq_says_which_wiring_is_ahead_only_beyond_the_noise():
+    """Bahdanau's additive against Luong's concat, paired by seed: a direction on each side where the interval
+    clears zero, 'within the noise' where it holds it; a version from before the wirings says it has none."""
+    def result(*means):
+        wiring = [{"task": "copy", "source_length": S, "luong": "concat",
+                   "difference": {"mean": m, "se": 0.01, "se_from": "seeds", "seeds": 3}}
+                  for S, m in zip((8, 16, 32), means)]
+        summary = [{"task": "copy", "source_length": S, "variant": v, "token_accuracy": 0.5}
+                   for S in (8, 16, 32) for v in ("bahdanau", "concat")]
+        return {"wirings": {"bahdanau": "bahdanau", "concat": "luong"}, "summary": summary,
+                "contrasts": {"wiring": wiring}}
+
+    r = result(0.2, -0.2, 0.01)
+    text = seq2seq.wiring_reading(r)
+    assert "at length 8 0.500 against 0.500, +0.200 ± 0.043 (k·SE) (Bahdanau's wiring higher)" in text
+    assert "at length 16 0.500 against 0.500, -0.200 ± 0.043 (k·SE) (Luong's wiring higher)" in text
+    assert "+0.010 ± 0.043 (k·SE) (within the noise)" in text and "beyond the noise at 2 of 3 lengths" in text
+    table = seq2seq.wiring_table(r)
+    assert table.count("Bahdanau's higher") == 1 and table.count("Luong's higher") == 1 and "within the noise" in table
+    r["contrasts"]["wiring"][0]["difference"] = {"status": "diverged", "run": "seq2seq x", "diverged_at_step": 3}
+    assert "a run diverged or is missing" in seq2seq.wiring_table(r)
+    old = {k: v for k, v in r.items() if k != "wirings"}
+    assert "predates Bahdanau's wiring" in seq2seq.wiring_table(old) and seq2seq.wiring_reading(old) == ""
+    assert seq2seq.names(old)["bahdanau"] == "additive (in Luong's wiring)"
+    assert "without input feeding (this version predates" in seq2seq.wirings_said(old)
+
+
 def test_approximation_says_whether_the_largest_window_covers_the_context():
     assert "stops short of the 128 tokens" in approximation.coverage(64, 4, 128)
     assert "covers the 128 tokens L9 reads, so there it is exact" in approximation.coverage(124, 4, 128)

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from attnlab.errors import AttnlabError
 from attnlab.experiments import seq2seq as s2s
 from attnlab.experiments.seq2seq import accuracy, gradient_path, jacobian_norms, task_rows
-from attnlab.nn.seq2seq import CELLS, SCORES, VARIANTS, Seq2SeqSpec
+from attnlab.nn.seq2seq import CELLS, SCORES, VARIANTS, WIRINGS, Seq2SeqSpec, greedy, rnn_output
 from attnlab.train import finished, train
 
 ATTENTION = [v for v in VARIANTS if v != "none"]
@@ -61,7 +61,7 @@ def test_none_sees_only_the_last_encoder_state(cell, bidirectional):
     """With the encoder's last state held fixed, changing every other encoder output changes nothing for 'none'
     and changes the output of every attention variant."""
     rows = task_rows("reverse", 4, 5, 8, torch.Generator().manual_seed(0))
-    for variant in VARIANTS:
+    for variant in [v for v in VARIANTS if bidirectional or WIRINGS[v] != "bahdanau"]:
         torch.manual_seed(0)
         model = Seq2SeqSpec(8, 5, cell, variant, 16, bidirectional).build().eval()
         memory, last, state = model.encode(rows[:, :5])
@@ -90,6 +90,134 @@ def test_loss_is_over_target_positions_only():
     wrong = y.clone()
     wrong[:, S] = (wrong[:, S] + 1) % 8
     assert model(x, wrong)[1].item() != loss.item()
+
+
+# ----------------------------------------------------------------------------- the two wirings
+
+WIRED = [(v, feed) for v in ATTENTION for feed in ([True, False] if WIRINGS[v] == "luong" else [True])]
+
+
+def spy(model):
+    """Record every call of the decoder RNN, its input and output, in order."""
+    calls = {"rnn_in": [], "rnn_out": []}
+
+    def rnn(module, args, out):  # a hook that returns nothing leaves the output as it is
+        x, y = args[0], out[0] if isinstance(module, torch.nn.RNNBase) else rnn_output(out)
+        calls["rnn_in"].append(x if x.dim() == 3 else x[:, None])  # (B, T, .): every step at once or one
+        calls["rnn_out"].append(y if y.dim() == 3 else y[:, None])
+
+    model.decoder.register_forward_hook(rnn)
+    return calls
+
+
+def wired(variant, cell="gru", feed=True, S=5):
+    torch.manual_seed(0)
+    model = Seq2SeqSpec(8, S, cell, variant, 16, True, feed).build().eval()
+    rows = task_rows("reverse", 3, S, 8, torch.Generator().manual_seed(0))
+    memory, last, state = model.encode(rows[:, :S])
+    return model, rows, memory, last, state
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_bahdanau_scores_with_the_previous_state_and_feeds_the_context_into_the_rnn(cell):
+    """Step t's weights are the additive scores of s_{t-1} (s_0 = tanh(W_s backward_1) at the first step), not
+    of s_t, and the RNN's input at step t is [E y_{t-1}; c_t] with c_t those weights over the 2d annotations."""
+    model, rows, memory, last, state = wired("bahdanau", cell)
+    calls = spy(model)
+    dec_in = rows[:, 5:-1]
+    _, weights, _ = model.decode(memory, last, dec_in, state)
+    backward_1 = model.encoder(model.emb(rows[:, :5]))[0][:, 0, 16:]  # the backward half at the first position
+    s0 = torch.tanh(model.init(backward_1))
+    assert memory.shape == (3, 5, 32) and torch.allclose(rnn_output(state[0]), s0, atol=1e-6)
+    states = [s0] + [out[:, 0] for out in calls["rnn_out"]]  # s_0 ... s_T
+    for t in range(dec_in.size(1)):
+        by_hand = F.softmax(model.score(states[t][:, None], memory), -1)  # s_{t-1}
+        assert torch.allclose(weights[:, t : t + 1], by_hand, atol=1e-6)
+        assert not torch.allclose(weights[:, t : t + 1], F.softmax(model.score(states[t + 1][:, None], memory), -1),
+                                  atol=1e-4)  # not s_t
+        rnn_in = calls["rnn_in"][t][:, 0]
+        assert torch.allclose(rnn_in[:, :16], model.emb(dec_in[:, t]), atol=1e-6)
+        assert torch.allclose(rnn_in[:, 16:], (weights[:, t : t + 1] @ memory)[:, 0], atol=1e-6)
+
+
+@pytest.mark.parametrize("variant,feed", WIRED)
+def test_where_the_context_enters(variant, feed):
+    """Changing the annotations changes the decoder's states s_t where the context is an input of the recurrence
+    (Bahdanau's at every step; Luong's with input feeding from the second step, through h~_1), and leaves them
+    alone in Luong's without it, where the context is combined after the recurrence."""
+    model, rows, memory, last, state = wired(variant, feed=feed)
+    calls = spy(model)
+    model.decode(memory, last, rows[:, 5:-1], state)
+    model.decode(memory + torch.randn_like(memory), last, rows[:, 5:-1], state)
+    n = len(calls["rnn_out"]) // 2
+    a, b = torch.cat(calls["rnn_out"][:n], 1), torch.cat(calls["rnn_out"][n:], 1)  # (B, T, d) each
+    if WIRINGS[variant] == "bahdanau":
+        assert not torch.allclose(a[:, 0], b[:, 0], atol=1e-4)  # c_1 is already an input of s_1
+    elif feed:
+        assert torch.equal(a[:, 0], b[:, 0]) and not torch.allclose(a[:, 1:], b[:, 1:], atol=1e-4)
+    else:
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("feed", [True, False])
+@pytest.mark.parametrize("variant", [v for v in ATTENTION if WIRINGS[v] == "luong"])
+def test_luong_scores_the_current_state_and_combines_after_the_rnn(variant, feed):
+    """Luong: the weights at step t score the RNN's output at the same step, the output reads
+    h~_t = tanh(W_c [c_t; h_t]), and with input feeding the RNN's input at step t is [E y_{t-1}; h~_{t-1}]
+    (h~_0 = 0)."""
+    model, rows, memory, last, state = wired(variant, feed=feed)
+    calls = spy(model)
+    dec_in = rows[:, 5:-1]
+    logits, weights, _ = model.decode(memory, last, dec_in, state)
+    h = torch.cat(calls["rnn_out"], 1)  # (B, T, d)
+    assert torch.allclose(weights, F.softmax(model.score(h, memory), -1), atol=1e-6)
+    tilde = torch.tanh(model.combine(torch.cat([weights @ memory, h], -1)))
+    assert torch.allclose(logits, model.head(tilde), atol=1e-5)
+    if feed:
+        fed = torch.cat([x[:, :, 16:] for x in calls["rnn_in"]], 1)  # the fed half of every step's input
+        assert torch.equal(fed[:, 0], torch.zeros_like(fed[:, 0]))
+        assert torch.allclose(fed[:, 1:], tilde[:, :-1], atol=1e-6)
+    else:
+        assert calls["rnn_in"][0].shape == (3, dec_in.size(1), 16)  # the embeddings alone, every step at once
+
+
+@pytest.mark.parametrize("cell", CELLS)
+@pytest.mark.parametrize("variant,feed", [("none", True)] + WIRED)
+def test_decoding_is_causal_and_greedy_matches_teacher_forcing(variant, feed, cell):
+    """Under teacher forcing the output at step t reads no target token after t; and greedy decoding, one step at
+    a time with the state carried, gives what teacher forcing on its own predictions gives."""
+    S = 5
+    model, rows, _, _, _ = wired(variant, cell, feed, S)
+    x = rows[:, :-1]
+    logits, _ = model(x)
+    for t in range(S):
+        changed = x.clone()
+        changed[:, S + t + 1 :] = (changed[:, S + t + 1 :] + 1) % 8  # every target token after step t
+        assert torch.equal(model(changed)[0][:, : S + t + 1], logits[:, : S + t + 1]), t
+    pred, _ = greedy(model, rows[:, :S])
+    forced = torch.cat([rows[:, : S + 1], pred[:, :-1]], 1)
+    assert torch.equal(model(forced)[0][:, S:].argmax(-1), pred)
+
+
+@pytest.mark.parametrize("variant", ["bahdanau", "dot"])
+def test_both_wirings_learn_to_copy(variant):
+    """Behaviour, not quality: a tiny model in each wiring trained briefly on copy lowers its held-out loss well
+    below chance's (ln 9) and its teacher-forced accuracy above chance."""
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(0)
+    rows, held_out = task_rows("copy", 256, 4, 8, gen), task_rows("copy", 64, 4, 8, gen)
+    model = Seq2SeqSpec(8, 4, "gru", variant, 16).build()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    for step in range(60):
+        batch = rows[torch.randint(len(rows), (32,), generator=gen)]
+        loss = model(batch[:, :-1], batch[:, 1:])[1]
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        assert model(held_out[:, :-1], held_out[:, 1:])[1].item() < 0.8 * math.log(9)
+    assert accuracy(model, held_out)["teacher_forced_accuracy"] > 2 / 8
 
 
 @pytest.mark.parametrize("task", s2s.TASKS)
@@ -121,6 +249,10 @@ def test_rows_are_source_sep_target(task):
     (lambda: s2s.settings({"gradient": {"kinds": ["cnn"]}}), "'cnn'"),
     (lambda: s2s.settings({"map": {"variant": "none"}}), "'none'"),
     (lambda: s2s.settings({"variants": ["bahdanau", "dot"]}), "'none'"),
+    (lambda: s2s.settings({"bidirectional": False}), "'bahdanau'"),
+    (lambda: s2s.settings({"input_feeding": "yes"}), "'yes'"),
+    (lambda: Seq2SeqSpec(score="bahdanau", bidirectional=False), "bidirectional"),
+    (lambda: Seq2SeqSpec(input_feeding=1), "1"),
 ])
 def test_bad_input_is_one_line(call, value):
     with pytest.raises(AttnlabError) as err:
@@ -193,6 +325,8 @@ def test_run_returns_every_run_and_resumes(tmp_path):
     assert {(r["variant"], r["source_length"], r["seeds"]) for r in out["summary"]} == \
         {(v, S, 2) for v in ("none", "bahdanau") for S in (3, 5)}
     assert len(out["gradient_path"]) == 4 and out["chance"] == 0.25
+    assert out["wirings"] == {"none": None, "bahdanau": "bahdanau"} and out["settings"]["input_feeding"] is True
+    assert out["contrasts"]["wiring"] == []  # no Luong score beside Bahdanau's
     assert set(out["gradient"]) == {"rnn", "attention"} and out["gradient"]["rnn"]["T_long"] == 4
     amap = out["attention_map"]
     assert amap["name"] == "reverse-S5-bahdanau-seed5" and len(amap["weights"]) == 5

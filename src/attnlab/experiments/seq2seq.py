@@ -3,13 +3,12 @@ chapter's argument against recurrence (the gradient path), as pure functions.
 
 Sutskever et al. (2014) and Cho et al. (2014) squeeze the whole source into the encoder's last state; Bahdanau
 et al. (2015) let each decoder step read a weighted average of every encoder state, with weights from an additive
-score; Luong et al. (2015) tried dot, general and concat scores. Here all five share one wiring (Luong's,
-without input feeding; the model is attnlab.nn.seq2seq) and the same sizes, and differ only in the decoder's
-context vector.
-
-In this wiring the additive score v.tanh(W1 h + W2 e) and concat v.tanh(W [h; e]) are one function class written
-two ways (W = [W1 W2]); the papers differ in where the score sits (Bahdanau queries with the previous state and
-feeds c_t into the RNN), which is not what S1 measures.
+score; Luong et al. (2015) tried dot, general and concat scores. The papers also wire the attention differently
+(attnlab.nn.seq2seq): Bahdanau scores with the previous decoder state and feeds the context into the recurrence;
+Luong scores with the current state and combines the context after it (feeding the result to the next step's
+input when input_feeding is set). Each score is run in its paper's wiring, at the same sizes and budget; since
+Luong's concat v.tanh(W [h; e]) is Bahdanau's additive function (W = [W1 W2]), `bahdanau` against `concat`
+compares the two wirings with the score held fixed (contrasts' `wiring`).
 
 Teacher forcing lets an attention decoder find its place by content: it looks up the target token it was just
 given in the source and reads the neighbour off that state (a trained model's weights can sit one position off
@@ -24,7 +23,8 @@ What is here:
                      greedy decoding are attnlab.nn.seq2seq)
     gradient_path, gradient_sweep     how much gradient reaches input 1 from output T: RNN, LSTM, attention
     run, main        every task x length x variant x seed through the one training loop, plus the above, and
-                     the paired seed-by-seed differences the claims read (contrasts, gradient_summary)
+                     the paired seed-by-seed differences the claims and the page read (contrasts,
+                     gradient_summary)
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ import torch
 import torch.nn as nn
 
 from attnlab.errors import AttnlabError, diverged_record, is_diverged
-from attnlab.settings.seq2seq import PATH_KINDS, TASKS, check_section
+from attnlab.settings.seq2seq import PATH_KINDS, TASKS, WIRINGS, check_section
 from attnlab.nn.model import SelfAttention
 from attnlab.nn.seq2seq import Seq2Seq, Seq2SeqSpec, greedy
 
@@ -214,8 +214,9 @@ def paired(runs: list[dict], task: str, a: tuple[str, int], b: tuple[str, int]) 
 def contrasts(runs: list[dict], s: dict) -> dict:
     """What the claims read, per task: the fixed vector's drop from the shortest to the longest length, and for
     every score function its gain over the fixed vector at the longest length and its own drop; then, over the
-    tasks, each score function's smallest gain (the task it is on) and the largest ratio of a drop to none's.
-    Where a run they need diverged, each of those is the Diverged record of that run."""
+    tasks, each score function's smallest gain (the task it is on) and the largest ratio of a drop to none's;
+    `wiring`: at every task and length, Bahdanau's variant minus each of Luong's, paired (the page's reading; no
+    claim reads it). Where a run they need diverged, each of those is the Diverged record of that run."""
     short, long = min(s["lengths"]), max(s["lengths"])
     scores = [v for v in s["variants"] if v != "none"]
     out = {"shortest": short, "longest": long, "tasks": {}}
@@ -240,6 +241,10 @@ def contrasts(runs: list[dict], s: dict) -> dict:
                 share = ratio if share is None else max(share, ratio)
     lost = [d for t in out["tasks"].values() for d in (t["none_drop"], *t["drop"].values()) if is_diverged(d)]
     out["worst_gain"], out["largest_drop_share"] = worst, lost[0] if lost else share
+    luong = [v for v in scores if WIRINGS[v] == "luong"]
+    out["wiring"] = [{"task": task, "source_length": S, "luong": v, "difference": paired(runs, task, ("bahdanau", S),
+                                                                                        (v, S))}
+                     for task in s["tasks"] for S in sorted(s["lengths"]) for v in luong] if "bahdanau" in scores else []
     return out
 
 
@@ -271,8 +276,8 @@ def run(cfg: dict, out_dir, *, progress: bool = False) -> dict:
     out_dir/<task>-S<len>-<variant>-seed<k>/ (a killed run resumes from its checkpoint), and measure it.
 
     Seeds are the profile's (cfg["seeds"]; cfg["seed"] alone is one); each (task, length, seed) has its own training and held-out rows, shared
-    by every variant. -> {"settings", "chance", "runs", "summary", "contrasts", "gradient_path", "gradient",
-    "attention_map"}.
+    by every variant. -> {"settings", "wirings" (each variant's: attnlab.settings.seq2seq.WIRINGS), "chance",
+    "runs", "summary", "contrasts", "gradient_path", "gradient", "attention_map"}.
     """
     from attnlab.train import finished, train
 
@@ -287,7 +292,8 @@ def run(cfg: dict, out_dir, *, progress: bool = False) -> dict:
                 rows = task_rows(task, s["train_rows"], S, s["vocab"], gen)
                 held_out = task_rows(task, s["eval_rows"], S, s["vocab"], gen)  # the generator has moved on
                 for variant in s["variants"]:
-                    spec = Seq2SeqSpec(s["vocab"], S, s["cell"], variant, s["d_model"], s["bidirectional"])
+                    spec = Seq2SeqSpec(s["vocab"], S, s["cell"], variant, s["d_model"], s["bidirectional"],
+                                       s["input_feeding"])
                     name = f"{task}-S{S}-{variant}-seed{run_seed}"
                     run_cfg = {"seed": run_seed, "device": cfg.get("device", "auto"), "threads": cfg.get("threads"),
                                "profile": cfg.get("profile"), "train": s["train"]}
@@ -309,7 +315,8 @@ def run(cfg: dict, out_dir, *, progress: bool = False) -> dict:
                                 **attention_map(model, held_out[0])}
     g = s["gradient"]
     sweep = gradient_sweep(g["kinds"], g["lengths"], g["d"], g["seeds"])
-    return {"settings": s, "chance": 1 / s["vocab"], "runs": runs, "summary": summary(runs),
+    return {"settings": s, "wirings": {v: WIRINGS[v] for v in s["variants"]}, "chance": 1 / s["vocab"],
+            "runs": runs, "summary": summary(runs),
             "contrasts": contrasts(runs, s), "gradient_path": sweep, "gradient": gradient_summary(sweep),
             "attention_map": amap}
 

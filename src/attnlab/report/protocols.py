@@ -152,9 +152,26 @@ def encoder(site, _=None) -> str:
     return "both ways" if site.config["seq2seq"]["bidirectional"] else "forward only"
 
 
-def scores(site, _=None) -> str:
-    """S1's score functions: its variants but the fixed vector."""
-    return shown([v for v in site.config["seq2seq"]["variants"] if v != "none"])
+def wirings(site, _=None) -> str:
+    """S1's wirings as its result ran them (before it has run, as the profile sets them): which variant is in
+    which, and whether Luong's feeds its input. A result from before the two wirings ran every score in Luong's."""
+    from attnlab.settings.seq2seq import WIRINGS
+
+    r = site.res.result("seq2seq")
+    s = site.config["seq2seq"] if r is None else r["settings"]
+    variants = s["variants"]
+    if r is not None and "wirings" not in r:
+        return (f"Every score ({shown([v for v in variants if v != 'none'])}) in Luong's wiring without input "
+                f"feeding (this version predates Bahdanau's wiring): the variant named after Bahdanau is his "
+                f"additive score there, not his network")
+    feeding = s["input_feeding"]
+    bahdanau = [v for v in variants if WIRINGS[v] == "bahdanau"]
+    luong = [v for v in variants if WIRINGS[v] == "luong"]
+    parts = ([f"{shown(bahdanau)} in Bahdanau's wiring as the paper states it (deep output: one maxout layer)"]
+             if bahdanau else []) + ([f"{shown(luong)} in Luong's, {'with' if feeding else 'without'} input feeding"]
+                                     if luong else [])
+    text = "; ".join(parts) or "no attention variant"
+    return text[0].upper() + text[1:]
 
 
 def declares(site, run: str) -> bool:
@@ -267,7 +284,7 @@ def span(s: slice) -> str:
     return str(s.start) if s.stop - s.start == 1 else f"{s.start}–{s.stop - 1}"
 
 
-DERIVED = {"seeds": seeds, "next_seed": next_seed, "device": device, "encoder": encoder, "scores": scores,
+DERIVED = {"seeds": seeds, "next_seed": next_seed, "device": device, "encoder": encoder, "wirings": wirings,
            "model": model, "budget": budget, "kv_heads": kv_heads, "uptraining": uptraining, "studied": studied,
            "attention_only": attention_only, "induction_budget": induction_budget, "context": context, "icl": icl,
            "icl_shares": icl_shares}

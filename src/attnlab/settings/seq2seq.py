@@ -18,11 +18,18 @@ properties:
             description: source lengths every variant is trained at}
   variants: {type: array, items: {type: string}, minItems: 2, uniqueItems: true,
              default: [none, bahdanau, dot, general, concat],
-             description: "none (the encoder's last state only) and the score functions"}
+             description: "none (the encoder's last state only, the fixed vector), bahdanau (the additive score in
+               Bahdanau et al.'s wiring: scored with the previous decoder state, the context an input of the
+               recurrence, a two-way encoder), dot, general, concat (Luong et al.'s scores in their wiring: scored
+               with the current state, the context combined after the recurrence)"}
   vocab: {type: integer, minimum: 2, default: 16, description: symbols a sequence is drawn from}
   cell: {type: string, default: gru, description: gru or lstm}
   d_model: {type: integer, minimum: 1, default: 32}
-  bidirectional: {type: boolean, default: true, description: "the encoder reads both ways (Bahdanau's)"}
+  bidirectional: {type: boolean, default: true,
+                  description: "the encoder reads both ways (Bahdanau's, which his wiring needs; Luong's read one way)"}
+  input_feeding: {type: boolean, default: true,
+                  description: "Luong's wiring: the attentional state h~_{t-1} joins the next step's input (the
+                    paper's main setting); false: the context reaches only the output"}
   train_rows: {type: integer, minimum: 1, default: 20000, description: training examples per task x length x seed}
   eval_rows: {type: integer, minimum: 1, default: 512, description: held-out examples the accuracies are read on}
   map:
@@ -66,6 +73,7 @@ DEFAULTS = {}
 TASKS = ("copy", "reverse")
 CELLS = ("gru", "lstm")
 VARIANTS = ("none", "bahdanau", "dot", "general", "concat")  # none: the fixed-vector bottleneck
+WIRINGS = {"none": None, "bahdanau": "bahdanau", "dot": "luong", "general": "luong", "concat": "luong"}
 PATH_KINDS = ("rnn", "lstm", "attention")  # what the gradient path runs through
 
 
@@ -74,8 +82,8 @@ def check(cfg: dict) -> None:
 
 
 def check_section(s: dict) -> None:
-    """S1's names: tasks, score functions (variants), the cell and the gradient path's layers must be known, and
-    the plotted model must be one that is trained. (Lengths, counts and sizes are bounded by the schema.)"""
+    """S1's names: tasks, score functions (variants), the cell and the gradient path's layers must be known,
+    Bahdanau's wiring needs the two-way encoder, and the plotted model must be one that is trained. (Lengths, counts and sizes are bounded by the schema.)"""
     def bad(key, msg):
         raise AttnlabError(f"config error at 'seq2seq.{key}': {msg}")
 
@@ -86,6 +94,8 @@ def check_section(s: dict) -> None:
         for value in values:
             if value not in known:
                 bad(key, f"unknown {what} {value!r} (choose from {', '.join(known)})")
+    if "bahdanau" in s["variants"] and not s["bidirectional"]:
+        bad("bidirectional", "false, but variant 'bahdanau' is Bahdanau's wiring, which reads a two-way encoder")
     if "none" not in s["variants"] or len(s["variants"]) < 2:
         bad("variants", "needs 'none' (the fixed vector) and at least one score function to compare with it")
     m = s["map"]

@@ -1,5 +1,6 @@
-"""S1: where attention came from: accuracy against source length with and without attention, the gradient path
-through recurrence, and the additive model's alignment on one reversed sequence."""
+"""S1: where attention came from: accuracy against source length with and without attention, Bahdanau's wiring
+against Luong's, the gradient path through recurrence, and the additive model's alignment on one reversed
+sequence."""
 from __future__ import annotations
 
 import math
@@ -12,8 +13,9 @@ from attnlab.report.format import chart, diverged_note, md_table
 from attnlab.report.readings import Estimate, interval, said, side
 
 NAME = "seq2seq"
-VARIANTS = {"none": "none (fixed vector)", "bahdanau": "Bahdanau (additive)", "dot": "Luong dot",
+VARIANTS = {"none": "none (fixed vector)", "bahdanau": "Bahdanau (additive, his wiring)", "dot": "Luong dot",
             "general": "Luong general", "concat": "Luong concat"}
+BEFORE_WIRINGS = {**VARIANTS, "bahdanau": "additive (in Luong's wiring)"}  # a result from before the two wirings
 MEASURES = {"token_accuracy": "greedy token accuracy", "sequence_accuracy": "greedy sequence accuracy"}
 KINDS = {"rnn": "RNN (tanh)", "lstm": "LSTM", "attention": "one attention layer"}
 
@@ -23,10 +25,16 @@ def symbol(i: int) -> str:
     return chr(ord("a") + i) if i < 26 else str(i)
 
 
+def names(r: dict) -> dict[str, str]:
+    """The variants' names: a result from before the two wirings ran every score in Luong's, without input
+    feeding."""
+    return VARIANTS if "wirings" in r else BEFORE_WIRINGS
+
+
 def seed_rows(r: dict) -> pd.DataFrame:
     """One row per run and measure: every seed's value, for the chart's points."""
     return pd.DataFrame([{"task": run["task"], "source length": run["source_length"],
-                          "variant": VARIANTS[run["variant"]], "seed": run["seed"], "measure": label,
+                          "variant": names(r)[run["variant"]], "seed": run["seed"], "measure": label,
                           "value": run[key]}
                          for run in r["runs"] for key, label in MEASURES.items() if run[key] is not None])
 
@@ -39,7 +47,7 @@ def seed_list(r: dict) -> list[int]:
 
 def mean_rows(r: dict) -> pd.DataFrame:
     return pd.DataFrame([{"task": row["task"], "source length": row["source_length"],
-                          "variant": VARIANTS[row["variant"]], "measure": label, "value": row[key],
+                          "variant": names(r)[row["variant"]], "measure": label, "value": row[key],
                           "low": row[key + "_min"], "high": row[key + "_max"], "seeds": row["seeds"]}
                          for row in r["summary"] for key, label in MEASURES.items() if row[key] is not None])
 
@@ -47,7 +55,7 @@ def mean_rows(r: dict) -> pd.DataFrame:
 def accuracy_chart(r: dict) -> dict:
     """A panel per task and measure. Every layer reads the facet's one table (means and seeds told apart by
     `mark`): a layer with data of its own would be drawn whole in every panel."""
-    order = [VARIANTS[v] for v in r["settings"]["variants"]]
+    order = [names(r)[v] for v in r["settings"]["variants"]]
     lengths = sorted(r["settings"]["lengths"])
     x = alt.X("source length:Q", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=lengths))
     color = alt.Color("variant:N", sort=order, title=None)
@@ -88,7 +96,7 @@ def accuracy_table(r: dict, key: str) -> str:
         at = cells.setdefault((row["task"], row["source_length"]), {"task": row["task"], "length": row["source_length"]})
         at[row["variant"]] = pm(row[key], row[key + "_sd"])
     table = pd.DataFrame(sorted(cells.values(), key=lambda c: (c["task"], c["length"])))
-    return md_table(table, {"task": "task", "length": "source length", **{v: VARIANTS[v] for v in variants}})
+    return md_table(table, {"task": "task", "length": "source length", **{v: names(r)[v] for v in variants}})
 
 
 TABLES = {**MEASURES, "teacher_forced_accuracy": "teacher-forced token accuracy (every earlier target token given)"}
@@ -132,7 +140,7 @@ def reading(r: dict) -> str:
         own = {v: contrast(d, -1) for v, d in t["drop"].items() if d and not is_diverged(d)}
         if gains:
             line += f" At length {long}, against it, the scores' accuracy is " + "; ".join(
-                f"{VARIANTS[v]} {diff(e)} ({said(e, above='higher', below='lower')})" for v, e in gains.items()) + "."
+                f"{names(r)[v]} {diff(e)} ({said(e, above='higher', below='lower')})" for v, e in gains.items()) + "."
         if own:
             falls = sum(side(e) == "below" for e in own.values())
             line += (f" Their own accuracy changes by {min(e.value for e in own.values()):+.3f} to "
@@ -142,6 +150,69 @@ def reading(r: dict) -> str:
     if c["largest_drop_share"] is not None and not is_diverged(c["largest_drop_share"]):
         out.append(f"The largest fall of a score function, as a share of the fixed vector's fall on the same task, "
                    f"is {c['largest_drop_share']:.2f}.")
+    return "\n\n".join(out) + "\n"
+
+
+def wirings_said(r: dict) -> str:
+    """Which wiring the Luong scores ran in: with input feeding or without (a result from before the two wirings
+    ran every score in Luong's, without)."""
+    if "wirings" not in r:
+        return ", every score in Luong's wiring without input feeding (this version predates Bahdanau's wiring)"
+    if not any(w == "luong" for w in r["wirings"].values()):
+        return ""
+    feeding = "with" if r["settings"]["input_feeding"] else "without"
+    return f", Luong's scores in his wiring {feeding} input feeding"
+
+
+def wiring_rows(r: dict) -> list[dict]:
+    """The wiring comparison's rows that were measured: Bahdanau's variant minus a Luong score at a task and length,
+    each with its estimate (None where a run diverged or is missing)."""
+    at = {(row["task"], row["source_length"], row["variant"]): row for row in r["summary"]}
+    out = []
+    for w in r["contrasts"].get("wiring", []):
+        d = w["difference"]
+        e = contrast(d) if d and not is_diverged(d) else None
+        out.append({**w, "bahdanau_acc": at[(w["task"], w["source_length"], "bahdanau")]["token_accuracy"],
+                    "luong_acc": at[(w["task"], w["source_length"], w["luong"])]["token_accuracy"], "estimate": e})
+    return out
+
+
+def wiring_table(r: dict) -> str:
+    """Greedy token accuracy of Bahdanau's variant against each Luong score, at every task and length, with the
+    paired difference (95 %) and its reading."""
+    if "wirings" not in r:
+        return ("This version predates Bahdanau's wiring: every score ran in Luong's wiring, so there is nothing to "
+                "compare.\n")
+    rows = wiring_rows(r)
+    if not rows:
+        return "No variant in Bahdanau's wiring was trained beside one in Luong's in this profile.\n"
+    n = names(r)
+    table = pd.DataFrame([{"task": w["task"], "length": w["source_length"], "luong": n[w["luong"]],
+                           "b": pm(w["bahdanau_acc"], None), "l": pm(w["luong_acc"], None),
+                           "diff": "–" if w["estimate"] is None else diff(w["estimate"]),
+                           "reading": "a run diverged or is missing" if w["estimate"] is None else
+                           said(w["estimate"], above="Bahdanau's higher", below="Luong's higher")} for w in rows])
+    return md_table(table, {"task": "task", "length": "source length", "luong": "Luong's score",
+                            "b": n["bahdanau"], "l": "Luong's accuracy", "diff": "Bahdanau − Luong, paired (95 %)",
+                            "reading": "reading"}) + "\n"
+
+
+def wiring_reading(r: dict) -> str:
+    """The same-score comparison in words: Bahdanau's additive against Luong's concat (the same function, in the
+    other wiring), at every task and length, a direction said only where the interval clears zero."""
+    rows = [w for w in wiring_rows(r) if w["luong"] == "concat" and w["estimate"] is not None]
+    if "wirings" not in r or not rows:
+        return ""
+    out = []
+    for task in dict.fromkeys(w["task"] for w in rows):
+        mine = [w for w in rows if w["task"] == task]
+        parts = [f"at length {w['source_length']} {w['bahdanau_acc']:.3f} against {w['luong_acc']:.3f}, "
+                 f"{diff(w['estimate'])} (" + said(w["estimate"], above="Bahdanau's wiring higher",
+                                                    below="Luong's wiring higher") + ")" for w in mine]
+        beyond = sum(side(w["estimate"]) in ("above", "below") for w in mine)
+        out.append(f"**{task.capitalize()}.** The additive score in Bahdanau's wiring against the same function in "
+                   f"Luong's (concat), greedy token accuracy: " + "; ".join(parts) + f"; a difference beyond the "
+                   f"noise at {beyond} of {len(mine)} lengths.")
     return "\n\n".join(out) + "\n"
 
 
@@ -226,7 +297,7 @@ def lost_place(m: dict, most: int = 3) -> str:
             f"{'early' if k > 0 else 'late'} (greedy decoding lost its place)")
 
 
-def viewer_data(m: dict) -> dict:
+def viewer_data(m: dict, variants: dict = VARIANTS) -> dict:
     """The map as the interactive viewer's data: tokens [source, SEP, target]; the decoder step that reads
     token i (SEP, then the target so far) has a row over the source; the rest do not attend."""
     S = m["source_length"]
@@ -235,7 +306,7 @@ def viewer_data(m: dict) -> dict:
     for t, row in enumerate(m["weights"]):
         rows[S + t] = [round(x, 4) for x in row] + [0.0] * (len(tokens) - S)
     return {"examples": [{"id": "seq2seq-reverse", "label": f"{m['name']} (reverse)", "tokens": tokens,
-                          "models": {f"{VARIANTS[m['variant']]} decoder": [[rows]]}}]}
+                          "models": {f"{variants[m['variant']]} decoder": [[rows]]}}]}
 
 
 def blocks(site) -> dict[str, str]:
@@ -247,11 +318,12 @@ def blocks(site) -> dict[str, str]:
     out["settings"] = (f"{', '.join(s['tasks'])} of sequences drawn uniformly from {s['vocab']} symbols, at source "
                        f"lengths {', '.join(map(str, s['lengths']))}; a {s['cell'].upper()} encoder "
                        f"({'both ways' if s['bidirectional'] else 'forward only'}) and decoder of width "
-                       f"{s['d_model']}; {len(s['variants'])} variants ({', '.join(VARIANTS[v] for v in s['variants'])})"
-                       f", each trained for {t['steps']} steps of {t['batch_size']} examples (learning rate "
-                       f"{t['lr']:g}) on {s['train_rows']:,} examples, at seed{'s' if len(seed_list(r)) > 1 else ''} "
-                       f"{', '.join(map(str, seed_list(r)))}"
+                       f"{s['d_model']}; {len(s['variants'])} variants ({', '.join(names(r)[v] for v in s['variants'])})"
+                       f"{wirings_said(r)}, each trained for {t['steps']} steps of {t['batch_size']} examples "
+                       f"(learning rate {t['lr']:g}) on {s['train_rows']:,} examples, at "
+                       f"seed{'s' if len(seed_list(r)) > 1 else ''} {', '.join(map(str, seed_list(r)))}"
                        f", and read by greedy decoding on {s['eval_rows']:,} held-out examples")
+    out["wiring_table"], out["wiring_reading"] = wiring_table(r), wiring_reading(r)
     lost = [diverged_record(run["name"], run.get("diverged_at_step")) for run in r["runs"]
             if run.get("status") == "diverged"]
     out["accuracy_chart"] = chart("chart-seq2seq-accuracy", accuracy_chart(r)) if len(seed_rows(r)) else ""
@@ -265,7 +337,7 @@ def blocks(site) -> dict[str, str]:
         out["map_reading"] = map_reading(m)
         from attnlab.report.viewer_widget import viewer_html
 
-        out["viewer"] = viewer_html(viewer_data(m), "seq2seq-viewer")
+        out["viewer"] = viewer_html(viewer_data(m, names(r)), "seq2seq-viewer")
     else:
         out |= {"map_chart": "No attention model was trained for the map.", "map_reading": "", "viewer": ""}
     return out
