@@ -413,15 +413,16 @@ def test_a_multi_part_value_names_its_parts_on_both_sides():
 
 # ------------------------------------------------------------------ versions
 
-def fake_version(root: Path, name: str, published: str, **change) -> Path:
-    """A published version folder: run files, the profile it ran and a manifest (what `publish` writes)."""
+def fake_version(root: Path, name: str, published: str, manifest: dict | None = None, **change) -> Path:
+    """A published version folder: run files, the profile it ran and a manifest (what `publish` writes; `manifest`
+    overrides some of it)."""
     from attnlab.config import load
 
     folder = write_fake_results(root / "results" / name, **change)
     (folder / "config.yaml").write_text(yaml.safe_dump(load(REPO / "config" / "smoke.yaml")))
     write_json(folder / "manifest.json", {"version": name, "profile": "smoke", "commit": "abc123def456",
                                           "published_from": "abc123def456", "published": published,
-                                          "hardware": "cpu"})
+                                          "hardware": "cpu", **(manifest or {})})
     return folder
 
 
@@ -609,3 +610,25 @@ def test_the_plus_minus_of_every_page_says_which_error_it_is():
     assert plus_minus_unsaid("| run | val ppl (mean ± sd) |\n|---|---|\n| L1 | 3 ± 1 |") == []
     assert plus_minus_unsaid("It moved by 3 ± 1 here. One SE is small.")
     assert not plus_minus_unsaid("It moved by 3 ± 1 (one SE) here.")
+
+
+def test_a_larger_budget_s_partial_version_speaks_for_its_experiments_from_its_run_files(tmp_path):
+    """The record's dashboard beside a version of a larger budget that holds the ladder alone: its verdicts are
+    recomputed from its run files, and it speaks for the ladder's claims only, though it holds other files."""
+    from attnlab.report.build import context
+    from attnlab.report.pages import dashboard
+
+    record, larger = "2026-01-01-smoke-cpu-abc123d", "2026-02-01-quick-cpu-abc123d-only-ladder"
+    fake_version(tmp_path, record, "2026-01-01T00:00:00+00:00", val={"L2": 330.0})  # C2.1 not reproduced
+    fake_version(tmp_path, larger, "2026-02-01T00:00:00+00:00",
+                 manifest={"profile": "quick", "complete": False, "experiments": ["ladder"]})
+    (tmp_path / "results" / "LATEST").write_text(record + "\n")
+    site = context(tmp_path / "results" / record, REGISTRY)
+    assert next(v for v in site.verdicts if v.claim.id == "C2.1").verdict == "not reproduced"
+    found = site.larger()
+    assert found["C2.1"].verdict == "reproduced" and found["C2.1"].manifest["version"] == larger
+    assert all(x.verdict is None for cid, x in found.items() if site.registry.by_id(cid).experiment != "ladder")
+    table = dashboard.blocks(site)["table"]
+    assert "<th>at the quick profile's budget</th>" in table
+    assert (f"At the quick profile's budget ({larger}) it is reproduced: the smoke verdict was the budget's."
+            in table)

@@ -24,7 +24,7 @@ def test_the_plan_is_the_dag_in_an_order_it_can_run():
     position = {n: i for i, n in enumerate(names)}
     outputs = {str(j.output.relative_to(REPO / "results" / "quick")) for j in plan}
     assert outputs == {f for f in expected(cfg) if f.endswith(".json")} | {"data/stats.json"}  # every run file, once
-    assert len(names) == len(set(names)) == 1 + 31 * 3 + 14
+    assert len(names) == len(set(names)) == 1 + 37 * 3 + 14  # 37 training runs at 3 seeds, 14 other jobs
     for job in plan:
         assert all(position[n] < position[job.name] for n in job.needs), job.name  # what it needs comes first
     up = next(j for j in plan if j.name == "grouping/S6-gqa-up/seed1338")
@@ -33,6 +33,26 @@ def test_the_plan_is_the_dag_in_an_order_it_can_run():
         "prepare_data", *(f"ladder/{run}/seed{seed}" for run in ("L9", "B2") for seed in (1337, 1338, 1339))}
     assert set(next(j for j in plan if j.name == "approximation").needs) == {  # L9 at every seed
         "prepare_data", "ladder/L9/seed1337", "ladder/L9/seed1338", "ladder/L9/seed1339"}
+
+
+def test_some_experiments_alone_run_with_every_job_they_need():
+    """A CPU owner's night of the chapter (`--only ladder position`): those experiments' runs and the data they
+    need, nothing else; an experiment that reads another's runs brings them along."""
+    cfg = validate(chosen({"profile": "chapter"}, []))
+    results = REPO / "results" / "chapter"
+    names = [j.name for j in runner.jobs(cfg, results, threads=1, only=["ladder", "position"])]
+    assert names[0] == "prepare_data" and {n.split("/")[0] for n in names[1:]} == {"ladder", "position"}
+    assert len(names) == 1 + (len(cfg["ladder"]) + len(cfg["position"])) * len(cfg["seeds"])
+    induction = {j.name for j in runner.jobs(cfg, results, threads=1, only=["induction"])}
+    assert induction == {"prepare_data", "induction", *(f"ladder/{run}/seed{seed}" for run in ("L9", "B2")
+                                                        for seed in cfg["seeds"])}
+
+
+def test_an_unknown_experiment_in_only_is_one_line_before_any_job(tmp_path, capsys):
+    assert runner.main(["smoke", "--results", str(tmp_path / "r"), "--only", "ladder", "ladders"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("attnlab.runner: error: ") and "'ladders'" in err and "\n" not in err
+    assert not (tmp_path / "r").exists()
 
 
 def test_a_failed_job_stops_what_needs_it_and_nothing_else(tmp_path, capsys):

@@ -127,6 +127,34 @@ def test_some_experiments_alone_become_a_version_that_names_them(project, cfg):
     assert m["experiments"] == ["cost", "decode"] and m["complete"] is False and m["runs"]["files"] == 2
 
 
+def test_a_night_of_the_ladder_and_position_becomes_a_partial_version(project, cfg):
+    """A CPU owner's chapter night (`runner chapter --only ladder position`, then `publish --only ladder
+    position`): their runs alone, named by profile, hardware and commit; the other experiments may be missing."""
+    results = project / "results" / "smoke"
+    for rel in expected(cfg):
+        if not rel.startswith(("ladder/", "position/")):
+            (results / rel).unlink()
+    head = git(project, "rev-parse", "--short=12", "HEAD")
+    dest = publish(results, cfg, root=project, only=["ladder", "position"])
+    assert dest.name == f"2026-11-30-smoke-cpu-{head[:7]}-only-ladder-position"
+    kept = {str(p.relative_to(dest)).split("/")[0] for p in dest.rglob("*") if p.is_file()}
+    assert kept == {"ladder", "position", "config.yaml", MANIFEST}
+    m = read_json(dest / MANIFEST)
+    assert m["experiments"] == ["ladder", "position"] and m["complete"] is False
+
+
+def test_the_cli_takes_the_experiments_spaced_or_comma_separated():
+    from attnlab.cli import parser
+    from attnlab.registry import named
+
+    for only in (["ladder", "position"], ["ladder,position"], ["ladder,", "position"]):
+        a = parser().parse_args(["publish", "--config", "chapter", "--results", "r", "--only", *only])
+        assert named(a.only) == ["ladder", "position"]
+    assert named(None) is None
+    with pytest.raises(AttnlabError, match="unknown experiment 'ladders'"):
+        named(["ladders"])
+
+
 def test_a_partial_version_needs_its_own_files_and_known_names(project, cfg):
     (project / "results" / "smoke" / "decode" / "result.json").unlink()
     with pytest.raises(AttnlabError, match=r"is not a smoke run of cost, decode: 1 run files missing \(decode/"):

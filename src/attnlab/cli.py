@@ -135,10 +135,10 @@ def cmd_benchmarks(a):
 
 def cmd_publish(a):
     from attnlab.config import chosen, validate
+    from attnlab.registry import named
     from attnlab.versions import publish
 
-    only = [name.strip() for name in a.only.split(",")] if a.only else None
-    dest = publish(Path(a.results), validate(chosen({"profile": a.config}, [])), only=only, record=a.latest)
+    dest = publish(Path(a.results), validate(chosen({"profile": a.config}, [])), only=named(a.only), record=a.latest)
     record = ", the version of record (results/LATEST)" if a.latest else ""
     print(f"published {a.results} as version {dest.name} ({dest}){record}; commit it, then `attnlab versions` "
           "builds its site")
@@ -183,7 +183,8 @@ def parser() -> argparse.ArgumentParser:
          "results")
     publish = verb("publish", cmd_publish, "freeze a complete run as a version under results/<version>/ (clean "
                    "commit only)", "results")
-    publish.add_argument("--only", help="experiments to publish alone, comma-separated (e.g. cost,decode)")
+    publish.add_argument("--only", nargs="+", metavar="EXPERIMENT",
+                         help="experiments to publish alone (e.g. --only ladder position, or cost,decode)")
     publish.add_argument("--latest", action="store_true",
                          help="make it the version of record: results/LATEST names it (the site's `latest`)")
     verb("versions", cmd_versions, "build the site of every published version, with a version selector",

@@ -140,6 +140,12 @@ def get(name: str) -> Experiment:
     raise AttnlabError(f"unknown experiment '{name}' (the registry has {', '.join(e.name for e in load())})")
 
 
+def named(items: list[str] | None) -> list[str] | None:
+    """The experiments a command line names (`--only ladder position` or `--only cost,decode`), each checked;
+    None where it names none."""
+    return [get(name.strip()).name for item in items or [] for name in item.split(",") if name.strip()] or None
+
+
 def standalone() -> list[Experiment]:
     """The benchmarks that need neither the token files nor a trained run: what runs without the DAG, on a
     machine that has torch but not Snakemake (tools/gpu-benchmarks.sh), and what a benchmarks-only version holds."""

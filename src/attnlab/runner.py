@@ -2,6 +2,7 @@
 
     python -m attnlab.runner chapter --jobs 8          # on a GPU machine (torch, no Snakemake)
     python -m attnlab.runner smoke --jobs 2            # anywhere, end to end in about two minutes
+    python -m attnlab.runner chapter --only ladder position   # some experiments (and what they need): a CPU night
 
 For a machine that has torch but not Snakemake (the lent GPU machine). Each job is the very command a rule
 runs (`python -m attnlab --log LOG VERB ...`) with the settings the rule passes, so its run file is the one
@@ -28,6 +29,7 @@ from attnlab import runlock
 from attnlab.config import digest
 from attnlab.errors import AttnlabError
 from attnlab.plan import plan
+from attnlab.registry import named
 
 
 @dataclass
@@ -40,11 +42,28 @@ class Job:
     gpu: bool = False
 
 
-def jobs(cfg: dict, results: Path, threads: int) -> list[Job]:
-    """Every job of the plan as the command its rule runs, in the plan's order (what each needs comes first)."""
+def wanted(cfg: dict, only: list[str] | None) -> list:
+    """The plan's jobs: every one, or those of the experiments `only` names and every job they need."""
+    every = plan(cfg)
+    if not only:
+        return every
+    names = {job.name for job in plan(cfg, only)}
+    by_name = {job.name: job for job in every}
+    todo = list(names)
+    while todo:
+        for need in by_name[todo.pop()].needs:
+            if need not in names:
+                names.add(need)
+                todo.append(need)
+    return [job for job in every if job.name in names]
+
+
+def jobs(cfg: dict, results: Path, threads: int, only: list[str] | None = None) -> list[Job]:
+    """Every job of the plan (or of the experiments `only` names, with what they need) as the command its rule
+    runs, in the plan's order (what each needs comes first)."""
     data = results / "data"
     out = []
-    for job in plan(cfg):
+    for job in wanted(cfg, only):
         if job.kind == "data":
             argv = ["prepare", "--config", job.settings, "--out", str(data)]
         elif job.run:
@@ -139,14 +158,17 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=1, help="torch threads per job")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                    help="settings laid over the profile, as `--config` takes them (e.g. seeds=[1337])")
+    p.add_argument("--only", nargs="+", metavar="EXPERIMENT",
+                   help="only these experiments (and the jobs they need), e.g. --only ladder position")
     a = p.parse_args(argv)
     try:
         # as Snakemake reads --config: a list or a mapping as YAML, every scalar a string (typed by `chosen`)
         overrides = {k: yaml.load(v, Loader=yaml.BaseLoader) for k, v in (item.split("=", 1) for item in a.set)}
         cfg = check(chosen({"profile": a.profile, **overrides}, []))  # every setting, before anything runs
         results = Path(a.results or f"results/{cfg['profile']}")
+        todo = jobs(cfg, results, a.threads, named(a.only))  # an unknown experiment is one line here
         check_results(results, write=True)  # as the Snakefile does: one line if it cannot take the run files
-        failed = execute(jobs(cfg, results, a.threads), results, a.jobs, git_commit())
+        failed = execute(todo, results, a.jobs, git_commit())
         if failed:
             raise AttnlabError(f"{len(failed)} jobs failed or were skipped ({', '.join(failed[:3])}"
                                f"{', …' if len(failed) > 3 else ''}); their logs are under {results}/logs/")

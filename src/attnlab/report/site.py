@@ -14,12 +14,13 @@ import pandas as pd
 
 from attnlab import registry
 from attnlab.config import digest
+from attnlab.report.budget import largest, sentence
 from attnlab.report.claims import Registry, accepts, describe, distance, passes
 from attnlab.report import charts, protocols
 from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, span, spread, total
-from attnlab.report.results import Results
+from attnlab.report.results import Results, gather
 from attnlab.report.tables import row_order
-from attnlab.report.verdicts import BUDGET, Verdict
+from attnlab.report.verdicts import BUDGET, Verdict, evaluate_all
 
 
 NOT_RUN = "not run"  # the key of a missing result's warning among a page's blocks (no marker has a space)
@@ -45,6 +46,8 @@ class Site:
         self.built_from = built_from  # the commit the site's code and prose come from
         self.selector = selector      # built among every published version (`attnlab versions`)
         self.versions_root = versions_root  # the folder whose results/ holds the published versions
+        self._verdicts_of: dict[str, dict[str, Verdict]] = {}
+        self._larger: dict | None = None
 
     def versions(self) -> list[dict]:
         """The manifest of every published version beside these results, newest first."""
@@ -57,6 +60,24 @@ class Site:
         from attnlab.versions import latest
 
         return latest(self.versions_root) if self.versions_root else None
+
+    def verdicts_of(self, version: str) -> dict[str, Verdict]:
+        """Claim id -> its verdict in a published version, recomputed from that version's run files with today's
+        claims registry (this site's own where it shows that version), computed once."""
+        if self.manifest and version == self.manifest["version"]:
+            return {v.claim.id: v for v in self.verdicts}
+        if version not in self._verdicts_of:
+            found = evaluate_all(self.registry, gather(self.versions_root / "results" / version))
+            self._verdicts_of[version] = {v.claim.id: v for v in found}
+        return self._verdicts_of[version]
+
+    def larger(self) -> dict:
+        """Claim id -> budget.Larger: each claim at the largest budget beyond the version of record's where a
+        published version measured it, beside the record's verdict ({} where none is larger; see budget.py)."""
+        if self._larger is None:
+            self._larger = largest([v.claim for v in self.verdicts], self.versions(), self.latest(),
+                                   lambda name: {k: v.verdict for k, v in self.verdicts_of(name).items()})
+        return self._larger
 
     def stamp(self, page: str) -> str:
         """The line atop every page: which results these are (version and commit, whether it is the version of
@@ -193,7 +214,7 @@ class Site:
         out = (f'<table class="verdicts"><thead><tr><th>claim</th><th>what the {source} says</th><th>{source}</th>'
                f"<th>reproduced (± SE)</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>\n")
         if not link:
-            out += "\n" + verdict_reading(chosen, self.config)
+            out += "\n" + verdict_reading(chosen, self.config, self.larger())
             out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)
         return out + "\n"
 
@@ -314,15 +335,20 @@ def why_not(v: Verdict) -> str:
     return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
 
 
-def verdict_reading(verdicts: list[Verdict], config: dict) -> str:
+def verdict_reading(verdicts: list[Verdict], config: dict, larger: dict | None = None) -> str:
     """Under a page's verdict table: why each claim that is not reproduced or inconclusive is so, part by part,
     from its interval, its test and the profile's seeds: a real difference (the interval clear of the test) or
-    an interval too wide for the distance to the bound (and what would narrow it). '' where there is none."""
+    an interval too wide for the distance to the bound (and what would narrow it); then, for a claim neither
+    this version nor the version of record reproduces, whether a larger budget changed it (`larger`: claim id ->
+    budget.Larger, where a version of a larger budget is published). '' where there is none."""
     seeds = len(config.get("seeds") or [config.get("seed")])
     lines = [f"- **{html.escape(v.claim.id)}{', ' + html.escape(p.name) if p.name else ''}** ({v.verdict}): "
              + html.escape(part_reading(p, v.claim.checks[p.name], seeds), quote=False)
              for v in verdicts if v.verdict in ("not reproduced", "inconclusive")
              for p in v.parts.values() if p.outcome in ("not reproduced", "inconclusive")]
+    lines += [f"- **{html.escape(v.claim.id)}** at a larger budget: " + html.escape(sentence(x), quote=False)
+              for v in verdicts if v.verdict == "not reproduced"
+              and (x := (larger or {}).get(v.claim.id)) and x.record_verdict == "not reproduced"]
     if not lines:
         return ""
     return "\n<p class=\"verdict-reading\">Why these verdicts:</p>\n\n" + "\n".join(lines) + "\n"

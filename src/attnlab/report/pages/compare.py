@@ -9,8 +9,7 @@ import math
 from attnlab.config import digest
 from attnlab.report.format import badge, fmt
 from attnlab.report.site import holds, parts_cell
-from attnlab.report.results import gather
-from attnlab.report.verdicts import Verdict, evaluate_all
+from attnlab.report.verdicts import Verdict
 from attnlab.plan import seeds
 from attnlab.versions import settings_of
 
@@ -104,7 +103,7 @@ def comparison(site, manifest: dict) -> str:
     """One table: each claim's verdict and value here and in `manifest`'s version, what changed, and by how
     much; a warning first where the two ran different settings."""
     folder = site.versions_root / "results" / manifest["version"]
-    theirs = {v.claim.id: v for v in evaluate_all(site.registry, gather(folder))}
+    theirs = site.verdicts_of(manifest["version"])
     pairs = [(mine, theirs[mine.claim.id]) for mine in site.verdicts]
     statuses = {mine.claim.id: status(mine, other) for mine, other in pairs}
     rows = "".join(

@@ -7,6 +7,7 @@ import html
 from collections import Counter
 
 from attnlab import registry
+from attnlab.report import budget
 from attnlab.report.format import badge
 from attnlab.report.pages import index as overview
 from attnlab.report.site import alone, anchor, parts_cell, reproduced_cell, why_not
@@ -32,13 +33,14 @@ def where(site, v: Verdict) -> str:
 
 
 def row(site, v: Verdict, titles: dict[str, str]) -> str:
-    c = v.claim
+    c, larger = v.claim, site.larger()
+    beside = budget.cell(larger[c.id], (site.manifest or {}).get("version")) if larger else ""
     return (f'<tr data-verdict="{html.escape(v.verdict)}" data-experiment="{html.escape(c.experiment)}" '
             f'data-kind="{c.kind}">'
             f'<td><a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a></td>'
             f"<td>{html.escape(titles.get(c.experiment, c.experiment))}</td>"
             f"<td>{html.escape(c.claim)}</td><td>{parts_cell(c.chapter_value)}</td><td>{reproduced_cell(v)}</td>"
-            f"<td>{badge(v.verdict)}{why_not(v)}{alone(v)}</td><td>{where(site, v)}</td></tr>")
+            f"<td>{badge(v.verdict)}{why_not(v)}{alone(v)}</td><td>{where(site, v)}</td>{beside}</tr>")
 
 
 def controls(verdicts: list[Verdict], titles: dict[str, str]) -> str:
@@ -118,9 +120,13 @@ def blocks(site) -> dict[str, str]:
     titles = {e.name: e.title for e in registry.load()}
     summary = "; ".join(f"the {src}'s: " + overview.summary([v for v in site.verdicts if source(v.claim.id) == src])
                         for src in ("chapter", "survey") if any(source(v.claim.id) == src for v in site.verdicts))
-    table = ('<table class="dashboard"><thead><tr><th>claim</th><th>experiment</th><th>what it says</th>'
-             "<th>source</th><th>ours (± SE)</th><th>verdict</th><th>from</th></tr></thead><tbody>"
+    larger = site.larger()
+    at = f"<th>at {html.escape(budget.budget_words(next(iter(larger.values())).above), quote=False)}</th>" if larger else ""
+    table = (f'<table class="dashboard{" budget" if larger else ""}"><thead><tr><th>claim</th><th>experiment</th>'
+             "<th>what it says</th><th>source</th><th>ours (± SE)</th><th>verdict</th><th>from</th>"
+             f"{at}</tr></thead><tbody>"
              + "".join(row(site, v, titles) for v in site.verdicts) + "</tbody></table>")
     return {"summary": summary or "no claims registered", "filters": controls(site.verdicts, titles),
+            "budget": budget.tally(larger) + "\n",
             "seed_noise": seed_noise(site, site.verdicts),
             "table": table + "\n" + SCRIPT}

@@ -3,8 +3,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+import html
+
 from attnlab import registry
-from attnlab.report.format import code
+from attnlab.report import budget
+from attnlab.report.format import badge, code
+from attnlab.report.site import anchor
 from attnlab.runfiles import VERDICTS
 
 
@@ -33,6 +37,30 @@ def page_list(site) -> str:
     return "\n".join(lines) + "\n"
 
 
+def larger_budget(site) -> str:
+    """The claims measured at a budget larger than the version of record's, each verdict beside the record's
+    (the versions named in the paragraph above the table, and in a cell where there are several), and whether the
+    budget changed a claim the record does not reproduce; '' (no section) where no version of a larger budget is
+    published."""
+    larger = site.larger()
+    if not larger:
+        return ""
+    first = next(iter(larger.values()))
+    measured = [(c, larger[c.id]) for c in (v.claim for v in site.verdicts) if larger[c.id].verdict]
+    several = len({x.manifest["version"] for _, x in measured}) > 1
+    rows = "".join(
+        f'<tr><td><a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a></td>'
+        f"<td>{badge(x.record_verdict)}</td><td>{badge(x.verdict)}"
+        + (f'<div class="why">{html.escape(x.manifest["version"])}</div>' if several else "")
+        + (f'<div class="why">{html.escape(budget.sentence(x), quote=False)}</div>'
+           if x.record_verdict == "not reproduced" else "") + "</td></tr>"
+        for c, x in measured)
+    table = (f'<table class="budget"><thead><tr><th>claim</th><th>{html.escape(first.record["profile"])}, the '
+             f"version of record</th><th>at {html.escape(budget.budget_words(first.above), quote=False)}</th></tr>"
+             f"</thead><tbody>{rows}</tbody></table>\n") if rows else ""
+    return f"## At {budget.budget_words(first.above)}\n\n{budget.tally(larger)}\n\n{table}"
+
+
 def blocks(site) -> dict[str, str]:
     return {
         "profile": f"`{site.profile}`",
@@ -40,6 +68,7 @@ def blocks(site) -> dict[str, str]:
         "settings": site.settings_table(),
         "rerun": code(site.snakemake(gpu=True)),
         "summary": summary(site.verdicts),
+        "budget": larger_budget(site),
         "pages": page_list(site),
         "verdicts": site.verdicts_block(None, link=True),
         "provenance": site.provenance_block(site.files_of(None)),

@@ -1,0 +1,164 @@
+"""Each claim at the largest budget where a published version measured it, beside the version of record's: the
+pick (largest budget, newest among equals, a partial version only for its experiments), the naming, the
+sentences on every side, and a site of quick versions that looks as it did."""
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import yaml
+
+from attnlab.report import budget
+from attnlab.report.budget import Larger, largest, sentence, tally
+from attnlab.report.claims import load_registry
+from attnlab.report.pages import dashboard, index
+from attnlab.report.results import gather
+from attnlab.report.site import Site, verdict_reading
+from attnlab.report.verdicts import evaluate_all
+from attnlab.versions import versions
+from helpers import REPO, rendered_page
+
+RECORD = "2026-11-30-quick-cpu-3c6d867"
+OLD_CHAPTER = "2026-12-01-chapter-cpu-aaaaaaa-only-ladder-position"
+NEW_CHAPTER = "2026-12-02-chapter-cpu-bbbbbbb-only-ladder"
+
+
+def manifest(name: str, profile: str, published: str, experiments: list[str] | None = None) -> dict:
+    return {"version": name, "profile": profile, "commit": name.split("-")[-1], "hardware": "cpu",
+            "published": published, "complete": experiments is None, "experiments": experiments or []}
+
+
+def claim(cid: str, experiment: str):
+    return SimpleNamespace(id=cid, experiment=experiment)
+
+
+CLAIMS = [claim("C2.3", "ladder"), claim("C5.1", "position"), claim("C4.1", "depth"), claim("C2.2", "ladder")]
+PUBLISHED = [  # newest first, as versions() lists them
+    manifest(NEW_CHAPTER, "chapter", "2026-12-02T08:00:00+00:00", ["ladder"]),
+    manifest(OLD_CHAPTER, "chapter", "2026-12-01T08:00:00+00:00", ["ladder", "position"]),
+    manifest("2026-11-30-smoke-cpu-ccccccc", "smoke", "2026-11-30T12:00:00+00:00"),
+    manifest(RECORD, "quick", "2026-11-30T09:00:00+00:00"),
+]
+VERDICTS = {
+    RECORD: {"C2.3": "not reproduced", "C5.1": "not reproduced", "C4.1": "not reproduced", "C2.2": "reproduced"},
+    NEW_CHAPTER: {"C2.3": "reproduced", "C2.2": "not run",
+                  "C5.1": "reproduced", "C4.1": "reproduced"},  # not its experiments: it does not speak for them
+    OLD_CHAPTER: {"C2.3": "not reproduced", "C5.1": "not reproduced", "C2.2": "inconclusive", "C4.1": "reproduced"},
+    "2026-11-30-smoke-cpu-ccccccc": {c.id: "reproduced" for c in CLAIMS},
+}
+
+
+def test_the_largest_budget_that_measured_a_claim_gives_its_verdict_newest_first():
+    found = largest(CLAIMS, PUBLISHED, RECORD, VERDICTS.__getitem__)
+    assert (found["C2.3"].verdict, found["C2.3"].manifest["version"]) == ("reproduced", NEW_CHAPTER)  # newest
+    assert (found["C2.2"].verdict, found["C2.2"].manifest["version"]) == ("inconclusive", OLD_CHAPTER)  # not run
+    assert (found["C5.1"].verdict, found["C5.1"].manifest["version"]) == ("not reproduced", OLD_CHAPTER)  # held
+    assert found["C4.1"].verdict is None and found["C4.1"].manifest is None  # no partial version holds depth
+    assert {x.record["version"] for x in found.values()} == {RECORD} and found["C2.2"].record_verdict == "reproduced"
+    assert {x.above for x in found.values()} == {"chapter"}
+
+
+def test_nothing_is_larger_where_only_the_records_budget_or_less_is_published():
+    quick_only = [manifest("2026-12-01-quick-cpu-ddddddd", "quick", "2026-12-01T08:00:00+00:00"), PUBLISHED[2],
+                  PUBLISHED[3]]
+    assert largest(CLAIMS, quick_only, RECORD, VERDICTS.get) == {}
+    assert largest(CLAIMS, PUBLISHED, None, VERDICTS.get) == {}  # nothing published
+    partial_elsewhere = [manifest(OLD_CHAPTER, "chapter", "2026-12-01T08:00:00+00:00", ["cost"]), PUBLISHED[3]]
+    assert largest(CLAIMS, partial_elsewhere, RECORD, VERDICTS.get) == {}  # it holds none of these claims
+    record_is_chapter = [manifest(RECORD, "chapter", "2026-11-30T09:00:00+00:00")]
+    assert largest(CLAIMS, record_is_chapter, RECORD, VERDICTS.get) == {}
+
+
+def larger(verdict, record_verdict="not reproduced", profile="chapter"):
+    there = manifest(OLD_CHAPTER, profile, "2026-12-01T08:00:00+00:00", ["ladder"]) if verdict else None
+    return Larger(verdict, there, record_verdict, manifest(RECORD, "quick", "2026-11-30T09:00:00+00:00"), profile)
+
+
+def test_the_sentence_says_whether_the_chapters_budget_changed_a_claim_on_every_side():
+    assert sentence(larger("reproduced")) == (
+        f"At the chapter's budget ({OLD_CHAPTER}) it is reproduced: the quick verdict was the budget's.")
+    assert sentence(larger("not reproduced")) == (
+        f"At the chapter's budget ({OLD_CHAPTER}) it is still not reproduced: the budget does not explain the quick "
+        "verdict.")
+    assert "it is inconclusive: the larger budget neither confirms the quick verdict" in sentence(larger("inconclusive"))
+    assert "its verdict is diverged: it says nothing on whether the budget" in sentence(larger("diverged"))
+    assert sentence(larger(None)) == "Not measured at the chapter's budget."
+    assert sentence(larger(None, profile="quick")) == "Not measured at the quick profile's budget."
+
+
+def test_the_cell_names_both_versions_and_reads_only_what_the_record_does_not_reproduce():
+    on_record = budget.cell(larger("reproduced"), RECORD)
+    assert OLD_CHAPTER in on_record and "the version of record" not in on_record  # the row's verdict is the record's
+    assert "the quick verdict was the budget's" in on_record
+    elsewhere = budget.cell(larger("reproduced"), OLD_CHAPTER)
+    assert f"quick, the version of record ({RECORD})" in elsewhere
+    assert "budget-reading" not in budget.cell(larger("reproduced", record_verdict="reproduced"), RECORD)
+    assert budget.cell(larger(None, record_verdict="reproduced"), RECORD) == (
+        '<td data-label="the chapter&#x27;s budget" class="none"><span title="not measured at the chapter&#x27;s '
+        'budget">–</span></td>')  # a bare dash, left out on a phone
+    assert "Not measured at the chapter's budget." in budget.cell(larger(None), RECORD)  # its reading
+
+
+def test_the_tally_groups_the_claims_the_record_does_not_reproduce():
+    found = largest(CLAIMS, PUBLISHED, RECORD, VERDICTS.__getitem__)
+    text = tally(found)
+    assert text.startswith(f"3 of 4 claims were measured at the chapter's budget (versions {OLD_CHAPTER}, "
+                           f"{NEW_CHAPTER}); beside each, the quick verdict of the version of record ({RECORD}).")
+    assert ("Of the 3 claims it does not reproduce: reproduced there (the budget's): C2.3; still not reproduced: "
+            "C5.1; not measured there: C4.1.") in text
+    assert tally({}) == ""
+
+
+def test_the_reading_under_a_verdict_table_adds_the_budgets_sentence():
+    v = SimpleNamespace(claim=SimpleNamespace(id="C2.3"), verdict="not reproduced", parts={})
+    assert verdict_reading([v], {"seeds": [1, 2, 3]}) == ""
+    text = verdict_reading([v], {"seeds": [1, 2, 3]}, {"C2.3": larger("reproduced")})
+    assert "**C2.3** at a larger budget: At the chapter's budget" in text and "the quick verdict was the budget's" in text
+    reproduced_at_record = {"C2.3": larger("reproduced", record_verdict="reproduced")}
+    assert verdict_reading([v], {}, reproduced_at_record) == ""
+
+
+def publish_fake(root, m: dict) -> None:
+    """A version's folder as publish writes it, without run files (the verdicts are given to the site)."""
+    folder = root / "results" / m["version"]
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps(m))
+    (folder / "config.yaml").write_text(yaml.safe_dump({"profile": m["profile"]}))
+
+
+def site_over(root, published: list[dict], verdicts: dict) -> Site:
+    """The site of the version of record, beside the published versions, each one's verdicts as given."""
+    for m in published:
+        publish_fake(root, m)
+    (root / "results" / "LATEST").write_text(RECORD + "\n")
+    registry = load_registry(REPO / "claims")
+    res = gather(root / "results" / RECORD)
+    record = next(m for m in versions(root) if m["version"] == RECORD)
+    site = Site(res, registry, evaluate_all(registry, res), {"profile": "quick", "seeds": [1, 2, 3]},
+                manifest=record, versions_root=root)
+    site.verdicts_of = lambda name: {k: SimpleNamespace(verdict=v) for k, v in verdicts.get(name, {}).items()}
+    return site
+
+
+def test_the_dashboard_and_home_page_show_the_chapters_verdict_beside_the_records(tmp_path):
+    site = site_over(tmp_path, PUBLISHED, VERDICTS)
+    text = rendered_page(site, "dashboard", dashboard.blocks)
+    assert '<table class="dashboard budget">' in text and "<th>at the chapter's budget</th>" in text
+    row = next(r for r in text.split("<tr ") if 'href="ladder.html#claim-C2-3"' in r)
+    assert NEW_CHAPTER in row and "the quick verdict was the budget's" in row
+    assert "3 of 4 claims" not in text and "claims were measured at the chapter's budget" in text
+    home = rendered_page(site, "index", index.blocks)
+    assert "## At the chapter's budget" in home and f"<div class=\"why\">{NEW_CHAPTER}</div>" in home  # two: named
+    assert "<th>quick, the version of record</th><th>at the chapter's budget</th>" in home
+    section = home.split("## At the chapter's budget")[1].split("## Settings")[0]
+    assert "the quick verdict was the budget's" in section and 'href="depth.html' not in section  # measured only
+
+
+def test_a_site_of_quick_versions_looks_as_before(tmp_path):
+    quick_only = [manifest("2026-12-01-quick-cpu-ddddddd", "quick", "2026-12-01T08:00:00+00:00"), PUBLISHED[3]]
+    site = site_over(tmp_path, quick_only, VERDICTS)
+    before = Site(site.res, site.registry, site.verdicts, site.config, manifest=site.manifest)  # no versions beside
+    for name, blocks in (("dashboard", dashboard.blocks), ("index", index.blocks)):
+        assert rendered_page(site, name, blocks) == rendered_page(before, name, blocks)
+    text = rendered_page(site, "dashboard", dashboard.blocks)
+    assert '<table class="dashboard">' in text and "budget" not in text.split("<table")[1].split(">")[0]
