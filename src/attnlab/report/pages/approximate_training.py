@@ -13,9 +13,11 @@ NAME = "approximate_training"
 
 
 def attention_of(spec) -> str:
-    """What a run's attention is, in words: 'window 16 + 4 global', 'FAVOR+ 32 features', 'full'."""
+    """What a run's attention is, in words: 'window 16 + 4 global', 'window 16 + global every 16', 'FAVOR+ 32
+    features', 'full'."""
     if spec.attention == "window":
-        return f"window {spec.window}" + (f" + {spec.n_global} global" if spec.n_global else "")
+        return f"window {spec.window}" + (f" + {spec.n_global} global" if spec.n_global else "") \
+            + (f" + global every {spec.global_every}" if spec.global_every else "")
     return f"FAVOR+ {spec.features} features" if spec.attention == "favor" else "full"
 
 
@@ -71,6 +73,8 @@ def cost_reading(t: pd.DataFrame) -> str:
         ("S8-w16", "S8-w32", "a window of 32 against one of 16"),
         ("S8-w16", "S8-w16-g4", "4 global tokens added to a window of 16"),
         ("S8-w32", "S8-w32-g4", "4 global tokens added to a window of 32"),
+        ("S8-w16", "S8-w16-sym", "a symmetric global token every 16 added to a window of 16"),
+        ("S8-w32", "S8-w32-sym", "a symmetric global token every 16 added to a window of 32"),
         ("S8-favor32", "S8-favor128", "128 random features against 32")) if a in runs and b in runs]
     more = [f"- {why}: {b} against {a}, {versus(runs[b], runs[a], 'worse', 'better')}" for a, b, why in pairs]
     text = ("Each approximation against full attention (its validation perplexity over L9's, paired by seed, "
