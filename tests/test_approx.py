@@ -15,7 +15,8 @@ def qkv(n=70, d=8, seed=0):
     return [torch.randn(2, 3, n, d, generator=g, dtype=torch.float64) for _ in range(3)]
 
 
-@pytest.mark.parametrize("window, n_global, block", [(1, 0, 16), (5, 0, 16), (9, 3, 8), (32, 2, 64), (100, 0, 7)])
+@pytest.mark.parametrize("window, n_global, block", [(1, 0, 16), (5, 0, 16), (9, 3, 8), (32, 2, 64), (100, 0, 7),
+                                                     (2, 9, 4)])  # more global tokens than a block holds
 def test_the_window_is_the_masked_attention_it_stands_for(window, n_global, block):
     q, k, v = qkv()
     dense = attention(q, k, v, causal=True, mask=window_mask(70, window, n_global), need_weights=False)[0]
@@ -32,6 +33,38 @@ def test_the_mask_sees_the_window_the_global_tokens_and_never_the_future():
     m = window_mask(6, 2, 1)
     assert m.tolist()[5] == [True, False, False, False, True, True]
     assert not m.triu(1).any()
+
+
+@pytest.mark.parametrize("window, every, block", [(1, 2, 16), (5, 4, 16), (9, 16, 8), (16, 16, 64), (3, 7, 5)])
+def test_the_window_with_symmetric_globals_is_its_masked_attention(window, every, block):
+    q, k, v = qkv()
+    dense = attention(q, k, v, causal=True, mask=window_mask(70, window, global_every=every), need_weights=False)[0]
+    got = window_attention(q, k, v, window=window, global_every=every, block=block)
+    assert torch.allclose(got, dense, atol=1e-12)
+
+
+@pytest.mark.parametrize("window, every", [(1, 2), (3, 4), (4, 3), (8, 5)])
+def test_symmetric_globals_see_their_prefix_are_seen_later_and_never_the_future(window, every):
+    n = 23
+    m = window_mask(n, window, global_every=every)
+    assert not m.triu(1).any()  # no query ever sees a later key
+    globals_ = [g for g in range(n) if (g + 1) % every == 0]
+    for i in range(n):
+        seen = {j for j in range(n) if m[i, j]}
+        if i in globals_:
+            assert seen == set(range(i + 1))  # a global token sees its whole prefix
+        else:  # any other query: its window and the global tokens before it, nothing else
+            assert seen == set(range(max(0, i - window + 1), i + 1)) | {g for g in globals_ if g < i}
+    for g in globals_:
+        assert m[g:, g].all()  # every query from g on sees g
+
+
+def test_the_first_tokens_as_global_are_the_mask_of_before():
+    """Global tokens at the start: what they see is their prefix already (only each other), so the symmetric mask
+    is the keys-only mask it replaced."""
+    i, j = torch.arange(40)[:, None], torch.arange(40)[None, :]
+    for window, n_global in [(1, 3), (4, 0), (5, 8), (16, 4)]:
+        assert torch.equal(window_mask(40, window, n_global), (j <= i) & ((j > i - window) | (j < n_global)))
 
 
 def test_orthogonal_features_are_orthogonal_within_a_block():
@@ -79,6 +112,8 @@ def test_bad_sizes_are_refused():
     q, k, v = qkv()
     with pytest.raises(AttnlabError, match="window >= 1"):
         window_attention(q, k, v, window=0)
+    with pytest.raises(AttnlabError, match="global_every >= 1"):
+        window_attention(q, k, v, window=4, global_every=0)
     with pytest.raises(AttnlabError, match="at least 1 random feature"):
         favor_attention(q, k, v, features=0)
 

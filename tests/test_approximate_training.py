@@ -42,8 +42,8 @@ def worse_by(factor: float, base=(40.0, 41.0, 39.5), jitter=(0.0, 0.01, -0.01)) 
 
 
 COSTLY = {"L9": worse_by(1.0, jitter=(0, 0, 0)), "S8-w16": worse_by(1.3), "S8-w16-g4": worse_by(1.28),
-          "S8-w32": worse_by(1.15), "S8-w32-g4": worse_by(1.14), "S8-favor32": worse_by(1.5),
-          "S8-favor128": worse_by(1.2)}
+          "S8-w32": worse_by(1.15), "S8-w32-g4": worse_by(1.14), "S8-w16-sym": worse_by(1.2),
+          "S8-w32-sym": worse_by(1.25), "S8-favor32": worse_by(1.5), "S8-favor128": worse_by(1.2)}
 FREE = {name: worse_by(1.0, jitter=(0.0, 0.002, -0.002)) if name != "L9" else worse_by(1.0, jitter=(0, 0, 0))
         for name in COSTLY}
 BETTER = {name: worse_by(0.8) if name != "L9" else ppl for name, ppl in COSTLY.items()}
@@ -87,14 +87,18 @@ def test_the_claims_follow_the_perplexities_on_both_sides(tmp_path, ppl, s83, s8
 def test_the_page_reads_each_cost_on_its_side_of_full_attention(tmp_path):
     costly = rendered_page(site_for(write_runs(tmp_path / "a", COSTLY), QUICK),
                            "approximate_training", page.blocks)
-    assert costly.count("worse than full attention") == 6 and "better than full attention" not in costly
+    assert costly.count("worse than full attention") == len(RUNS) and "better than full attention" not in costly
     assert "S8-w32 against S8-w16" in costly and "better" in costly.split("What giving")[1]
+    more = dict(line.split(": ", 1) for line in costly.split("What giving")[1].splitlines() if line.startswith("- "))
+    assert more["- a symmetric global token every 16 added to a window of 16"].startswith("S8-w16-sym against S8-w16")
+    assert "better" in more["- a symmetric global token every 16 added to a window of 16"]
+    assert "worse" in more["- a symmetric global token every 16 added to a window of 32"]
     text = rendered_page(site_for(write_runs(tmp_path / "b", BETTER), QUICK),
                          "approximate_training", page.blocks)
-    assert text.count("better than full attention") == 6 and "worse than full attention" not in text
+    assert text.count("better than full attention") == len(RUNS) and "worse than full attention" not in text
     free = rendered_page(site_for(write_runs(tmp_path / "c", FREE), QUICK),
                          "approximate_training", page.blocks)
-    assert free.count("equal within the noise") == 6
+    assert free.count("equal within the noise") == len(RUNS)
 
 
 def test_the_chart_draws_one_point_per_approximation_at_its_ratio(tmp_path):

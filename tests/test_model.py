@@ -257,6 +257,7 @@ def test_stacked_projection_equals_the_three_layers(d_k, qkv_bias):
 APPROX = {  # name: the spec's overrides on L9 (context 12)
     "window": {"attention": "window", "window": 4},
     "window + global": {"attention": "window", "window": 3, "n_global": 2},
+    "window + symmetric global": {"attention": "window", "window": 2, "global_every": 4},
     "window, rope": {"attention": "window", "window": 5, "position": "rope"},
     "window, alibi": {"attention": "window", "window": 5, "position": "alibi"},
     "favor": {"attention": "favor", "features": 16},
@@ -279,15 +280,16 @@ def test_a_window_covering_the_context_is_full_attention():
     torch.testing.assert_close(window(x)[0], full(x)[0], atol=1e-12, rtol=0)
 
 
-@pytest.mark.parametrize("window,n_global", [(4, 0), (3, 2), (1, 0)])
-def test_the_window_layer_is_the_blockwise_window_attention(window, n_global):
+@pytest.mark.parametrize("window,n_global,every", [(4, 0, None), (3, 2, None), (1, 0, None), (2, 0, 4), (3, 0, 5)])
+def test_the_window_layer_is_the_blockwise_window_attention(window, n_global, every):
     from attnlab.nn.approx import window_attention
 
     torch.manual_seed(0)
-    layer = SelfAttention(16, 4, out_proj=True, attention="window", window=window, n_global=n_global).double()
+    layer = SelfAttention(16, 4, out_proj=True, attention="window", window=window, n_global=n_global,
+                          global_every=every).double()
     x = torch.randn(2, 12, 16, dtype=torch.float64)
     q, k, v = layer.project(x, x)
-    want = window_attention(q, k, v, window=window, n_global=n_global, block=5)
+    want = window_attention(q, k, v, window=window, n_global=n_global, global_every=every, block=5)
     torch.testing.assert_close(layer(x), layer.out(want.transpose(1, 2).reshape(2, 12, 16)), atol=1e-12, rtol=0)
 
 
@@ -362,9 +364,10 @@ def test_favor_features_are_fixed_between_training_and_eval():
     assert torch.equal(model.eval()(x)[0], train_logits)  # no dropout: only a redraw could differ
 
 
-def test_window_decodes_with_the_kv_cache_and_favor_refuses_it():
+@pytest.mark.parametrize("globals_", [{"n_global": 1}, {"global_every": 3}])
+def test_window_decodes_with_the_kv_cache_and_favor_refuses_it(globals_):
     torch.manual_seed(0)
-    window = build(small("L9", attention="window", window=3, n_global=1, context=16)).eval()
+    window = build(small("L9", attention="window", window=3, context=16, **globals_)).eval()
     prompt = torch.randint(0, 64, (2, 4))
     cached, cached_logits = generate(window, prompt, 10, use_cache=True)
     plain, plain_logits = generate(window, prompt, 10, use_cache=False)
@@ -394,6 +397,12 @@ def test_probes_read_the_window_and_favor_refuses_them():
     ({"features": 8, "attention": "window", "window": 4}, "`features` is a setting of attention 'favor'"),
     ({"attention": "window", "window": 0}, "window must be a positive integer, got 0"),
     ({"attention": "window", "window": 4, "n_global": -1}, "n_global must be a non-negative integer, got -1"),
+    ({"global_every": 4}, "`global_every` is a setting of attention 'window' \\(attention is 'full'\\)"),
+    ({"attention": "window", "window": 4, "global_every": 0}, "global_every must be a positive integer, got 0"),
+    ({"attention": "window", "window": 4, "global_every": 1}, "global_every must be from 2 \\(1 makes every"),
+    ({"attention": "window", "window": 4, "global_every": 13}, "to the context \\(12\\), got 13"),
+    ({"attention": "window", "window": 4, "global_every": 4, "n_global": 2},
+     "either the first n_global \\(2\\) or every global_every-th \\(4\\): set one"),
     ({"attention": "window", "window": 4, "mixer": "average"}, "needs a learned attention mixer"),
     ({"attention": "favor", "features": 8, "mixer": "none"}, "needs a learned attention mixer"),
     ({"attention": "favor", "features": 8, "position": "alibi"}, "FAVOR\\+ cannot use ALiBi: it never forms"),
@@ -419,8 +428,11 @@ def test_approximations_leave_old_spec_dicts_and_costs_alone():
         assert ModelSpec(**spec.to_dict()) == spec and spec.to_dict()["attention"] == over["attention"]
         count = sum(p.numel() for p in build(spec).parameters())
         assert count == sum(p.numel() for p in build(ModelSpec(**{**spec.to_dict(), **{
-            "attention": "full", "window": None, "n_global": 0, "features": None}})).parameters()), name
+            "attention": "full", "window": None, "n_global": 0, "global_every": None,
+            "features": None}})).parameters()), name
     window = ModelSpec(**{**l9.to_dict(), "attention": "window", "window": 16})
     assert window.training_floor() == l9.training_floor()
+    assert "global_every" not in window.to_dict()  # window specs from before it keep their dicts (and run ids)
+    assert ModelSpec(**{**window.to_dict(), "global_every": 16}).to_dict()["global_every"] == 16
     favor = ModelSpec(**{**l9.to_dict(), "attention": "favor", "features": 32})
     assert favor.training_floor()[0] == l9.training_floor()[0] and favor.training_floor()[1] < l9.training_floor()[1]

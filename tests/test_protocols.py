@@ -204,3 +204,15 @@ def test_a_malformed_protocols_file_is_one_error(tmp_path, monkeypatch):
         with pytest.raises(AttnlabError, match=message):
             protocols.protocols()
     protocols.protocols.cache_clear()
+
+
+def test_the_trained_approximations_follow_their_runs(tmp_path, smoke):
+    text = here(tmp_path, smoke, "approximate_training", "the window and its global tokens")
+    assert "S8-w16-g4 (window 16, the first 4 tokens global)" in text
+    assert "S8-w16-sym (window 16, positions 15, 31, … global)" in text and "S8-w32 (window 32);" in text
+    cfg = copy.deepcopy(smoke)
+    sym = {**smoke["approximate_training"]["S8-w16"], "window": 8, "global_every": 4}
+    cfg["approximate_training"] = {"S8-w8-sym": sym}
+    assert here(tmp_path, cfg, "approximate_training", "the window and its global tokens").startswith(
+        "S8-w8-sym (window 8, positions 3, 7, … global).")
+    assert here(tmp_path, cfg, "approximate_training", "the features").startswith("– (no FAVOR+ run)")

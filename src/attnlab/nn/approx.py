@@ -1,8 +1,11 @@
 """S8: two ways to make attention linear in n by giving up exactness.
 
-`window_attention`: each query sees the `window` keys ending at itself plus `n_global` global tokens at the
-start of the sequence (Longformer's sliding window with global attention, causal). Computed by query blocks
-over only the keys a block can see, so time and memory grow as n · (window + n_global), not n².
+`window_attention`: each query sees the `window` keys ending at itself plus the global tokens before it
+(Longformer's sliding window with global attention, causal). Global attention is symmetric within causality: a
+global token is a key every later query sees, and a query that sees its whole prefix. The global tokens are the
+first `n_global` (whose prefix is only each other) or every `global_every`-th token (positions k-1, 2k-1, ...:
+periodic summaries of everything before them). Computed by query blocks over only the keys a block can see, and
+the global queries over their prefixes, so time and memory grow as n · (window + globals), not n².
 
 `favor_attention`: softmax attention approximated with positive orthogonal random features (Performer's
 FAVOR+): exp(q·k / √d) = E[φ(q)·φ(k)] with φ(x) = exp(ωx − |x|²/2) / √m over m random directions ω. Causal
@@ -18,30 +21,47 @@ from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 
 
-def window_mask(n: int, window: int, n_global: int = 0, device=None) -> torch.Tensor:
-    """True where query i may attend key j: i - window < j <= i, or j < n_global (and j <= i). -> (n, n)"""
+def global_positions(n: int, n_global: int = 0, global_every: int | None = None, device=None) -> torch.Tensor:
+    """True at the global tokens of a sequence of n: the first n_global, or positions k-1, 2k-1, ... for
+    global_every=k. -> (n,)"""
+    pos = torch.arange(n, device=device)
+    return (pos < n_global) | ((pos + 1) % global_every == 0 if global_every else False)
+
+
+def window_mask(n: int, window: int, n_global: int = 0, global_every: int | None = None, device=None) -> torch.Tensor:
+    """True where query i may attend key j (j <= i always): j is in i's window (i - window < j), j is global, or
+    i is global. -> (n, n)"""
     i = torch.arange(n, device=device)[:, None]
     j = torch.arange(n, device=device)[None, :]
-    return (j <= i) & ((j > i - window) | (j < n_global))
+    g = global_positions(n, n_global, global_every, device)
+    return (j <= i) & ((j > i - window) | g[None, :] | g[:, None])
 
 
-def window_attention(q, k, v, *, window: int, n_global: int = 0, block: int = 128):
+def window_attention(q, k, v, *, window: int, n_global: int = 0, global_every: int | None = None,
+                     block: int = 128):
     """q, k: (B, H, n, d), v: (B, H, n, d_v) -> (B, H, n, d_v): causal attention restricted to window_mask,
-    blockwise."""
-    if window < 1 or block < 1 or n_global < 0:
-        raise AttnlabError(f"window attention needs window >= 1, block >= 1, n_global >= 0; got {window}, "
-                           f"{block}, {n_global}")
+    blockwise: each block of queries over the global keys before its window and the window's keys, then the
+    global queries (every-k-th only: the first n_global see only globals anyway) over their prefixes."""
+    if window < 1 or block < 1 or n_global < 0 or (global_every is not None and global_every < 1):
+        raise AttnlabError(f"window attention needs window >= 1, block >= 1, n_global >= 0, global_every >= 1; "
+                           f"got {window}, {block}, {n_global}, {global_every}")
     n, out = q.size(-2), q.new_empty(*q.shape[:-1], v.size(-1))  # (B, H, n, d_v): values may be wider than keys
-    g = min(n_global, n)
+    g = global_positions(n, n_global, global_every, q.device)
+    globals_ = g.nonzero().squeeze(-1)
     for i0 in range(0, n, block):
         i1 = min(i0 + block, n)
-        lo = max(g, i0 - window + 1)  # the first key of the window of this block's first query
-        keys = torch.cat([torch.arange(g, device=q.device), torch.arange(lo, i1, device=q.device)])
+        lo = min(max(n_global, i0 - window + 1), i1)  # the window's first key for the block's first query
+        keys = torch.cat([globals_[globals_ < lo], torch.arange(lo, i1, device=q.device)])
         i = torch.arange(i0, i1, device=q.device)[:, None]
         j = keys[None, :]
-        seen = (j <= i) & ((j > i - window) | (j < g))  # (bq, bk)
+        seen = (j <= i) & ((j > i - window) | g[j] | g[i])  # (bq, bk)
         out[..., i0:i1, :] = attention(q[..., i0:i1, :], k[..., keys, :], v[..., keys, :], causal=False,
                                        mask=seen, need_weights=False)[0]
+    if global_every:  # their rows above missed the keys before the window: each global query sees its prefix
+        for rows in globals_.split(block):
+            seen = torch.arange(rows[-1] + 1, device=q.device)[None, :] <= rows[:, None]  # (bq, prefix)
+            out[..., rows, :] = attention(q[..., rows, :], k[..., : rows[-1] + 1, :], v[..., : rows[-1] + 1, :],
+                                          causal=False, mask=seen, need_weights=False)[0]
     return out
 
 

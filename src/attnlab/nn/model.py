@@ -46,7 +46,8 @@ class SelfAttention(nn.Module):
     Queries and keys have width d_k per head (default d_model / h); values keep d_model / h, so the
     heads concatenate back to d_model whatever d_k is.
     attention (causal self-attention only): 'full'; 'window', the core with each query seeing the `window` keys
-    ending at itself and the first `n_global`; 'favor', FAVOR+ with `features` random features drawn once from
+    ending at itself and the global tokens (the first `n_global`, or every `global_every`-th, which sees its
+    whole prefix); 'favor', FAVOR+ with `features` random features drawn once from
     `seed` and kept as a buffer (a checkpoint restores them). FAVOR+ forms no weights: there is nothing for
     attention dropout, probes or S9's replaced weights to act on, and no KV cache.
     """
@@ -54,7 +55,8 @@ class SelfAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, out_proj: bool, scale: bool = True, bias: bool = True,
                  d_k: int | None = None, qkv_bias: bool | None = None, rope: bool = False, alibi: bool = False,
                  dropout: float = 0.0, n_kv_heads: int | None = None, attention: str = "full",
-                 window: int | None = None, n_global: int = 0, features: int | None = None, seed: int = 0):
+                 window: int | None = None, n_global: int = 0, global_every: int | None = None,
+                 features: int | None = None, seed: int = 0):
         super().__init__()
         if d_model % n_heads:
             raise AttnlabError(f"n_heads={n_heads} does not divide d_model={d_model}")
@@ -73,7 +75,7 @@ class SelfAttention(nn.Module):
         self.kept = None  # scores and weights of the last call, only while keep_weights is set (probes)
         self.keep_weights = False
         self.replace = None  # (B, H, T, T) weights to mix with instead of the softmax's (S9), while set
-        self.approx, self.window, self.n_global = attention, window, n_global
+        self.approx, self.window, self.n_global, self.global_every = attention, window, n_global, global_every
         if attention == "favor":
             self.register_buffer("omega", orthogonal_features(features, self.d_k, seed))
 
@@ -119,7 +121,8 @@ class SelfAttention(nn.Module):
             out = favor_attention(q, k, v, omega=self.omega.to(q.dtype), causal=True)
         else:
             if self.approx == "window":  # the rows of the last queries: a decoder's new tokens sit after the cache
-                band = window_mask(k.size(-2), self.window, self.n_global, q.device)[k.size(-2) - q.size(-2):]
+                band = window_mask(k.size(-2), self.window, self.n_global, self.global_every,
+                                   q.device)[k.size(-2) - q.size(-2):]
                 mask = band if mask is None else mask & band
             out, _ = attention(q, k, v, causal=causal, scale=self.scale, mask=mask, rope=self.rope,
                                alibi=self.alibi, dropout_p=self.dropout, training=self.training, keep=self.kept,
@@ -181,7 +184,7 @@ def make_mixer(spec: ModelSpec, layer: int = 0) -> nn.Module | None:
                          bias=spec.bias, d_k=spec.d_k, qkv_bias=spec.qkv_bias, rope=spec.position == "rope",
                          alibi=spec.position == "alibi", dropout=spec.dropout, n_kv_heads=spec.n_kv_heads,
                          attention=spec.attention, window=spec.window, n_global=spec.n_global,
-                         features=spec.features, seed=layer)
+                         global_every=spec.global_every, features=spec.features, seed=layer)
 
 
 def make_norm(spec: ModelSpec) -> nn.Module:

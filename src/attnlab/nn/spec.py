@@ -9,7 +9,7 @@ MIXERS = ("none", "average", "head", "multihead")  # what mixes information acro
 POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")  # rope, alibi: options of the attention core
 NORMS = ("none", "pre", "post")  # post: LN(x + f(x)) after each sublayer, no final LN
 ATTENTIONS = ("full", "window", "favor")  # exact softmax, a sliding window (exact within it), FAVOR+ (S8)
-APPROX_FIELDS = ("attention", "window", "n_global", "features")  # left out of to_dict() with full attention
+APPROX_FIELDS = ("attention", "window", "n_global", "global_every", "features")  # not in to_dict() with full attention
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class ModelSpec:
     attention: str = "full"
     window: int | None = None  # window attention: the keys a query sees, itself included
     n_global: int = 0          # window attention: tokens at the start that every query sees
+    global_every: int | None = None  # window attention: positions k-1, 2k-1, ... are global (see all before them)
     features: int | None = None  # FAVOR+: random features per layer
     bias: bool = True
     qkv_bias: bool | None = None  # biases on the q, k, v projections; defaults to `bias`
@@ -51,7 +52,7 @@ class ModelSpec:
         if self.attention not in ATTENTIONS:
             bad(f"unknown attention '{self.attention}' (choose from {', '.join(ATTENTIONS)})")
         for name in ("vocab_size", "d_model", "context", "n_blocks", "n_heads", "n_kv_heads", "mlp_ratio", "d_k",
-                     "window", "features"):
+                     "window", "global_every", "features"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 bad(f"{name} must be a positive integer, got {value!r}")
@@ -79,9 +80,17 @@ class ModelSpec:
         needs = {"window": "window", "favor": "features"}.get(self.attention)
         if needs and getattr(self, needs) is None:
             bad(f"attention '{self.attention}' needs `{needs}`")
-        for name, owner in (("window", "window"), ("n_global", "window"), ("features", "favor")):
+        for name, owner in (("window", "window"), ("n_global", "window"), ("global_every", "window"),
+                            ("features", "favor")):
             if getattr(self, name) not in (None, 0) and self.attention != owner:
                 bad(f"`{name}` is a setting of attention '{owner}' (attention is '{self.attention}')")
+        if self.global_every is not None:
+            if self.n_global:
+                bad(f"global tokens are either the first n_global ({self.n_global}) or every global_every-th "
+                    f"({self.global_every}): set one")
+            if not 2 <= self.global_every <= self.context:
+                bad(f"global_every must be from 2 (1 makes every token global: full attention) to the context "
+                    f"({self.context}), got {self.global_every}")
         if self.attention != "full" and self.mixer in ("none", "average"):
             bad(f"attention '{self.attention}' needs a learned attention mixer (mixer is '{self.mixer}')")
         if self.attention == "favor" and self.position == "alibi":
@@ -125,8 +134,11 @@ class ModelSpec:
         return self.d_k or self.d_model // self.heads
 
     def to_dict(self) -> dict:
-        """The fields as a dict; with full attention the approximations' fields are left out, so the dicts of
-        specs made before they existed (in run files, and hashed into run ids) are unchanged."""
+        """The fields as a dict; with full attention the approximations' fields are left out, and global_every
+        when unset, so the dicts of specs made before they existed (in run files, and hashed into run ids) are
+        unchanged."""
         d = asdict(self)
-        return {k: v for k, v in d.items() if k not in APPROX_FIELDS} if self.attention == "full" else d
+        if self.attention == "full":
+            return {k: v for k, v in d.items() if k not in APPROX_FIELDS}
+        return {k: v for k, v in d.items() if k != "global_every" or v is not None}
 

@@ -284,7 +284,30 @@ def span(s: slice) -> str:
     return str(s.start) if s.stop - s.start == 1 else f"{s.start}–{s.stop - 1}"
 
 
+def approximations(site, experiment: str, kind: str) -> list[tuple[str, ModelSpec]]:
+    """An experiment's runs with attention `kind`, and their specs."""
+    specs = [(name, spec_from_config(site.config, name)) for name in site.config.get(experiment) or {}]
+    return [(name, spec) for name, spec in specs if spec.attention == kind]
+
+
+def window_runs(site, experiment: str) -> str:
+    """Each window run of an experiment: its window and which tokens are global."""
+    def globals_(spec):
+        if spec.global_every:
+            k = spec.global_every
+            return f", positions {k - 1}, {2 * k - 1}, … global"
+        return f", the first {spec.n_global} tokens global" if spec.n_global else ""
+    return "; ".join(f"{name} (window {spec.window}{globals_(spec)})"
+                     for name, spec in approximations(site, experiment, "window")) or "– (no window run)"
+
+
+def favor_runs(site, experiment: str) -> str:
+    """Each FAVOR+ run of an experiment and its number of features."""
+    return "; ".join(f"{name} ({spec.features} features)"
+                     for name, spec in approximations(site, experiment, "favor")) or "– (no FAVOR+ run)"
+
+
 DERIVED = {"seeds": seeds, "next_seed": next_seed, "device": device, "encoder": encoder, "wirings": wirings,
            "model": model, "budget": budget, "kv_heads": kv_heads, "uptraining": uptraining, "studied": studied,
            "attention_only": attention_only, "induction_budget": induction_budget, "context": context, "icl": icl,
-           "icl_shares": icl_shares}
+           "icl_shares": icl_shares, "window_runs": window_runs, "favor_runs": favor_runs}

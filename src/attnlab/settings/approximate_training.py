@@ -1,7 +1,8 @@
 """S8 · Trained with approximate attention: what a profile sets for `approximate_training` (no torch: every check
 of a profile reads it). Ladder row L9's model trained with its attention replaced by a causal sliding window
-(two widths, with and without global tokens) or by FAVOR+ (two feature counts); L9 itself is the full attention
-it is set against, so every run here must be L9 but for its attention."""
+(two widths: alone, with 4 global tokens at the start, and with a global token every 16 that sees its whole
+prefix) or by FAVOR+ (two feature counts); L9 itself is the full attention it is set against, so every run here
+must be L9 but for its attention."""
 from __future__ import annotations
 
 import yaml
@@ -13,7 +14,7 @@ SCHEMA = {"$ref": "#/$defs/runs",
           "description": "S8 trained: L9 with a sliding window or FAVOR+ in place of full attention"}
 
 FULL = "L9"  # the run with full attention every run here is compared with
-ATTENTION = ("attention", "window", "n_global", "features")  # what a run here may change of it
+ATTENTION = ("attention", "window", "n_global", "global_every", "features")  # what a run here may change of it
 
 DEFAULTS = yaml.safe_load("""
 base: {mixer: multihead, position: learned, mlp: true, norm: pre}  # ladder row L9: one full block
@@ -21,6 +22,8 @@ S8-w16: {attention: window, window: 16}                # each query sees itself 
 S8-w16-g4: {attention: window, window: 16, n_global: 4}  # ... and the window's first 4 tokens
 S8-w32: {attention: window, window: 32}
 S8-w32-g4: {attention: window, window: 32, n_global: 4}
+S8-w16-sym: {attention: window, window: 16, global_every: 16}  # positions 15, 31, ...: every later query sees
+S8-w32-sym: {attention: window, window: 32, global_every: 16}  # them, and they see their whole prefix
 S8-favor32: {attention: favor, features: 32}           # Performer's FAVOR+ with 32 random features per head
 S8-favor128: {attention: favor, features: 128}
 """)

@@ -14,40 +14,50 @@ NAME = "approximate_training"
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
 PROTOCOL = yaml.safe_load("""
-sources: Beltagy, Peters & Cohan 2020 (Longformer, arXiv:2004.05150); Choromanski et al. 2021 (Performer, arXiv:2009.14794)
+sources: Beltagy et al. 2020 (arXiv:2004.05150); Choromanski et al. 2021 (arXiv:2009.14794)
 rows:
-  - aspect: task
+  - aspect: the window and its global tokens
     paper: >-
-      Longformer: character-level language modelling (text8, enwik8; bits per character), then a pretrained
-      model fine-tuned on long-document tasks. Performer: protein sequences, ImageNet64 and text, and a pretrained
-      Transformer's weights reused with FAVOR+ in place of its softmax.
+      A sliding window (512 tokens in the pretrained model; sizes growing with depth, and dilation in some
+      heads, in its character-level language model), plus global attention on chosen task tokens that is
+      symmetric: a global token attends to every token of the document and every token to it.
     here: >-
-      Next-token prediction on tiny Shakespeare ({data.vocab_size} BPE tokens), validation perplexity at the
-      profile's budget ({train.steps} steps of {train.batch_size} windows of {model.context} tokens), against the
-      same model with full attention trained on the same batches.
+      {window_runs:approximate_training}. Causal throughout: a global token attends to every token before it,
+      and every later token attends to it.
     why: >-
-      The question is the cost in quality of the approximation alone, so everything else is the chapter's model
-      and data; the papers' long sequences are what the approximations are for, and they cost days of training.
-  - aspect: model
+      A language model cannot let a token see its future, so a global token gathers only from its past:
+      symmetric global attention becomes periodic summary tokens that see their whole prefix, and global
+      tokens at the start see only each other. The paper's task tokens that read the whole document have no
+      causal equivalent.
+  - aspect: the features
     paper: >-
-      Longformer: 12 and 30 layers, a window that grows from lower to higher layers, dilated windows in some
-      heads of the higher layers, and global attention on a few task tokens in fine-tuning. Performer: deep
-      Transformers with positive orthogonal random features, redrawn during training.
+      Positive orthogonal random features, redrawn during training; Performers trained on proteins, images and
+      text.
     here: >-
-      One block (ladder row L9: {model.d_model} wide, {model.n_heads} heads); every layer the same window (16 or
-      32 keys, with or without 4 global tokens at the start) or the same FAVOR+ features (32 or 128 per head),
-      drawn once from the seed and kept.
+      {favor_runs:approximate_training}: positive orthogonal features drawn once per layer from the seed and
+      kept fixed while the model trains.
     why: >-
-      One block makes a window's reach its width exactly (no deeper layer can carry older tokens forward), and
-      fixed features keep a checkpoint's attention the one it was trained with, so that resuming and evaluating
-      read the same function.
+      Fixed features make each run one model that its checkpoint restores; redrawing is not tried here.
+  - aspect: the models and the measure
+    paper: >-
+      Longformer trains character-level language models and continues a pretrained model's training with its
+      pattern; Performers are trained from scratch or fine-tuned from a Transformer. Bits per character,
+      accuracy, perplexity.
+    here: >-
+      Ladder row L9's model ({model:L9}, {context:L9} tokens) trained from scratch with each approximation for
+      {budget:L9}, as L9 itself is; validation perplexity over L9's, paired by seed, at {seeds}.
+    why: >-
+      The same model, budget and batches as full attention, so that the ratio measures the approximation
+      alone.
 """)
 
 
 def attention_of(spec) -> str:
-    """What a run's attention is, in words: 'window 16 + 4 global', 'FAVOR+ 32 features', 'full'."""
+    """What a run's attention is, in words: 'window 16 + 4 global', 'window 16 + global every 16', 'FAVOR+ 32
+    features', 'full'."""
     if spec.attention == "window":
-        return f"window {spec.window}" + (f" + {spec.n_global} global" if spec.n_global else "")
+        return f"window {spec.window}" + (f" + {spec.n_global} global" if spec.n_global else "") \
+            + (f" + global every {spec.global_every}" if spec.global_every else "")
     return f"FAVOR+ {spec.features} features" if spec.attention == "favor" else "full"
 
 
@@ -104,6 +114,8 @@ def cost_reading(t: pd.DataFrame) -> str:
         ("S8-w16", "S8-w32", "a window of 32 against one of 16"),
         ("S8-w16", "S8-w16-g4", "4 global tokens added to a window of 16"),
         ("S8-w32", "S8-w32-g4", "4 global tokens added to a window of 32"),
+        ("S8-w16", "S8-w16-sym", "a symmetric global token every 16 added to a window of 16"),
+        ("S8-w32", "S8-w32-sym", "a symmetric global token every 16 added to a window of 32"),
         ("S8-favor32", "S8-favor128", "128 random features against 32")) if a in runs and b in runs]
     more = [f"- {why}: {b} against {a}, {versus(runs[b], runs[a], 'worse', 'better')}" for a, b, why in pairs]
     text = ("Each approximation against full attention (its validation perplexity over L9's, paired by seed, "
