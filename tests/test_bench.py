@@ -1,4 +1,5 @@
 import json
+import math
 
 import numpy as np
 import pytest
@@ -89,6 +90,18 @@ def test_reference_refuses_other_rows():
         reference.from_spec(ModelSpec(**{**L9, "n_blocks": 2}))
 
 
+# the reference and attnlab in fp32, one uncompiled faster setting: the full list compiles (minutes on a CPU)
+FEW = [("reference", {}), ("attnlab", {}), ("attnlab", {"precision": "bf16", "adamw": "fused"})]
+
+
+def test_every_speed_setting_has_its_own_name_and_the_yardstick_is_fp32():
+    names = [throughput.setting_name(model, s) for model, s in throughput.SETTINGS]
+    assert len(set(names)) == len(names)
+    assert "attnlab bf16, compiled, fused AdamW" in names and "reference fp32" in names
+    assert all(model == "reference" for model, _ in throughput.REFERENCES)
+    assert all({**throughput.FP32, **s}["precision"] == "fp32" for _, s in throughput.REFERENCES)
+
+
 def test_main_writes_throughput_json(repo, tmp_path, capsys):
     cfg = load(repo / "config" / "smoke.yaml")
     cfg["throughput"] = {**cfg.get("throughput", {}), "steps": 2, "warmup": 1}
@@ -105,7 +118,7 @@ def test_main_writes_throughput_json(repo, tmp_path, capsys):
     RegexTokenizer("gpt2").save(data / "tokenizer.json")
 
     out = tmp_path / "bench" / "throughput.json"
-    result = throughput.main(cfg, out, data)
+    result = throughput.main(cfg, out, data, settings=FEW)
     written = json.loads(out.read_text())
     for key in ("model", "n_params", "batch_size", "context", "steps", "attnlab_tokens_per_s",
                 "reference_tokens_per_s", "ratio", "ratio_paired_median", "max_abs_logit_diff",
@@ -121,6 +134,13 @@ def test_main_writes_throughput_json(repo, tmp_path, capsys):
     assert written["encode_100kb_seconds"] >= 0
     assert written["provenance"]["profile"] == "smoke"
     assert "tokens/s" in capsys.readouterr().out
+    rows = {r["name"]: r for r in written["settings"]}
+    assert list(rows) == ["reference fp32", "attnlab fp32", "attnlab bf16, fused AdamW"]
+    assert written["yardstick"] == "reference fp32"
+    assert rows["attnlab bf16, fused AdamW"]["precision"] == "bf16" and rows["attnlab fp32"]["adamw"] == "default"
+    assert all(len(r["step_seconds"]) == 2 and r["first_step_seconds"] > 0 and math.isfinite(r["last_loss"])
+               for r in rows.values())
+    assert rows["attnlab fp32"]["step_seconds"] == written["attnlab_step_seconds"]
 
 
 def test_main_without_tokenizer_notes_the_skip(repo, tmp_path):
@@ -128,6 +148,6 @@ def test_main_without_tokenizer_notes_the_skip(repo, tmp_path):
     cfg["throughput"] = {"steps": 1, "warmup": 0, "batch_size": 2}
     cfg["device"] = "cpu"
     np.random.default_rng(1).integers(0, 1024, 2000).astype(np.uint16).tofile(tmp_path / "train.bin")
-    result = throughput.main(cfg, tmp_path / "out.json", tmp_path)
+    result = throughput.main(cfg, tmp_path / "out.json", tmp_path, settings=FEW)
     assert result["encode_100kb_seconds"] is None and result["tokenizer_train_seconds"] is None
     assert any("tokenizer.json" in note for note in result["notes"])

@@ -268,6 +268,32 @@ def test_bench_says_faster_or_slower_only_beyond_the_noise():
         " Here 768 merges over 1,115,394 characters took 0.88 s."
 
 
+def speed_file(fastest: list[float], yard: list[float]) -> dict:
+    """A throughput file with the fp32 reference (the yardstick), attnlab fp32 at its speed, and one setting."""
+    row = lambda name, model, secs: {"name": name, "model": model, "step_seconds": secs, "tokens_per_s": 1000.0,
+                                     "first_step_seconds": 0.5}
+    return {"yardstick": "reference fp32", "settings": [row("reference fp32", "reference", yard),
+                                                        row("attnlab fp32", "attnlab", yard),
+                                                        row("attnlab bf16", "attnlab", fastest)]}
+
+
+def test_bench_says_the_fastest_setting_reaches_the_goal_only_beyond_the_noise():
+    yard = [1.0, 1.02, 0.98, 1.01, 0.99]
+    fast = throughput.goal_reading(speed_file([y / 1.5 for y in yard[::-1]], yard))
+    assert fast.startswith("The fastest setting, attnlab bf16, trains at 1.500× (95 % interval 1.4")
+    assert "it reaches the goal of 1.25×" in fast
+    slow = throughput.goal_reading(speed_file([y / 1.1 for y in yard[::-1]], yard))
+    assert "attnlab bf16" in slow and "it falls short of the goal of 1.25×" in slow
+    near = throughput.goal_reading(speed_file([1 / 1.2, 1 / 1.3, 1 / 1.25, 1 / 1.22, 1 / 1.28], [1.0] * 5))
+    assert "whether it reaches the goal of 1.25× the noise cannot tell" in near
+    assert "one round cannot judge" in throughput.goal_reading(speed_file([0.5], [1.0]))
+    assert throughput.goal_reading({"attnlab_step_seconds": yard}) == ""  # a file from before the settings
+    assert "predates the speed settings" in throughput.settings_table({})
+    table = throughput.settings_table(speed_file([y / 1.5 for y in yard], yard))
+    assert "speedup over reference fp32" in table and "1 (the yardstick)" in table
+    assert "| attnlab bf16 | 1,000 | 1.500× (95 % interval 1.500–1.500) | 0.50 |" in table
+
+
 def test_data_reads_the_merges_and_the_split_from_them():
     text = data.merges_reading([" t", "he", " a", "ou", " the"])
     assert text.startswith("Of the first 5, 2 glue a space to one letter (␣t, ␣a) and 2 join two letters (he, ou)")

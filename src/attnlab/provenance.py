@@ -67,7 +67,9 @@ def gpu_clocks(device: torch.device | str) -> dict | None:
         return {"error": str(err)}
 
 
-def record(cfg: dict, *, device="cpu", wall_seconds: float | None = None, seed: int | None = None) -> dict:
+def record(cfg: dict, *, device="cpu", wall_seconds: float | None = None, seed: int | None = None,
+           speed: dict | None = None) -> dict:
+    """`speed`: a training run's speed settings (precision, compile, AdamW, threads), recorded where given."""
     head = git_head()
     return {
         "commit": head or os.environ.get(GIVEN_COMMIT) or "unknown",
@@ -82,6 +84,7 @@ def record(cfg: dict, *, device="cpu", wall_seconds: float | None = None, seed: 
         "wall_seconds": None if wall_seconds is None else round(wall_seconds, 3),
         "seed": cfg.get("seed") if seed is None else seed,
         "host": platform.node(),
+        **({"speed": speed} if speed is not None else {}),
     }
 
 

@@ -1,11 +1,13 @@
 """The one training loop: seeded AdamW with optional warmup, evaluation, checkpoint/resume, probes."""
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import inspect
 import math
 import os
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -53,6 +55,40 @@ def job_device(cfg: dict) -> torch.device:
     return pick_device(cfg.get("device", "auto"))
 
 
+SPEED = {"precision": "fp32", "compile": False, "adamw": "default"}  # unset: today's behaviour (and config hashes)
+
+
+def speed(tc: dict) -> dict:
+    """A train section's speed settings, each at its default where the section leaves it unset."""
+    return {key: tc.get(key, default) for key, default in SPEED.items()}
+
+
+def check_speed(tc: dict) -> None:
+    """Refuse speed settings this machine cannot honour, before any work (the schema has checked their values)."""
+    if tc.get("compile") and not any(shutil.which(c) for c in (os.environ.get("CXX"), "g++", "c++", "clang++") if c):
+        raise AttnlabError("train.compile: true needs a C++ compiler for inductor (g++, c++ or clang++ on PATH, or "
+                           "$CXX), and none was found: install one or set train.compile: false")
+
+
+def autocast(precision: str, device) -> contextlib.AbstractContextManager:
+    """bf16: autocast of the forward (and so the backward) on the device; weights and optimiser state stay fp32."""
+    if precision == "bf16":
+        return torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def optimizer(model: torch.nn.Module, tc: dict) -> torch.optim.AdamW:
+    """AdamW at the section's rate and decay, in the implementation `adamw` names (default: torch's choice)."""
+    impl = speed(tc)["adamw"]
+    return torch.optim.AdamW(model.parameters(), lr=tc["lr"], weight_decay=tc.get("weight_decay", 0.01),
+                             **({} if impl == "default" else {impl: True}))
+
+
+def stepping(model: torch.nn.Module, tc: dict) -> torch.nn.Module:
+    """What a training step calls: the model itself, or compiled by inductor (sharing its weights)."""
+    return torch.compile(model) if speed(tc)["compile"] else model
+
+
 def windows(tokens: torch.Tensor, context: int, limit: int | None = None):
     """Inputs and targets of consecutive non-overlapping windows: (N, context) each. Tokens in rows
     (N, context + 1) are sequences of their own (generated tasks): each row is one window."""
@@ -94,18 +130,22 @@ class Scored:
 
 
 @torch.no_grad()
-def evaluate(model, tokens, context, batch_size=64, limit=None, device="cpu", blocks: bool = False) -> Scored:
-    """Mean cross-entropy over windows of the split; with `blocks`, also per stretch of the split."""
+def evaluate(model, tokens, context, batch_size=64, limit=None, device="cpu", blocks: bool = False,
+             precision: str = "fp32") -> Scored:
+    """Mean cross-entropy over windows of the split; with `blocks`, also per stretch of the split. `precision`:
+    the forward's (a model trained in bf16 is scored in bf16)."""
     was_training = model.training
     model.eval()
     x, y = windows(tokens, context, limit)
     total, per_token = 0.0, []
     for i in range(0, len(x), batch_size):
         xb, yb = x[i : i + batch_size].to(device), y[i : i + batch_size].to(device)
-        logits, loss = model(xb, yb)
+        with autocast(precision, device):
+            logits, loss = model(xb, yb)
         total += loss.item() * yb.numel()
         if blocks:  # windows are consecutive, so flattening keeps the split's order
-            per_token.append(F.cross_entropy(logits.flatten(0, 1), yb.flatten(), reduction="none").double().cpu())
+            per_token.append(F.cross_entropy(logits.float().flatten(0, 1), yb.flatten(),
+                                             reduction="none").double().cpu())
     model.train(was_training)
     scored = Scored(total / y.numel(), y.numel())
     if blocks:
@@ -179,9 +219,11 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     a finite number (NaN, inf, or past exp's range) ends the run with status 'diverged', not an exception.
     """
     t_start = time.perf_counter()
+    tc, seed = cfg["train"], cfg["seed"]
+    check_speed(tc)
+    fast = speed(tc)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tc, seed = cfg["train"], cfg["seed"]
     device = job_device(cfg)
     run_id = digest({"spec": spec.to_dict(), "train": tc, "seed": seed, "code": code_hash(spec),
                      "data": [list(train_tokens.shape), list(val_tokens.shape), int(train_tokens[:64].sum())],
@@ -192,7 +234,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
         """Model, optimiser, batch sampler and progress: fresh, or as checkpoint `state` left them."""
         torch.manual_seed(seed)
         model = make_model(spec).to(device)
-        opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], weight_decay=tc["weight_decay"])
+        opt = optimizer(model, tc)
         gen = torch.Generator().manual_seed(seed)
         if state is None:
             if init is not None:
@@ -231,6 +273,8 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     elif len(train_tokens) <= T + 1:
         raise AttnlabError(f"training split has {len(train_tokens)} tokens, fewer than one window of {T + 1}")
     model.train()
+    forward = stepping(model, tc)
+    compile_seconds = None  # with compile: the first step's time, compilation included (counted in train_seconds)
     if step == 0:  # the probes' view of the untrained model
         for probe in probes:
             found = probe(0, model, float("nan"))
@@ -244,7 +288,8 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
         lr = lr_at(step, tc["lr"], tc["warmup_steps"])
         for group in opt.param_groups:
             group["lr"] = lr
-        _, loss = model(xb, yb)
+        with autocast(fast["precision"], device):
+            _, loss = forward(xb, yb)
         loss_value = loss.item()
         if diverged(loss_value):  # step + 1: the step this loss belongs to, counted as the curve counts
             status, diverged_at = "diverged", step + 1
@@ -258,9 +303,12 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
         opt.step()
         step += 1
         train_seconds += time.perf_counter() - t0
+        if fast["compile"] and compile_seconds is None:
+            compile_seconds = round(time.perf_counter() - t0, 3)
         row = {"step": step, "lr": lr, "train_loss": loss_value, "val_loss": None}
         if step % tc["eval_every"] == 0 or step == tc["steps"]:
-            row["val_loss"] = evaluate(model, val_tokens, T, B, tc["eval_windows"], device).loss
+            row["val_loss"] = evaluate(model, val_tokens, T, B, tc["eval_windows"], device,
+                                       precision=fast["precision"]).loss
         curve.append(row)
         for probe in probes:
             found = probe(step, model, loss_value)
@@ -277,14 +325,15 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
                "param_breakdown": param_breakdown(model), "status": status, "diverged_at_step": diverged_at,
                "steps": step, "val_loss": None, "val_ppl": None, "train_loss": None, "train_ppl": None,
                "tokens_per_second": round(step * B * T / train_seconds, 1) if train_seconds else None,
+               **({"compile_seconds": compile_seconds} if fast["compile"] else {}),
                "resumed_from_step": resumed_from, "run_id": run_id, "init_from": None if init is None else init[0],
                "probes_first": probe_rows[0] if probe_rows else None,  # the full series is in probes.csv
                "probes_last": probe_rows[-1] if probe_rows else None}
     if status == "ok":
         checkpoint()  # the finished model, for later analysis
-        val = evaluate(model, val_tokens, T, B, None, device, blocks=True)
+        val = evaluate(model, val_tokens, T, B, None, device, blocks=True, precision=fast["precision"])
         train_eval = None if tc["train_eval_tokens"] is None else tc["train_eval_tokens"] // T
-        trn = evaluate(model, train_tokens, T, B, train_eval, device, blocks=True)
+        trn = evaluate(model, train_tokens, T, B, train_eval, device, blocks=True, precision=fast["precision"])
         if diverged(val.loss) or diverged(trn.loss):  # trained to the end, but to no finite perplexity
             status, diverged_at = "diverged", step
             metrics.update(status=status, diverged_at_step=step)
@@ -293,16 +342,20 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     if status == "ok":
         metrics.update(val_loss=val.loss, val_ppl=math.exp(val.loss), train_loss=trn.loss,
                        train_ppl=math.exp(trn.loss))
-        metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": val.tokens, "train_tokens_scored": trn.tokens,
+        metrics["eval"] = {"method": EVAL_METHOD, "precision": fast["precision"], "val_tokens_scored": val.tokens,
+                           "train_tokens_scored": trn.tokens,
                            "blocks": EVAL_BLOCKS, "val_blocks": val.blocks, "train_blocks": trn.blocks}
         if tc.get("eval_contexts"):  # the same model read through longer (or shorter) windows
-            at = {str(n): evaluate(model, val_tokens, n, B, None, device, blocks=True) for n in tc["eval_contexts"]}
+            at = {str(n): evaluate(model, val_tokens, n, B, None, device, blocks=True, precision=fast["precision"])
+                  for n in tc["eval_contexts"]}
             metrics["val_ppl_at"] = {n: perplexity(a.loss) for n, a in at.items()}
             metrics["eval"]["val_blocks_at"] = {n: a.blocks for n, a in at.items()}
     else:
         metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": 0, "train_tokens_scored": 0}
         ckpt_path.unlink(missing_ok=True)  # a diverged run leaves no weights to load
-    metrics["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start)
+    metrics["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start,
+                                              speed={**fast, "threads": cfg.get("threads"),
+                                                     "torch_threads": torch.get_num_threads()})
     _write_csv(out_dir / "curve.csv", curve)
     _write_csv(out_dir / "probes.csv", probe_rows)
     provenance.write_json(out_dir / "metrics.json", metrics)

@@ -1,7 +1,8 @@
-"""Training tokens/s of the one-block model (ladder row L9) beside a plain eager reference, and tokenizer timings.
+"""Training tokens/s of the one-block model (ladder row L9) at every speed setting beside a plain PyTorch reference
+in float32, and tokenizer timings.
 
-The two models run in the same process, interleaved step by step (A B A B ...), on the same batches and
-from the same weights, so whatever the machine is doing meanwhile slows both alike.
+Every setting runs in the same process, interleaved step by step (A B C ... A B C ...), on the same batches and
+from the same weights, so whatever the machine is doing meanwhile slows all alike.
 """
 from __future__ import annotations
 
@@ -17,28 +18,44 @@ from attnlab import provenance
 from attnlab.bench.harness import interleaved, measure, setup
 from attnlab.bench.reference import DESCRIPTION, copy_weights, from_spec
 from attnlab.data.prepare import load_tokens
+from attnlab.errors import AttnlabError
 from attnlab.nn.model import build
 from attnlab.runs import spec_from_config
+from attnlab.train import autocast, check_speed, optimizer, speed, stepping
 
 ROW = "L9"
 ENCODE_CHARS = 100_000  # the slice of text whose encoding is timed afresh
 # the reference fuses q/k/v into one matmul, so the same weights may round differently
 LOGIT_ATOL = 1e-5
+FP32 = {"precision": "fp32", "compile": False, "adamw": "default"}
+REFERENCES = [("reference", {}), ("reference", {"adamw": "fused"})]  # the yardstick: the faster of these
+ATTNLAB = [{}, {"adamw": "foreach"}, {"adamw": "fused"}, {"precision": "bf16"}, {"precision": "bf16", "adamw": "fused"},
+           {"compile": True}, {"compile": True, "adamw": "fused"}, {"compile": True, "precision": "bf16"},
+           {"compile": True, "precision": "bf16", "adamw": "fused"}]
+SETTINGS = REFERENCES + [("attnlab", s) for s in ATTNLAB]  # (model, speed settings over FP32)
+
+
+def setting_name(model: str, settings: dict) -> str:
+    """'attnlab bf16, compiled, fused AdamW': the model and what differs from fp32, eager, torch's AdamW."""
+    s = {**FP32, **settings}
+    return ", ".join([f"{model} {s['precision']}"] + (["compiled"] if s["compile"] else [])
+                     + ([f"{s['adamw']} AdamW"] if s["adamw"] != "default" else []))
 
 
 class Stepper:
     """One model, its AdamW and its batch generator: step() does one training step (the harness times it).
 
-    The step is the training loop's (attnlab.train.train): random windows drawn with a seeded
-    torch.Generator, forward, loss.item(), zero_grad, backward, optional clip, AdamW step.
+    The step is the training loop's (attnlab.train.train), at the speed settings of `tc` (precision, compile,
+    AdamW's implementation, through the loop's own helpers): random windows drawn with a seeded torch.Generator,
+    forward, loss.item(), zero_grad, backward, optional clip, AdamW step.
     """
 
-    def __init__(self, model, cfg: dict, tokens: torch.Tensor, context: int, batch_size: int, device):
-        tc = cfg["train"]
+    def __init__(self, model, tc: dict, seed: int, tokens: torch.Tensor, context: int, batch_size: int, device):
         self.model, self.tokens, self.T, self.B, self.device = model, tokens, context, batch_size, device
-        self.clip = tc.get("grad_clip")
-        self.opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], weight_decay=tc.get("weight_decay", 0.01))
-        self.gen = torch.Generator().manual_seed(cfg["seed"])  # same seed: both models see the same batches
+        self.clip, self.precision = tc.get("grad_clip"), speed(tc)["precision"]
+        self.forward = stepping(model, tc)
+        self.opt = optimizer(model, tc)
+        self.gen = torch.Generator().manual_seed(seed)  # same seed: every model sees the same batches
         self.losses = []
 
     def step(self) -> None:
@@ -46,7 +63,8 @@ class Stepper:
         starts = torch.randint(len(tokens) - T - 1, (B,), generator=self.gen)
         xb = torch.stack([tokens[s : s + T] for s in starts]).to(self.device)  # (B, T)
         yb = torch.stack([tokens[s + 1 : s + T + 1] for s in starts]).to(self.device)  # (B, T)
-        _, loss = self.model(xb, yb)
+        with autocast(self.precision, self.device):
+            _, loss = self.forward(xb, yb)
         self.losses.append(loss.item())
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -103,42 +121,71 @@ def tokenizer_timings(data_dir: Path, tokens: torch.Tensor) -> dict:
     return out
 
 
-def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
+def first_step(stepper: Stepper) -> float:
+    """Seconds of a setting's first step (untimed by the rounds): compilation included where it compiles."""
+    t0 = time.perf_counter()
+    stepper.step()
+    return time.perf_counter() - t0
+
+
+def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -> dict:
+    """Time `settings` ((model, speed settings) pairs; the first of them a reference's) and write the result."""
     t_start = time.perf_counter()
     data_dir, out_path = Path(data_dir), Path(out_path)
     cfg, device = setup(cfg)  # the schema's defaults filled, the device chosen, threads set
-    bench = cfg["throughput"]
+    bench, tc = cfg["throughput"], {k: v for k, v in cfg["train"].items() if k not in FP32}
 
     spec = spec_from_config(cfg, ROW)
     T, B = spec.context, bench["batch_size"]
     tokens = load_tokens(data_dir, "train")  # int64 (N,)
     if len(tokens) <= T + 1:
-        from attnlab.errors import AttnlabError
         raise AttnlabError(f"training split has {len(tokens)} tokens, fewer than one window of {T + 1}")
 
-    # the same weights in both models
-    torch.manual_seed(cfg["seed"])
-    lm = build(spec).to(device)
-    ref = copy_weights(from_spec(spec), lm).to(device)
+    def fresh(model: str):  # the same weights in every model, attnlab's or copied into the reference
+        torch.manual_seed(cfg["seed"])
+        lm = build(spec)
+        return (lm if model == "attnlab" else copy_weights(from_spec(spec), lm)).to(device)
+
+    lm, ref = fresh("attnlab"), fresh("reference")
     n_params = sum(p.numel() for p in lm.parameters())
     n_ref = sum(p.numel() for p in ref.parameters())
     assert n_params == n_ref, f"parameter counts differ: attnlab {n_params}, reference {n_ref}"
     lm.eval(), ref.eval()
     diff = max_logit_diff(lm, ref, tokens, T, B, device)
-    lm.train(), ref.train()
 
-    a = Stepper(lm, cfg, tokens, T, B, device)
-    b = Stepper(ref, cfg, tokens, T, B, device)
-    timed = interleaved({"attnlab": a.step, "reference": b.step}, device, warmup=bench["warmup"],
+    steppers, first, chosen, notes = {}, {}, [], []
+    for model, these in settings:
+        name = setting_name(model, these)
+        try:
+            check_speed(these)
+        except AttnlabError as err:
+            notes.append(f"{name} not measured: {err}")
+            continue
+        chosen.append((model, these))
+        net = fresh(model).train()
+        steppers[name] = Stepper(net, {**tc, **FP32, **these}, cfg["seed"], tokens, T, B, device)
+        first[name] = round(first_step(steppers[name]), 4)
+    timed = interleaved({name: st.step for name, st in steppers.items()}, device, warmup=bench["warmup"],
                         min_rounds=bench["steps"], max_rounds=bench["steps"], max_seconds=math.inf)
-    secs_a, secs_b = timed["rounds"]["attnlab"], timed["rounds"]["reference"]
+    rounds = timed["rounds"]
+    names = {"attnlab": setting_name("attnlab", {}), "reference": setting_name("reference", {})}
+    yardstick = min((setting_name(m, st) for m, st in chosen if m == "reference" and not st.get("compile")),
+                    key=lambda n: statistics.median(rounds[n]))
+    rows = []
+    for model, these in chosen:
+        name = setting_name(model, these)
+        rows.append({"name": name, "model": model, **FP32, **these,
+                     "tokens_per_s": round(statistics.median(B * T / sec for sec in rounds[name]), 1),
+                     "step_seconds": [round(sec, 5) for sec in rounds[name]], "first_step_seconds": first[name],
+                     "last_loss": steppers[name].losses[-1]})
+    secs_a, secs_b = rounds[names["attnlab"]], rounds[names["reference"]]
     tps_a = statistics.median(B * T / s for s in secs_a)
     tps_b = statistics.median(B * T / s for s in secs_b)
     # the ratio within each round, then its median: a slow spell of the machine hits both halves of a round
     paired = statistics.median(sb / sa for sa, sb in zip(secs_a, secs_b))
 
     tok = tokenizer_timings(data_dir, tokens)
-    notes = tok["notes"]
+    notes += tok["notes"]
     if diff > LOGIT_ATOL:
         notes.append(f"logits differ by {diff:.2e} with copied weights, beyond {LOGIT_ATOL:g}: "
                      "the two models do not compute the same function")
@@ -154,34 +201,43 @@ def main(cfg: dict, out_path: Path, data_dir: Path) -> dict:
         "ratio": round(tps_a / tps_b, 4),
         "ratio_paired_median": round(paired, 4),
         "reference": DESCRIPTION,  # what the yardstick was, for the page to say
-        "timing": {name: stats for name, stats in timed["by"].items()},  # the harness's statistics per model
+        "settings": rows,  # every setting's step times, round by round (the page takes paired ratios)
+        "yardstick": yardstick,
+        "timing": {name: stats for name, stats in timed["by"].items()},  # the harness's statistics per setting
         "nvml": timed["nvml"],
         "attnlab_step_seconds": [round(s, 5) for s in secs_a],
         "reference_step_seconds": [round(s, 5) for s in secs_b],
         "max_abs_logit_diff": diff,
         "logit_atol": LOGIT_ATOL,
         "logits_agree": diff <= LOGIT_ATOL,
-        "last_loss": {"attnlab": a.losses[-1], "reference": b.losses[-1]},
+        "last_loss": {"attnlab": steppers[names["attnlab"]].losses[-1],
+                      "reference": steppers[names["reference"]].losses[-1]},
         "tokenizer_train_seconds": tok["tokenizer_train_seconds"],
         "tokenizer_encode_seconds": tok["tokenizer_encode_seconds"],
         "encode_100kb_seconds": tok["encode_100kb_seconds"],
         "encode_100kb_chars": tok["encode_100kb_chars"],
         "notes": notes,
         "threads": torch.get_num_threads(),
-        "method": (f"{bench['warmup']} untimed then {bench['steps']} timed rounds (attnlab.bench.harness.interleaved), "
-                   f"each one training step of attnlab and one of the reference, which goes first alternating "
-                   f"from round to round "
-                   f"(forward+backward+AdamW, batch {B} x {T}); "
-                   "tokens/s = median over rounds of B*T / step seconds; ratio = their quotient; "
-                   "ratio_paired_median = median over rounds of reference seconds / attnlab seconds"),
+        "method": (f"each setting's first step untimed (first_step_seconds: compilation included where it "
+                   f"compiles), then {bench['warmup']} untimed and {bench['steps']} timed rounds "
+                   f"(attnlab.bench.harness.interleaved), each one training step of every setting, in an order "
+                   f"rotated by one from round to round (forward+backward+AdamW, batch {B} x {T}, the same "
+                   "batches and initial weights for all); tokens/s = median over rounds of B*T / step seconds; "
+                   "speedup of a setting = the yardstick's step seconds over the setting's, round by round; the "
+                   "yardstick is the faster (by median) of the reference's fp32 settings; ratio = attnlab fp32 "
+                   "over reference fp32 (both eager, torch's AdamW), of medians; ratio_paired_median = median "
+                   "over rounds of reference seconds / attnlab seconds"),
     }
     result["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start)
     provenance.write_json(out_path, result)
 
-    print(f"throughput {ROW} ({n_params:,} params, batch {B} x {T}, {device}, {torch.get_num_threads()} threads):")
-    print(f"  attnlab   {tps_a:12,.0f} tokens/s")
-    print(f"  reference {tps_b:12,.0f} tokens/s")
-    print(f"  ratio attnlab/reference {tps_a / tps_b:.3f} (of medians), {paired:.3f} (median of per-round ratios)")
+    print(f"throughput {ROW} ({n_params:,} params, batch {B} x {T}, {device}, {torch.get_num_threads()} threads), "
+          f"{bench['steps']} rounds; speedup over {yardstick} (median of paired rounds):")
+    for row in rows:
+        up = statistics.median(y / x for x, y in zip(row["step_seconds"], rounds[yardstick]))
+        print(f"  {row['name']:<42} {row['tokens_per_s']:10,.0f} tokens/s  x{up:.3f}  "
+              f"first step {row['first_step_seconds']:.2f} s")
+    print(f"  ratio attnlab/reference fp32 {tps_a / tps_b:.3f} (of medians), {paired:.3f} (median of per-round ratios)")
     print(f"  max |logit diff| with copied weights: {diff:.2e}")
     if tok["encode_100kb_seconds"] is not None:
         print(f"  tokenizer: trained in {tok['tokenizer_train_seconds']} s, "
