@@ -91,7 +91,8 @@ def test_reference_refuses_other_rows():
 
 
 # the reference and attnlab in fp32, one uncompiled faster setting: the full list compiles (minutes on a CPU)
-FEW = [("reference", {}), ("attnlab", {}), ("attnlab", {"precision": "bf16", "adamw": "fused"})]
+FEW = [("reference", {}), ("attnlab", {}), ("attnlab", {"precision": "bf16", "adamw": "fused"}),
+       ("attnlab", {"compile": True})]  # skipped: the smoke profile sets throughput.compile false
 
 
 def test_every_speed_setting_has_its_own_name_and_the_yardstick_is_fp32():
@@ -136,6 +137,7 @@ def test_main_writes_throughput_json(repo, tmp_path, capsys):
     assert "tokens/s" in capsys.readouterr().out
     rows = {r["name"]: r for r in written["settings"]}
     assert list(rows) == ["reference fp32", "attnlab fp32", "attnlab bf16, fused AdamW"]
+    assert any("throughput.compile is false" in note for note in written["notes"])
     assert written["yardstick"] == "reference fp32"
     assert rows["attnlab bf16, fused AdamW"]["precision"] == "bf16" and rows["attnlab fp32"]["adamw"] == "default"
     assert all(len(r["step_seconds"]) == 2 and r["first_step_seconds"] > 0 and math.isfinite(r["last_loss"])

@@ -156,6 +156,9 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
     steppers, first, chosen, notes = {}, {}, [], []
     for model, these in settings:
         name = setting_name(model, these)
+        if these.get("compile") and not bench["compile"]:
+            notes.append(f"{name} not measured: throughput.compile is false")
+            continue
         try:
             check_speed(these)
         except AttnlabError as err:

@@ -13,5 +13,6 @@ properties:
   steps: {type: integer, minimum: 1, default: 5}
   warmup: {type: integer, minimum: 0, default: 2}
   batch_size: {type: integer, minimum: 1, default: 8}
+  compile: {type: boolean, default: true, description: "time the compiled settings too (on a CPU each compiles for a minute or more)"}
 """)
 DEFAULTS = {}
