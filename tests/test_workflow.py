@@ -509,8 +509,11 @@ def test_a_diverged_rerun_is_shown_as_diverged_where_its_old_weights_were_read(s
     never measure the healthy run's checkpoint as this run's, and the claims that need L9 say why they did not run."""
     work = clone(smoke, tmp_path / "clone")
     r = work / "results" / "smoke"
-    diverging = profile(work, "l9-diverges", lambda c: c["ladder"]["L9"].update(
-        train={**c["ladder"]["L9"].get("train", {}), "lr": 100}))
+    def diverge(cfg):  # L9 and the S8 runs, which must train as L9 does (settings/approximate_training.py)
+        for run in [cfg["ladder"]["L9"], *cfg["approximate_training"].values()]:
+            run["train"] = {**run.get("train", {}), "lr": 100}
+
+    diverging = profile(work, "l9-diverges", diverge)
     snakemake(work, "--cores", "2", "--resources", "gpu=1", "--configfile", diverging)
     m = json.loads((r / "ladder" / "L9" / "seed1337" / "metrics.json").read_text())
     assert m["status"] == "diverged" and not (r / "ladder" / "L9" / "seed1337" / "ckpt.pt").exists()

@@ -88,9 +88,9 @@ class ModelSpec:
             if self.n_global:
                 bad(f"global tokens are either the first n_global ({self.n_global}) or every global_every-th "
                     f"({self.global_every}): set one")
-            if not 2 <= self.global_every <= self.context:
-                bad(f"global_every must be from 2 (1 makes every token global: full attention) to the context "
-                    f"({self.context}), got {self.global_every}")
+            if self.global_every < 2:  # above the context it is the window alone: no position is global
+                bad(f"global_every must be 2 or more (1 makes every token global: full attention), "
+                    f"got {self.global_every}")
         if self.attention != "full" and self.mixer in ("none", "average"):
             bad(f"attention '{self.attention}' needs a learned attention mixer (mixer is '{self.mixer}')")
         if self.attention == "favor" and self.position == "alibi":

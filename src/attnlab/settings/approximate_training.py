@@ -46,5 +46,5 @@ def check(cfg: dict) -> None:
                                "a run here changes only the attention, so that it is compared with full attention")
         if train_settings(cfg, name) != train_settings(cfg, FULL):
             raise AttnlabError(f"config error at 'approximate_training.{name}.train': it trains otherwise than run "
-                               f"'{FULL}', and the comparison with full attention needs the same budget; set the "
-                               f"budget for both in the profile's train section")
+                               f"'{FULL}', and the comparison with full attention needs the same training; set "
+                               f"the same under approximate_training.base.train (or both in the profile's train)")
