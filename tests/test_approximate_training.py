@@ -2,6 +2,8 @@
 and page readings follow the perplexities on both sides, and its chart draws one point per run."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from attnlab.config import chosen, validate
@@ -114,3 +116,15 @@ def test_without_runs_the_page_says_not_run_once(tmp_path):
     text = rendered_page(site_for(tmp_path, QUICK), "approximate_training",
                          page.blocks)
     assert text.count('!!! warning "not run"') == 1 and "approximate_training/*/seed*/metrics.json" in text
+
+
+def test_when_every_run_diverged_the_page_says_so_instead_of_failing(tmp_path):
+    write_runs(tmp_path, {"L9": worse_by(1.0)})
+    for name in RUNS:  # every S8 run diverged: no perplexity to set against L9's
+        write_runs(tmp_path, {name: worse_by(1.0)})
+        for seed in SEEDS:
+            f = tmp_path / "approximate_training" / name / f"seed{seed}" / "metrics.json"
+            m = json.loads(f.read_text())
+            f.write_text(json.dumps({**m, "status": "diverged", "diverged_at_step": 3, "val_ppl": None}))
+    text = rendered_page(site_for(tmp_path, QUICK), "approximate_training", page.blocks)
+    assert "No run has a finite perplexity beside full attention's" in text

@@ -24,7 +24,7 @@ def test_the_plan_is_the_dag_in_an_order_it_can_run():
     position = {n: i for i, n in enumerate(names)}
     outputs = {str(j.output.relative_to(REPO / "results" / "quick")) for j in plan}
     assert outputs == {f for f in expected(cfg) if f.endswith(".json")} | {"data/stats.json"}  # every run file, once
-    assert len(names) == len(set(names)) == 1 + 37 * 3 + 14  # 37 training runs at 3 seeds, 14 other jobs
+    assert len(names) == len(set(names)) == 1 + 39 * 3 + 14  # 37 training runs at 3 seeds, 14 other jobs
     for job in plan:
         assert all(position[n] < position[job.name] for n in job.needs), job.name  # what it needs comes first
     up = next(j for j in plan if j.name == "grouping/S6-gqa-up/seed1338")

@@ -132,6 +132,9 @@ def blocks(site) -> dict[str, str]:
     if NOT_RUN in out:
         return out
     t = runs_table(site)
+    if t.empty or t["ratio"].isna().all():
+        return out | {"runs_table": "_No run has a finite perplexity beside full attention's: each diverged or L9 did "
+                                    "(see Across seeds below)._\n", "cost_chart": "", "cost_reading": ""}
     out["runs_table"] = md_table(t, {"run": "run", "attention": "attention", "status": "status",
                                      "val_spread": "val ppl", "train_spread": "train ppl",
                                      "ratio": "val ppl / full", "half": "± k·SE"},
