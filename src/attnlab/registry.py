@@ -54,6 +54,11 @@ class Experiment:
         return tuple(n for n in self.needs if "." in n)
 
     @property
+    def needed_run_names(self) -> tuple[str, ...]:
+        """The names of those runs ('L9'), as a profile's settings name them."""
+        return tuple(n.partition(".")[2] for n in self.needed_runs)
+
+    @property
     def trains(self) -> bool:
         return self.kind == "training"
 

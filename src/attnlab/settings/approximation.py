@@ -41,7 +41,7 @@ def check(cfg: dict) -> None:
     for key in ("windows", "features"):
         if any(b <= x for x, b in zip(a[key], a[key][1:])):
             raise AttnlabError(f"config error at 'approximation.{key}': {key} must increase, got {a[key]}")
-    for name in (need.partition(".")[2] for need in registry.get("approximation").needed_runs):
+    for name in registry.get("approximation").needed_run_names:
         spec, where = spec_from_config(cfg, name), f"config error at '{find_run(cfg, name)[0]}.{name}'"
         if spec.mixer not in ("head", "multihead"):
             raise AttnlabError(f"{where}: S8 (approximation) measures its learned attention, and its mixer is "
@@ -61,7 +61,7 @@ def check_split(cfg: dict, n_train: int, n_val: int, at_most: bool = False) -> N
     """S8 on a trained layer reads approximation.batches x batch_size windows of each run's context from the
     validation split (`at_most`: n_val is an upper bound)."""
     a = cfg["approximation"]
-    for name in (need.partition(".")[2] for need in registry.get("approximation").needed_runs):
+    for name in registry.get("approximation").needed_run_names:
         context = spec_from_config(cfg, name).context
         need = a["batches"] * a["batch_size"] * context
         if n_val < need:

@@ -25,7 +25,7 @@ DEFAULTS = {}
 def check(cfg: dict) -> None:
     """The viewer shows `viewer.tokens` tokens of each line through trained models: no more than their context."""
     tokens = cfg["viewer"]["tokens"]
-    for name in (need.partition(".")[2] for need in registry.get("viewer").needed_runs):
+    for name in registry.get("viewer").needed_run_names:
         context = spec_from_config(cfg, name).context
         if tokens > context:
             raise AttnlabError(f"config error at 'viewer.tokens': {tokens} tokens are more than the context of run "
