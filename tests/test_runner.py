@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from attnlab import runner
-from attnlab.check import check_results
+from attnlab.check import check, check_results
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
 from attnlab.versions import expected
@@ -46,6 +46,17 @@ def test_some_experiments_alone_run_with_every_job_they_need():
     induction = {j.name for j in runner.jobs(cfg, results, threads=1, only=["induction"])}
     assert induction == {"prepare_data", "induction", *(f"ladder/{run}/seed{seed}" for run in ("L9", "B2")
                                                         for seed in cfg["seeds"])}
+
+
+def test_a_run_of_some_experiments_is_checked_for_them_alone(tmp_path):
+    """The chapter's E6 sizes need a GPU; a CPU night of the ladder and position runs no E6 job, so its check
+    passes, while the whole profile on that CPU is refused, naming the setting."""
+    cfg = chosen({"profile": "chapter", "device": "cpu"}, [])
+    with pytest.raises(AttnlabError, match="config error at 'cost.sizes'"):
+        check(cfg, tmp_path, corpus=False)
+    assert check(cfg, tmp_path, corpus=False, only=["ladder", "position"])["profile"] == "chapter"
+    with pytest.raises(AttnlabError, match="config error at 'cost.sizes'"):  # cost named, or needed: still checked
+        check(cfg, tmp_path, corpus=False, only=["ladder", "cost"])
 
 
 def test_an_unknown_experiment_in_only_is_one_line_before_any_job(tmp_path, capsys):

@@ -14,28 +14,39 @@ from attnlab.registry import load, settings_of
 from attnlab.runs import check_splits, runs, spec_from_config
 
 
-def check(cfg: dict, results: str | Path = "results", corpus: bool = True) -> dict:
+def check(cfg: dict, results: str | Path = "results", corpus: bool = True, only: list[str] | None = None) -> dict:
     """The validated profile; raise AttnlabError naming the first setting that would fail a job.
 
     `results`: the folder of every profile's results: results/<profile> must be able to be a folder, and a corpus
     downloaded by an earlier run is cached in it.
     `corpus`: False where no job reads it (the benchmarks run alone).
+    `only`: the experiments a run is limited to: the others' own checks are skipped (their settings may ask for
+    what this machine cannot do, e.g. the chapter's E6 sizes on a CPU running only the ladder).
     """
     cfg = validate(cfg)
     check_results(Path(results) / cfg["profile"])
     check_device(cfg["device"])
     check_init(cfg)
-    for module in modules_with("check"):
+    for module in modules_with("check", in_run(cfg, only)):
         module.check(cfg)
     if corpus:
-        check_corpus(cfg, Path(results) / cfg["profile"] / "data")
+        check_corpus(cfg, Path(results) / cfg["profile"] / "data", in_run(cfg, only))
     check_claims(cfg)
     return cfg
 
 
-def modules_with(function: str) -> list:
-    """The registered experiments' settings modules that define `function`."""
-    return [m for m in map(settings_of, load()) if callable(getattr(m, function, None))]
+def in_run(cfg: dict, only: list[str] | None) -> set[str] | None:
+    """The experiments whose jobs a run limited to `only` runs (those it names and those they need); None: all."""
+    if not only:
+        return None
+    from attnlab.plan import with_needs
+    return {job.experiment for job in with_needs(cfg, only)}
+
+
+def modules_with(function: str, experiments: set[str] | None = None) -> list:
+    """The registered experiments' settings modules that define `function` (of `experiments` only, if given)."""
+    return [settings_of(e) for e in load() if (experiments is None or e.name in experiments)
+            and callable(getattr(settings_of(e), function, None))]
 
 
 def check_init(cfg: dict) -> None:
@@ -84,7 +95,7 @@ def check_device(device: str) -> None:
                                f"use device: auto (the GPU when there is one) or cpu")
 
 
-def check_corpus(cfg: dict, cache: Path) -> None:
+def check_corpus(cfg: dict, cache: Path, experiments: set[str] | None = None) -> None:
     """A local corpus (or one downloaded earlier) must match its checksum and give every run enough tokens.
 
     Its token count lies between one per pre-split chunk (BPE never merges across chunks) and one per byte. A
@@ -107,7 +118,7 @@ def check_corpus(cfg: dict, cache: Path) -> None:
         n_val = int(n_tokens * data["val_fraction"])
         n_train = n_tokens - n_val
         check_splits(cfg, n_train, n_val, at_most=at_most, source=(key, f"the corpus {path} {what}"))
-        for module in modules_with("check_split"):
+        for module in modules_with("check_split", experiments):
             module.check_split(cfg, n_train, n_val, at_most)
 
     n_bytes = len(text.encode())

@@ -97,3 +97,19 @@ def plan(cfg: dict, only: list[str] | None = None) -> list[Job]:
             out.append(Job(job_name(e), e.name, e.kind, (e.result,), e.reads, job_settings(cfg, *e.reads),
                            (*([PREPARE] if e.data else []), *needed(cfg, e)), data=e.data, gpu=e.gpu))
     return out
+
+
+def with_needs(cfg: dict, only: list[str] | None) -> list[Job]:
+    """The plan's jobs: every one, or those of the experiments `only` names and every job they need."""
+    every = plan(cfg)
+    if not only:
+        return every
+    names = {job.name for job in plan(cfg, only)}
+    by_name = {job.name: job for job in every}
+    todo = list(names)
+    while todo:
+        for need in by_name[todo.pop()].needs:
+            if need not in names:
+                names.add(need)
+                todo.append(need)
+    return [job for job in every if job.name in names]

@@ -28,7 +28,7 @@ import yaml
 from attnlab import runlock
 from attnlab.config import digest
 from attnlab.errors import AttnlabError
-from attnlab.plan import plan
+from attnlab.plan import with_needs
 from attnlab.registry import named
 
 
@@ -42,28 +42,12 @@ class Job:
     gpu: bool = False
 
 
-def wanted(cfg: dict, only: list[str] | None) -> list:
-    """The plan's jobs: every one, or those of the experiments `only` names and every job they need."""
-    every = plan(cfg)
-    if not only:
-        return every
-    names = {job.name for job in plan(cfg, only)}
-    by_name = {job.name: job for job in every}
-    todo = list(names)
-    while todo:
-        for need in by_name[todo.pop()].needs:
-            if need not in names:
-                names.add(need)
-                todo.append(need)
-    return [job for job in every if job.name in names]
-
-
 def jobs(cfg: dict, results: Path, threads: int, only: list[str] | None = None) -> list[Job]:
     """Every job of the plan (or of the experiments `only` names, with what they need) as the command its rule
     runs, in the plan's order (what each needs comes first)."""
     data = results / "data"
     out = []
-    for job in wanted(cfg, only):
+    for job in with_needs(cfg, only):
         if job.kind == "data":
             argv = ["prepare", "--config", job.settings, "--out", str(data)]
         elif job.run:
@@ -164,9 +148,10 @@ def main(argv=None) -> int:
     try:
         # as Snakemake reads --config: a list or a mapping as YAML, every scalar a string (typed by `chosen`)
         overrides = {k: yaml.load(v, Loader=yaml.BaseLoader) for k, v in (item.split("=", 1) for item in a.set)}
-        cfg = check(chosen({"profile": a.profile, **overrides}, []))  # every setting, before anything runs
+        only = named(a.only)  # an unknown experiment is one line here
+        cfg = check(chosen({"profile": a.profile, **overrides}, []), only=only)  # before anything runs
         results = Path(a.results or f"results/{cfg['profile']}")
-        todo = jobs(cfg, results, a.threads, named(a.only))  # an unknown experiment is one line here
+        todo = jobs(cfg, results, a.threads, only)
         check_results(results, write=True)  # as the Snakefile does: one line if it cannot take the run files
         failed = execute(todo, results, a.jobs, git_commit())
         if failed:
