@@ -75,6 +75,7 @@ def test_a_failed_job_stops_what_needs_it_and_nothing_else(tmp_path, capsys):
     assert failed == ["broken", "after"]
     out = capsys.readouterr().out
     assert "broken: FAILED, see its log" in out and "skipped after: what it needs failed" in out
+    assert f"started fine (its progress: {tmp_path / 'logs' / 'fine.log'})" in out and "started after" not in out
     assert (tmp_path / "logs" / "broken.log").is_file() and json.loads(
         (tmp_path / ".runner" / "fine.json").read_text())["commit"] == "abc"
 

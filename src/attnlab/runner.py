@@ -8,8 +8,8 @@ For a machine that has torch but not Snakemake (the lent GPU machine). Each job 
 runs (`python -m attnlab --log LOG VERB ...`) with the settings the rule passes, so its run file is the one
 the DAG would write, and the DAG counts it as done: its config hash is the same. A job whose run file is
 already there, from this commit with the same settings, is kept (a killed run resumes; a training job also
-resumes from its own checkpoint). Progress goes to the terminal, one line a job; each job's output to its log
-under results/<profile>/logs/.
+resumes from its own checkpoint). Progress goes to the terminal, a line as each job starts and ends; each job's
+output (a training job's progress bar too) to its log under results/<profile>/logs/.
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def jobs(cfg: dict, results: Path, threads: int, only: list[str] | None = None) 
             argv = ["prepare", "--config", job.settings, "--out", str(data)]
         elif job.run:
             argv = ["train", "--config", job.settings, "--run", job.run, "--threads", str(threads), "--data", str(data),
-                    "--out", str((results / job.output).parent), "--quiet"]
+                    "--out", str((results / job.output).parent)]  # its progress bar goes to its log, as the rule's
         else:
             argv = ["analyse", job.experiment, "--config", job.settings, "--threads", str(threads),
                     "--out", str(results / job.output), *(["--data", str(data)] if job.data else [])]
@@ -111,8 +111,10 @@ def execute(todo: list[Job], results: Path, n_jobs: int, commit: str) -> list[st
                 print(f"  skipped {name}: what it needs failed", flush=True)
             ready = [j for j in pending.values() if all(d in finished for d in j.needs)]
             for job in ready[: n_jobs - len(running)]:
-                running[launch(job.argv, results / "logs" / f"{job.name}.log")] = (job, time.perf_counter())
+                log = results / "logs" / f"{job.name}.log"
+                running[launch(job.argv, log)] = (job, time.perf_counter())
                 pending.pop(job.name)
+                print(f"  started {job.name} (its progress: {log})", flush=True)
             if not running:
                 break
             for proc in ended(running):
