@@ -109,22 +109,24 @@ def test_a_results_folder_that_cannot_take_the_run_files_is_the_snakefiles_one_l
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="a job ends with its runner through Linux's PR_SET_PDEATHSIG")
-def test_a_runner_killed_mid_run_takes_its_jobs_with_it_and_a_rerun_completes_the_smoke_profile(tmp_path, monkeypatch,
-                                                                                                 capfd):
-    """kill -9 of the runner while it trains: its jobs end within seconds (none writes on beside the rerun);
-    the rerun writes every run file and the verdicts, as the DAG would; a third call runs nothing again."""
+def test_a_runner_killed_mid_run_takes_its_jobs_with_it_and_a_rerun_completes_the_ladder(tmp_path, monkeypatch,
+                                                                                        capfd):
+    """kill -9 of the runner while it trains the smoke ladder (11 runs; the whole profile's plan is the DAG's, see
+    test_plan): its jobs end within seconds (none writes on beside the rerun); the rerun writes every run file
+    and the verdicts, as the DAG would; a third call runs nothing again."""
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("PYTHONPATH", str(REPO / "src"))
     results = tmp_path / "smoke"
-    kill_while_training([sys.executable, "-m", "attnlab.runner", "smoke", "--results", str(results), "--jobs", "2"])
-    assert runner.main(["smoke", "--results", str(results), "--jobs", "2"]) == 0, capfd.readouterr()
+    argv = ["smoke", "--results", str(results), "--jobs", "2", "--only", "ladder"]
+    kill_while_training([sys.executable, "-m", "attnlab.runner", *argv])
+    assert runner.main(argv) == 0, capfd.readouterr()
     cfg = validate(chosen({"profile": "smoke"}, []))
-    missing = [f for f in expected(cfg) if not (results / f).is_file()]
+    missing = [f for f in [*expected(cfg, ["ladder"]), "data/stats.json"] if not (results / f).is_file()]
     assert not missing
     claims = pd.read_csv(results / "claims.csv").drop_duplicates("claim_id").set_index("claim_id")
     assert claims.loc["C0.2", "verdict"] == "holds" and claims.loc["C2.10", "verdict"] == "holds"
     capfd.readouterr()
-    assert runner.main(["smoke", "--results", str(results), "--jobs", "2"]) == 0
+    assert runner.main(argv) == 0
     again = capfd.readouterr().out
-    n = len(runner.jobs(cfg, results, 1))
+    n = len(runner.jobs(cfg, results, 1, ["ladder"]))
     assert f"{n} jobs, {n} already done" in again and " done in " not in again
