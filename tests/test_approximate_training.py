@@ -103,6 +103,18 @@ def test_the_page_reads_each_cost_on_its_side_of_full_attention(tmp_path):
     assert free.count("equal within the noise") == len(RUNS)
 
 
+def test_the_pages_ratios_have_the_verdicts_intervals(tmp_path):
+    """The page's interval on each approximation's ratio to full attention is the one S8.3 is judged on (the
+    larger of the seeds' spread and the evaluation's sampling error), so the two never read differently."""
+    write_runs(tmp_path, {**COSTLY, "S8-w16": worse_by(1.3, jitter=(0, 0, 0))})  # the blocks' error alone
+    parts = evaluate(load_registry(REPO / "claims").by_id("S8.3"), gather(tmp_path)).parts
+    t = page.runs_table(site_for(tmp_path, QUICK)).set_index("run")
+    for part, run in (("window16_over_full", "S8-w16"), ("favor128_over_full", "S8-favor128")):
+        e = t.loc[run, "estimate"]
+        assert (e.value, e.se, e.df) == pytest.approx((parts[part].value, parts[part].se, parts[part].df))
+    assert t.loc["S8-w16", "estimate"].se > 0 and t.loc["S8-w16", "estimate"].df == 19  # 20 blocks
+
+
 def test_the_chart_draws_one_point_per_approximation_at_its_ratio(tmp_path):
     site = site_for(write_runs(tmp_path, COSTLY), QUICK)
     t = page.runs_table(site)

@@ -52,6 +52,31 @@ def test_paired_differences_are_judged_on_their_own_spread():
     assert readings.paired(a, b, how=lambda x, y: x / y).value == pytest.approx((10 / 9 + 20 / 19.1 + 30 / 28.9) / 3)
 
 
+def blocks_of(ppl: float, scatter: list[float]) -> list[list]:
+    """Evaluation blocks (mean loss, tokens) whose perplexity is exactly `ppl`."""
+    mean = sum(scatter) / len(scatter)
+    return [[math.log(ppl) + x - mean, 100] for x in scatter]
+
+
+@pytest.mark.parametrize("scatter, side", [(0.002, "above"), (0.2, "within")])
+def test_perplexities_paired_by_seed_take_the_evaluations_sampling_error_where_it_is_larger(scatter, side):
+    """Seeds that agree closely do not make a difference real when the held-out blocks scatter: the error is the
+    larger of the two, as the verdicts take it; at one seed the blocks alone give an error."""
+    pattern = [math.sin(2.3 * i) for i in range(10)]
+    own = [math.cos(1.7 * i + 0.4) for i in range(10)]  # run a's scatter of its own, which the pairing keeps
+    def run(ppls, mine):
+        return Spread({s: p for s, p in zip((1, 2, 3), ppls)},
+                      {s: blocks_of(p, [0.05 * x + scatter * y * mine for x, y in zip(pattern, own)])
+                       for s, p in zip((1, 2, 3), ppls)})
+    a, b = run((41.0, 42.0, 40.0), 1), run((40.0, 40.98, 39.02), 0)
+    e = readings.paired(a, b, how=lambda x, y: x / y)
+    assert readings.side(e, 1.0) == side
+    assert readings.side(readings.paired(a.by_seed, b.by_seed, how=lambda x, y: x / y), 1.0) == "above"  # seeds alone
+    one = readings.paired(Spread({1: 41.0}, {1: a.blocks[1]}), Spread({1: 40.0}, {1: b.blocks[1]}))
+    assert one.se is not None and one.df == 9  # one seed: the jackknife over its 10 blocks
+    assert readings.paired(Spread({1: 41.0}), Spread({1: 40.0})).se is None  # no blocks, one seed: no error
+
+
 @pytest.mark.parametrize("slope, se, words", [
     (1.8, 0.05, "between linear and quadratic"), (2.0, 0.05, "quadratic within the noise"),
     (2.5, 0.05, "steeper than quadratic"), (1.02, 0.05, "linear within the noise"), (0.5, 0.05, "less than linear"),

@@ -85,3 +85,18 @@ def se_median_ratio(a: list, b: list, floor: float = 0.0, seed: int = 0) -> floa
         return statistics.median(defined(r["a"])) / max(statistics.median(defined(r["b"])), floor)
 
     return bootstrap_se({"a": list(a), "b": list(b)}, ratio, seed=seed)
+
+
+def ppl_without(blocks: list, drop: int | None = None) -> float:
+    """The perplexity of an evaluation recorded as blocks [(mean loss, tokens), ...], without block `drop` (None:
+    all of them): one replicate of the jackknife over the evaluation's blocks."""
+    kept = [(mean, n) for i, (mean, n) in enumerate(blocks) if i != drop]
+    return math.exp(sum(mean * n for mean, n in kept) / sum(n for _, n in kept))
+
+
+def jackknife_se(k: int, replicate) -> float:
+    """The delete-one jackknife's standard error over k blocks; replicate(i) is the statistic without block i."""
+    reps = [replicate(i) for i in range(k)]
+    mean = sum(reps) / k
+    return math.sqrt((k - 1) / k * sum((r - mean) ** 2 for r in reps))
+

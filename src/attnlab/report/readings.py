@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from attnlab.report.claims import t95
 from attnlab.report.verdicts import Noise
-from attnlab.stats import mean_se
+from attnlab.stats import jackknife_se, mean_se, ppl_without
 
 NOISE = "within the noise"
 NO_ERROR = "no error to judge it by"
@@ -49,14 +49,29 @@ def of_seeds(values: list[float], sampling: float | None = None) -> Estimate:
     return Estimate(spread.value, se, df)
 
 
-def paired(a: dict, b: dict, how=lambda x, y: x - y) -> Estimate:
+def paired(a, b, how=lambda x, y: x - y) -> Estimate:
     """how(a, b) seed by seed, over the seeds both have, as a mean with its error: runs trained at the same seed
-    share data order and evaluation, so their difference is judged on its own spread. Runs with no seed in common
-    give how() of their means, with no error to judge it by."""
+    share data order and evaluation, so their difference is judged on its own spread. Where both are perplexities
+    with their evaluation blocks (results.Spread), the error is, as the verdicts take it, the larger of that spread
+    and the evaluation's sampling error: a jackknife over the blocks both were scored on (so one seed has an error
+    too). Runs with no seed in common give how() of their means, with no error to judge it by. `a`, `b`:
+    results.Spread, or seed -> value."""
+    blocks_a, blocks_b = getattr(a, "blocks", {}), getattr(b, "blocks", {})
+    a, b = getattr(a, "by_seed", a), getattr(b, "by_seed", b)
     seeds = [s for s in a if s in b]
     if not seeds:
         return Estimate(how(sum(a.values()) / len(a), sum(b.values()) / len(b)))
-    return of_values([how(a[s], b[s]) for s in seeds])
+    spread = of_values([how(a[s], b[s]) for s in seeds])
+    k = {len(blocks[s]) for blocks in (blocks_a, blocks_b) for s in seeds if s in blocks}
+    if len(k) != 1 or not all(s in blocks_a and s in blocks_b for s in seeds) or (k := k.pop()) < 2:
+        return spread
+
+    def replicate(i: int) -> float:
+        return sum(how(ppl_without(blocks_a[s], i), ppl_without(blocks_b[s], i)) for s in seeds) / len(seeds)
+
+    sd = None if spread.se is None else spread.se * math.sqrt(len(seeds))
+    se, df = Noise(len(seeds), sd, jackknife_se(k, replicate), k - 1).at(len(seeds))
+    return Estimate(spread.value, se, df)
 
 
 def side(e: Estimate | None, of: float = 0.0) -> str | None:
@@ -81,7 +96,7 @@ def said(e: Estimate | None, above: str, below: str, of: float = 0.0, within: st
 def versus(a, b, above: str = "higher", below: str = "lower") -> str:
     """Two runs' means over seeds (results.Spread) and their difference paired by seed, with its interval and a
     direction only where that clears zero: '58.03 against 56.50, a difference of +1.53 ± 0.14: higher'."""
-    e = paired(a.by_seed, b.by_seed)
+    e = paired(a, b)
     return f"{a.mean:.2f} against {b.mean:.2f}, a difference of {interval(e)}: " + said(e, above, below)
 
 

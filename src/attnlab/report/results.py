@@ -12,12 +12,17 @@ from attnlab.nn.spec import ModelSpec
 from attnlab.runfiles import read_json
 
 
+BLOCKS = {"val_ppl": "val_blocks", "train_ppl": "train_blocks", "val_ppl_at": "val_blocks_at"}  # metric -> its blocks
+
+
 @dataclass(frozen=True)
 class Spread:
     """One measure of a training run over its seeds: the mean, the sample standard deviation (None for one
-    seed) and every seed's value."""
+    seed) and every seed's value; for a perplexity, each seed's evaluation blocks too (what its sampling error
+    is read from, see readings.paired)."""
 
     by_seed: dict
+    blocks: dict = field(default_factory=dict)  # seed -> [(mean loss, tokens), ...], where the run records them
 
     @property
     def values(self) -> list[float]:
@@ -64,13 +69,18 @@ class Results:
     def spread(self, run: str, key: str, sub: str | None = None) -> Spread | None:
         """A finite number of a training run's metrics (`key`, or `key`[`sub`]) over every seed it has; None
         where no seed has one (not run, diverged, not measured)."""
-        by_seed = {}
+        by_seed, blocks = {}, {}
         for seed in self.seeds(run):
-            v = self.by_seed[run][seed].get(key)
+            m = self.by_seed[run][seed]
+            v = m.get(key)
             v = v.get(sub) if sub is not None and isinstance(v, dict) else v
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
                 by_seed[seed] = v
-        return Spread(by_seed) if by_seed else None
+                b = (m.get("eval") or {}).get(BLOCKS.get(key, ""))
+                b = b.get(sub) if sub is not None and isinstance(b, dict) else b
+                if isinstance(b, list) and b:
+                    blocks[seed] = b
+        return Spread(by_seed, blocks if len(blocks) == len(by_seed) else {}) if by_seed else None
 
     def mean(self, run: str, key: str, sub: str | None = None) -> float | None:
         sp = self.spread(run, key, sub)

@@ -14,6 +14,7 @@ from attnlab.report.claims import (DIRECTIONS, EXACT, ROW_VIEWS, SAFE_BUILTINS, 
 from attnlab.report.format import fmt
 from attnlab.report.results import NotMeasured, Results, diverged, gather
 from attnlab.runfiles import MEASURED
+from attnlab.stats import jackknife_se, ppl_without
 
 COLUMNS = ["claim_id", "part", "kind", "chapter_value", "value", "value_text", "se", "k", "lo", "hi", "n_seeds",
            "verdict", "part_verdict", "settle", "note"]  # claims.csv: one row per part of every claim
@@ -317,12 +318,11 @@ def _pooled_noise(claim: Claim, views: dict, each: dict) -> dict[str, Noise]:
 def _jackknife_of_mean(claim: Claim, part: str, views: list[Results], k: int) -> float:
     """Delete-one-block jackknife of the claim's mean over seeds (each replicate leaves the same stretch out of
     every perplexity at every seed, so runs scored on the same tokens stay paired)."""
-    reps = []
-    for i in range(k):
+    def replicate(i: int) -> float:
         at_seeds = [_value(claim, part, claim.code[part], _scope(view, drop=i)) for view in views]
-        reps.append(sum(at_seeds) / len(at_seeds))
-    mean = sum(reps) / k
-    return math.sqrt((k - 1) / k * sum((r - mean) ** 2 for r in reps))
+        return sum(at_seeds) / len(at_seeds)
+
+    return jackknife_se(k, replicate)
 
 
 def _blocks(claim: Claim, res: Results) -> int:
@@ -340,16 +340,11 @@ def _scope(res: Results, drop: int | None = None) -> dict:
     for row, m in res.runs.items():
         ev = m.get("eval") or {}
         if ev.get("val_blocks"):
-            scope["ppl"][row] = _ppl_without(ev["val_blocks"], drop)
-            scope["train_ppl"][row] = _ppl_without(ev["train_blocks"], drop)
+            scope["ppl"][row] = ppl_without(ev["val_blocks"], drop)
+            scope["train_ppl"][row] = ppl_without(ev["train_blocks"], drop)
         if ev.get("val_blocks_at"):
-            scope["ppl_at"][row] = {w: _ppl_without(b, drop) for w, b in ev["val_blocks_at"].items()}
+            scope["ppl_at"][row] = {w: ppl_without(b, drop) for w, b in ev["val_blocks_at"].items()}
     return scope
-
-
-def _ppl_without(blocks: list, drop: int) -> float:
-    kept = [(mean, n) for i, (mean, n) in enumerate(blocks) if i != drop]
-    return math.exp(sum(mean * n for mean, n in kept) / sum(n for _, n in kept))
 
 
 def _value(claim: Claim, part: str, code, scope: dict, what: str = "value"):

@@ -61,6 +61,24 @@ def attention_of(spec) -> str:
     return f"FAVOR+ {spec.features} features" if spec.attention == "favor" else "full"
 
 
+PAIRS = [("S8-w16", "S8-w32"), ("S8-w16", "S8-w16-g4"), ("S8-w32", "S8-w32-g4"), ("S8-w16", "S8-w16-sym"),
+         ("S8-w32", "S8-w32-sym"), ("S8-favor32", "S8-favor128")]  # (less, more) of one approximation
+
+
+def change(a, b) -> str:
+    """What run b's attention (a spec) gives beyond run a's, in words read from both specs: 'a window of 32
+    against one of 16', '4 global tokens added to a window of 16', '128 random features against 32'."""
+    if b.features != a.features:
+        return f"{b.features} random features against {a.features}"
+    if b.window != a.window:
+        return f"a window of {b.window} against one of {a.window}"
+    if b.global_every and not a.global_every:
+        return f"a symmetric global token every {b.global_every} added to a window of {a.window}"
+    if b.n_global != a.n_global:
+        return f"{b.n_global} global tokens added to a window of {a.window}"
+    return f"{attention_of(b)} against {attention_of(a)}"
+
+
 def family(spec) -> str:
     return {"window": "sliding window", "favor": "FAVOR+"}.get(spec.attention, "full attention")
 
@@ -76,8 +94,8 @@ def runs_table(site) -> pd.DataFrame:
         if val is None:
             continue
         spec = res.spec(name)
-        ratio = paired(val.by_seed, full.by_seed, lambda a, b: a / b) if full and name != FULL else None
-        rows.append({"run": name, "family": family(spec), "attention": attention_of(spec), "status": res.status(name),
+        ratio = paired(val, full, lambda a, b: a / b) if full and name != FULL else None
+        rows.append({"run": name, "spec": spec, "family": family(spec), "attention": attention_of(spec), "status": res.status(name),
                      "val_spread": val, "train_spread": res.spread(name, "train_ppl"), "val_ppl": val.mean,
                      "ratio": None if ratio is None else ratio.value,
                      "half": None if ratio is None or ratio.half is None else ratio.half, "estimate": ratio})
@@ -101,25 +119,19 @@ def ratio_chart(t: pd.DataFrame) -> dict:
 
 def cost_reading(t: pd.DataFrame) -> str:
     """Each approximation against full attention, then what a wider window, global tokens and more features
-    change; every direction said only where its interval (paired by seed) clears it."""
-    runs = dict(zip(t["run"], t["val_spread"]))
-    specs = {r: (row["family"], row["attention"]) for r, row in t.set_index("run").iterrows()}
+    change; every direction said only where its interval clears it (paired by seed; its error the larger of the
+    seeds' spread and the evaluation's sampling error, as the verdicts take it)."""
+    runs, specs = dict(zip(t["run"], t["val_spread"])), dict(zip(t["run"], t["spec"]))
     if FULL not in runs:
         return f"_Run {FULL} (full attention) has not run: there is nothing to set these runs against._\n"
-    lines = [f"- **{r}** ({specs[r][1]}): perplexity over full attention's "
-             f"{interval(e := paired(runs[r].by_seed, runs[FULL].by_seed, lambda a, b: a / b), 3, signed=False)}, "
+    lines = [f"- **{r}** ({attention_of(specs[r])}): perplexity over full attention's "
+             f"{interval(e := paired(runs[r], runs[FULL], lambda a, b: a / b), 3, signed=False)}, "
              + said(e, "worse than full attention", "better than full attention", of=1.0, within=f"equal {NOISE}")
              for r in runs if r != FULL]
-    pairs = [(a, b, why) for a, b, why in (
-        ("S8-w16", "S8-w32", "a window of 32 against one of 16"),
-        ("S8-w16", "S8-w16-g4", "4 global tokens added to a window of 16"),
-        ("S8-w32", "S8-w32-g4", "4 global tokens added to a window of 32"),
-        ("S8-w16", "S8-w16-sym", "a symmetric global token every 16 added to a window of 16"),
-        ("S8-w32", "S8-w32-sym", "a symmetric global token every 16 added to a window of 32"),
-        ("S8-favor32", "S8-favor128", "128 random features against 32")) if a in runs and b in runs]
+    pairs = [(a, b, change(specs[a], specs[b])) for a, b in PAIRS if a in runs and b in runs]
     more = [f"- {why}: {b} against {a}, {versus(runs[b], runs[a], 'worse', 'better')}" for a, b, why in pairs]
-    text = ("Each approximation against full attention (its validation perplexity over L9's, paired by seed, "
-            "± k·SE at 95 %):\n\n" + "\n".join(lines) + "\n")
+    text = (f"Each approximation against full attention (its validation perplexity over {FULL}'s, paired by seed, "
+            "± k·SE at 95 %, the larger of the seeds' spread and the evaluation's sampling error):\n\n" + "\n".join(lines) + "\n")
     if more:
         text += ("\nWhat giving an approximation more changes (validation perplexity, paired by seed; *better* or "
                  "*worse* only where the interval clears zero):\n\n" + "\n".join(more) + "\n")

@@ -37,7 +37,7 @@ def step(spreads: dict, a: str, b: str | None) -> str:
     it went, said only where the interval clears zero."""
     if b is None or spreads.get(a) is None or spreads.get(b) is None:
         return "–"
-    e = paired(spreads[a].by_seed, spreads[b].by_seed)
+    e = paired(spreads[a], spreads[b])
     return f"{interval(e)}: " + said(e, above="higher", below="lower")
 
 

@@ -97,7 +97,7 @@ def rises(site, table: pd.DataFrame, trained: str, longest: str) -> dict[str, Es
     for _, r in table[table["trained"].astype(str) == trained].iterrows():
         at_long, at_trained = (site.res.spread(r["run"], "val_ppl_at", w) for w in (longest, trained))
         if at_long and at_trained:
-            out[r["encoding"]] = paired(at_long.by_seed, at_trained.by_seed, how=lambda a, b: a / b)
+            out[r["encoding"]] = paired(at_long, at_trained, how=lambda a, b: a / b)
     return out
 
 

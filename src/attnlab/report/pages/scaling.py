@@ -146,7 +146,7 @@ def probe_reading(spreads: dict[str, dict]) -> str:
         for probe in ("score_std", "saturated"):
             start, end = at.get((probe, "start")), at.get((probe, "end"))
             if start and end:
-                e = paired(end.by_seed, start.by_seed)
+                e = paired(end, start)
                 said_of.append(f"{PROBES[probe]} {start.mean:.3f} → {end.mean:.3f} ({interval(e, 3)}: "
                                + said(e, above="rises", below="falls") + ")")
         if said_of:
