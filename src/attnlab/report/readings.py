@@ -16,6 +16,7 @@ from attnlab.stats import jackknife_se, mean_se, ppl_without
 
 NOISE = "within the noise"
 NO_ERROR = "no error to judge it by"
+PPL_ERROR = "the larger of the seeds' spread and the evaluation's sampling error"  # paired()'s error for perplexities
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pandas as pd
 from attnlab.runs import train_settings
 from attnlab.errors import AttnlabError
 from attnlab.report.format import chart, finite, md_table, spread
-from attnlab.report.readings import Estimate, at_seeds, of_values, paired, said, versus
+from attnlab.report.readings import PPL_ERROR, at_seeds, Estimate, of_values, paired, said, versus
 from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
 from attnlab.report.site import NOT_RUN
@@ -210,7 +210,8 @@ def outcome_reading(table: pd.DataFrame) -> str:
     lines = [f"- {what}: {versus(spreads[a], spreads[b])}." for what, a, b in OUTCOMES if a in spreads and b in spreads]
     if not lines:
         return ""
-    return ("Final validation perplexity, run against run (paired by seed, ± k·SE at 95 %; *higher* or *lower* only "
+    return ("Final validation perplexity, run against run (paired by seed, ± k·SE at 95 % with SE "
+            f"{PPL_ERROR}; *higher* or *lower* only "
             "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
 
 

@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, md_table, spread
-from attnlab.report.readings import versus
+from attnlab.report.readings import PPL_ERROR, versus
 from attnlab.report.site import NOT_RUN
 
 EXPERIMENT = "grouping"
@@ -83,7 +83,8 @@ def cost_reading(t: pd.DataFrame) -> str:
         lines.append(f"- **{run}** against {other}: {versus(spreads[run], spreads[other])}.")
     if not lines:
         return ""
-    return ("Validation perplexity, run against run (paired by seed, ± k·SE at 95 %; *higher* or *lower* only "
+    return (f"Validation perplexity, run against run (paired by seed, ± k·SE at 95 % with SE {PPL_ERROR}; "
+            "*higher* or *lower* only "
             "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
 
 

@@ -5,7 +5,7 @@ import pandas as pd
 
 from attnlab.report import charts, tables
 from attnlab.report.format import chart, md_table, not_run, num, spread
-from attnlab.report.readings import interval, paired, said
+from attnlab.report.readings import PPL_ERROR, interval, paired, said
 
 NAME = "ladder"
 
@@ -55,7 +55,8 @@ def steps_table(ladder: pd.DataFrame) -> str:
                            "train": step(train, r, rows[i - 1] if i else None),
                            "first": step(val, r, rows[0] if i else None)} for i, r in enumerate(rows)][1:])
     return ("Each rung against the one below it and against the first (a difference in perplexity, rung minus "
-            "the other, paired by seed, ± k·SE at 95 %; *higher* or *lower* only where that interval clears zero):"
+            f"the other, paired by seed, ± k·SE at 95 % with SE {PPL_ERROR}; *higher* or *lower* only where that "
+            "interval clears zero):"
             "\n\n" + md_table(table, {"row": "rung", "below": "rung below", "val": "val ppl − rung below",
                                        "train": "train ppl − rung below", "first": f"val ppl − {rows[0]}"}) + "\n")
 

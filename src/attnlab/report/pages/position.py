@@ -7,7 +7,7 @@ import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, finite, md_table, spread
-from attnlab.report.readings import Estimate, interval, paired, said
+from attnlab.report.readings import PPL_ERROR, Estimate, interval, paired, said
 from attnlab.report.site import NOT_RUN
 
 EXPERIMENT = "position"
@@ -112,7 +112,8 @@ def rise_reading(rises: dict[str, Estimate], trained: int, longest: str) -> str:
                      unknown="moves by (one seed, no error to judge a direction by)")
         groups.setdefault(words, []).append(f"{enc} ×{interval(e, 3, signed=False)}")
     said_of = "; ".join(f"{words} for {', '.join(items)}" for words, items in groups.items())
-    return (f" Here, from {trained} to {longest} tokens (each seed's ratio, their mean ± k·SE at 95 %), perplexity "
+    return (f" Here, from {trained} to {longest} tokens (each seed's ratio, their mean ± k·SE at 95 % with SE "
+            f"{PPL_ERROR}), perplexity "
             f"{said_of}.")
 
 

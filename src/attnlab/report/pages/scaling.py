@@ -5,7 +5,7 @@ import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, finite, md_table, spread
-from attnlab.report.readings import interval, paired, said, versus
+from attnlab.report.readings import PPL_ERROR, interval, paired, said, versus
 from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
 from attnlab.report.site import NOT_RUN
@@ -171,5 +171,6 @@ def division_reading(table: pd.DataFrame) -> str:
             below="undivided lower (the division hurts)") + ".")
     if not lines:
         return ""
-    return ("Undivided minus divided validation perplexity (paired by seed, ± k·SE at 95 %; a direction only "
+    return ("Undivided minus divided validation perplexity (paired by seed, ± k·SE at 95 % with SE "
+            f"{PPL_ERROR}; a direction only "
             "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
