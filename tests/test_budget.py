@@ -82,6 +82,10 @@ def test_the_sentence_says_whether_the_chapters_budget_changed_a_claim_on_every_
         "verdict.")
     assert "it is inconclusive: the larger budget neither confirms the quick verdict" in sentence(larger("inconclusive"))
     assert "its verdict is diverged: it says nothing on whether the budget" in sentence(larger("diverged"))
+    one = Larger("reproduced", larger("reproduced").manifest, "not reproduced", larger(None).record, "chapter", 1)
+    assert sentence(one).startswith(f"At the chapter's budget ({OLD_CHAPTER}, at one seed) it is reproduced")
+    assert "(x, at 3 seeds)" in sentence(Larger("inconclusive", {**one.manifest, "version": "x"}, "not reproduced",
+                                                  one.record, "chapter", 3))
     assert sentence(larger(None)) == "Not measured at the chapter's budget."
     assert sentence(larger(None, profile="quick")) == "Not measured at the quick profile's budget."
 
@@ -123,7 +127,8 @@ def publish_fake(root, m: dict) -> None:
     folder = root / "results" / m["version"]
     folder.mkdir(parents=True)
     (folder / "manifest.json").write_text(json.dumps(m))
-    (folder / "config.yaml").write_text(yaml.safe_dump({"profile": m["profile"]}))
+    seeds = [1337] if m["profile"] == "chapter" else [1337, 1338, 1339]
+    (folder / "config.yaml").write_text(yaml.safe_dump({"profile": m["profile"], "seeds": seeds}))
 
 
 def site_over(root, published: list[dict], verdicts: dict) -> Site:
@@ -146,6 +151,7 @@ def test_the_dashboard_and_home_page_show_the_chapters_verdict_beside_the_record
     assert '<table class="dashboard budget">' in text and "<th>at the chapter's budget</th>" in text
     row = next(r for r in text.split("<tr ") if 'href="ladder.html#claim-C2-3"' in r)
     assert NEW_CHAPTER in row and "the quick verdict was the budget's" in row
+    assert f"{NEW_CHAPTER} · at one seed</div>" in row and f"({NEW_CHAPTER}, at one seed) it is reproduced" in row
     assert "3 of 4 claims" not in text and "claims were measured at the chapter's budget" in text
     home = rendered_page(site, "index", index.blocks)
     assert "## At the chapter's budget" in home and f"<div class=\"why\">{NEW_CHAPTER}</div>" in home  # two: named

@@ -40,6 +40,7 @@ class Larger:
     record_verdict: str
     record: dict
     above: str  # the largest budget published above the record's
+    seeds: int | None = None  # the seeds that version trained at (one: its error is the evaluation's alone)
 
     @property
     def profile(self) -> str:
@@ -47,10 +48,12 @@ class Larger:
         return self.manifest["profile"] if self.manifest else self.above
 
 
-def largest(claims: list, published: list[dict], record: str | None, verdicts_of) -> dict[str, Larger]:
+def largest(claims: list, published: list[dict], record: str | None, verdicts_of,
+            seeds_of=lambda name: None) -> dict[str, Larger]:
     """claim id -> Larger, for every claim of `claims` (each with .id and .experiment), among the `published`
-    manifests (newest first, as versions() lists them); `verdicts_of(name)` -> {claim id: verdict}. {} where no
-    version of a larger budget than the record's counts for any of the claims."""
+    manifests (newest first, as versions() lists them); `verdicts_of(name)` -> {claim id: verdict};
+    `seeds_of(name)` -> how many seeds it trained at. {} where no version of a larger budget than the record's
+    counts for any of the claims."""
     base = next((m for m in published if m["version"] == record), None)
     if base is None or rank(base) is None:
         return {}
@@ -64,15 +67,22 @@ def largest(claims: list, published: list[dict], record: str | None, verdicts_of
     for c in claims:
         found = next(((m, v) for m in above if counts(m, c.experiment)
                       and (v := verdicts_of(m["version"]).get(c.id, "not run")) != "not run"), (None, None))
-        out[c.id] = Larger(found[1], found[0], mine.get(c.id, "not run"), base, top)
+        out[c.id] = Larger(found[1], found[0], mine.get(c.id, "not run"), base, top,
+                           seeds_of(found[0]["version"]) if found[0] else None)
     return out
+
+
+def seeds_words(n: int | None) -> str:
+    """', at one seed' (its interval then holds the evaluation's sampling error alone, not the seeds' spread),
+    ', at 3 seeds', or '' where unknown."""
+    return "" if not n else ", at one seed" if n == 1 else f", at {n} seeds"
 
 
 def sentence(x: Larger) -> str:
     """Whether the larger budget changed a claim that the version of record does not reproduce, in words."""
     if x.verdict is None:
         return f"Not measured at {budget_words(x.profile)}."
-    at = f"At {budget_words(x.profile)} ({x.manifest['version']})"
+    at = f"At {budget_words(x.profile)} ({x.manifest['version']}{seeds_words(x.seeds)})"
     quick = f"the {x.record['profile']} verdict"
     if x.verdict == "reproduced":
         return f"{at} it is reproduced: {quick} was the budget's."
@@ -92,7 +102,8 @@ def cell(x: Larger, viewed: str | None) -> str:
     if x.verdict is None:
         out = f'<span title="not measured at {html.escape(words)}">–</span>'
     else:
-        out = f'{badge(x.verdict)}<div class="why">{html.escape(x.profile)} · {html.escape(x.manifest["version"])}</div>'
+        out = (f'{badge(x.verdict)}<div class="why">{html.escape(x.profile)} · {html.escape(x.manifest["version"])}'
+               f'{html.escape(seeds_words(x.seeds).replace(",", " ·"))}</div>')
     if viewed != x.record["version"]:
         out += (f'<div class="why">{html.escape(x.record["profile"])}, the version of record '
                 f'({html.escape(x.record["version"])}): {badge(x.record_verdict)}</div>')

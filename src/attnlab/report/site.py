@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from attnlab import registry
 from attnlab.config import digest
@@ -76,8 +77,15 @@ class Site:
         published version measured it, beside the record's verdict ({} where none is larger; see budget.py)."""
         if self._larger is None:
             self._larger = largest([v.claim for v in self.verdicts], self.versions(), self.latest(),
-                                   lambda name: {k: v.verdict for k, v in self.verdicts_of(name).items()})
+                                   lambda name: {k: v.verdict for k, v in self.verdicts_of(name).items()},
+                                   self.seeds_of)
         return self._larger
+
+    def seeds_of(self, version: str) -> int | None:
+        """How many seeds a published version trained at (its config.yaml's seeds)."""
+        path = self.versions_root / "results" / version / "config.yaml"
+        seeds = (yaml.safe_load(path.read_text()) or {}).get("seeds") if path.is_file() else None
+        return len(seeds) if isinstance(seeds, list) else None
 
     def stamp(self, page: str) -> str:
         """The line atop every page: which results these are (version and commit, whether it is the version of
