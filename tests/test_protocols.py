@@ -1,10 +1,11 @@
-"""The papers' protocols beside this profile's (attnlab.report.protocols, report/protocols.yaml): every survey page
+"""The papers' protocols beside this profile's (attnlab.report.protocols, each page module's PROTOCOL): every survey page
 has its table, and its "here" column follows the settings, each field of it and each value the settings imply."""
 from __future__ import annotations
 
 import copy
-import json
 import importlib
+import json
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -18,7 +19,7 @@ from attnlab.report.results import gather
 
 from helpers import REPO, rendered_page, site_for
 
-# pages with a survey claim but no paper's experiment to set beside it (protocols.yaml says why)
+# pages with a survey claim but no paper's experiment to set beside it (report/protocols.py says why)
 NO_PROTOCOL = {"scores", "equivalence"}
 
 
@@ -193,15 +194,15 @@ def test_settings_read_as_the_table_says_them():
     assert protocols.shown({"wide": [8, 2, 1], "chapter": {"d_model": 128}}) == "wide (8, 2, 1), chapter (d_model 128)"
 
 
-def test_a_malformed_protocols_file_is_one_error(tmp_path, monkeypatch):
-    bad = tmp_path / "protocols.yaml"
-    monkeypatch.setattr(protocols, "DATA", bad)
-    for text, message in [("nosuch: {sources: x, rows: [{aspect: a, paper: b, here: c, why: d}]}", "no experiment"),
-                          ("seq2seq: {sources: x}", "needs `sources` and a list of `rows`"),
-                          ("seq2seq: {sources: x, rows: [{aspect: a, paper: b}]}", "row 1: needs exactly")]:
-        bad.write_text(text)
+def test_a_malformed_protocol_is_one_error_naming_its_page_module(monkeypatch):
+    from attnlab.report.pages import seq2seq
+
+    for entry, message in [({"sources": "x"}, "needs `sources` and a list of `rows`"),
+                           ({"sources": "x", "rows": [{"aspect": "a", "paper": "b"}]}, "row 1: needs exactly"),
+                           ("text", "needs `sources`")]:
+        monkeypatch.setattr(seq2seq, "PROTOCOL", entry)
         protocols.protocols.cache_clear()
-        with pytest.raises(AttnlabError, match=message):
+        with pytest.raises(AttnlabError, match=r"attnlab\.report\.pages\.seq2seq\.PROTOCOL.*" + re.escape(message)):
             protocols.protocols()
     protocols.protocols.cache_clear()
 

@@ -1,29 +1,30 @@
-"""The papers' protocols beside this project's: one table on each survey page (protocols.yaml, beside this file).
+"""The papers' protocols beside this project's: one table on each survey page, from its page module's PROTOCOL.
 
-A protocol is a fact about a paper, so the paper's side is typed once, in protocols.yaml. What is run here is
-not typed there: each `here` cell is a template filled from the profile the page describes, so that the table
-follows the profile and cannot fall behind it. A field {a.b.c} is that setting, {#a.b} the number of its items,
-{name} or {name:arg} one of DERIVED: a value the settings imply but do not state (a run's model, the positions
-the in-context-learning score reads at the profile's length). Site.skeleton puts the table at the page's
-<!-- attnlab:protocol -->.
+A protocol is a fact about a paper, so the paper's side is typed once, in the page module (`PROTOCOL`, YAML:
+`sources`, the papers; per row, `aspect`, `paper`, `here` and `why`: why the two differ, the method's reason,
+never a result). What is run here is not typed there: each `here` cell is a template filled from the profile the
+page describes, so that the table follows the profile and cannot fall behind it. A field {a.b.c} is that
+setting, {#a.b} the number of its items, {name} or {name:arg} one of DERIVED: a value the settings imply but do
+not state (a run's model, the positions the in-context-learning score reads at the profile's length). No number
+about results belongs in a protocol. Site.skeleton puts the table at the page's <!-- attnlab:protocol -->.
+
+Every page with a survey claim (S...) has a table, but scores (S2: E3's saturation table read for the survey)
+and equivalence (S3: a unit check of masking and cross-attention): neither follows a paper's experiment.
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from pathlib import Path
 
 import pandas as pd
 
 from attnlab import registry
-from attnlab.config import read_yaml
 from attnlab.runs import find_run, spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.settings.induction import EARLY, LATE, window
 from attnlab.nn.spec import ModelSpec
 from attnlab.report.format import fmt, md_table
 
-DATA = Path(__file__).with_name("protocols.yaml")
 FIELD = re.compile(r"\{(#?)([A-Za-z_][\w.-]*)(?::([\w.-]+))?\}")  # {a.b}, {#a.b}, {name}, {name:arg}
 ROW = ("aspect", "paper", "here", "why")
 HEADERS = {"aspect": "", "paper": "the paper", "here": "here", "why": "why they differ"}
@@ -31,28 +32,22 @@ HEADERS = {"aspect": "", "paper": "the paper", "here": "here", "why": "why they 
 
 @lru_cache(maxsize=None)
 def protocols() -> dict:
-    """protocols.yaml with every page module's own PROTOCOL (an experiment added later keeps its table in its page
-    module), checked: one entry per page of the registry, each with its sources and rows of ROW."""
+    """Page name -> its protocol (the PROTOCOL of its page module), checked: each with its sources and rows of
+    ROW."""
     import importlib
 
-    doc = read_yaml(DATA, "protocols")
-    source = dict.fromkeys(doc, DATA.name)
+    doc = {}
     for e in registry.load():
-        own = getattr(importlib.import_module(e.page), "PROTOCOL", None)
-        if own is not None:
-            if e.name in doc:
-                raise AttnlabError(f"{DATA.name}: {e.name} has a protocol here and in {e.page}; keep one")
-            doc[e.name], source[e.name] = own, e.page
-    names = {e.name for e in registry.load()}
-    for page, entry in doc.items():
-        where = f"{source[page]}: {page}"
-        if page not in names:
-            raise AttnlabError(f"{where}: no experiment of that name in the registry")
+        entry = getattr(importlib.import_module(e.page), "PROTOCOL", None)
+        if entry is None:
+            continue
+        where = f"{e.page}.PROTOCOL"
         if not isinstance(entry, dict) or set(entry) != {"sources", "rows"} or not entry["rows"]:
             raise AttnlabError(f"{where}: needs `sources` and a list of `rows`, and nothing else")
         for i, row in enumerate(entry["rows"]):
             if not isinstance(row, dict) or set(row) != set(ROW):
                 raise AttnlabError(f"{where} row {i + 1}: needs exactly {', '.join(ROW)}")
+        doc[e.name] = entry
     return doc
 
 
@@ -88,7 +83,7 @@ def filled(template: str, site, where: str) -> str:
         value = setting(site.config, name, where)
         if count:
             if not isinstance(value, (list, dict)):
-                raise AttnlabError(f"{DATA.name}: {where}: {{#{name}}} counts items, and '{name}' has none")
+                raise AttnlabError(f"protocol of {where}: {{#{name}}} counts items, and '{name}' has none")
             return str(len(value))
         return shown(value)
     return FIELD.sub(one, template)
@@ -99,7 +94,7 @@ def setting(cfg: dict, path: str, where: str):
     value = cfg
     for key in path.split("."):
         if not isinstance(value, dict) or key not in value:
-            raise AttnlabError(f"{DATA.name}: {where}: no setting '{path}' in the profile")
+            raise AttnlabError(f"protocol of {where}: no setting '{path}' in the profile")
         value = value[key]
     return value
 

@@ -133,7 +133,7 @@ class Site:
 
     def skeleton(self, name: str, rerun: str | None = None) -> dict[str, str]:
         """The blocks every experiment page has; `rerun` replaces the default command (rebuild its run files). A
-        survey page also has its papers' protocols beside this profile's (report/protocols.yaml). Where the
+        survey page also has its papers' protocols beside this profile's (its page module's PROTOCOL). Where the
         experiment's result file is missing, they carry its not-run warning under NOT_RUN: the page module adds
         only what needs no result, and the renderer (build.render) fills every other marker of the template."""
         e = registry.get(name)

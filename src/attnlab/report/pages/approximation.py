@@ -6,6 +6,7 @@ import math
 
 import altair as alt
 import pandas as pd
+import yaml
 
 from attnlab.report.format import chart, diverged_note, md_table
 from attnlab.report.readings import Estimate, said
@@ -13,6 +14,45 @@ from attnlab.report.results import measured
 from attnlab.stats import mean_se
 
 NAME, RUN = "approximation", "L9"
+
+
+# The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
+PROTOCOL = yaml.safe_load("""
+sources: Beltagy et al. 2020 (arXiv:2004.05150); Choromanski et al. 2021 (arXiv:2009.14794)
+rows:
+  - aspect: the inputs
+    paper: >-
+      Longformer continues a trained model's pre-training with its pattern in place; Performers are trained
+      with FAVOR+, or fine-tuned from a trained Transformer's weights. The Performer paper also measures the
+      estimate's error on its own.
+    here: >-
+      The approximations swapped into ladder run L9 after it trained with exact attention, at every seed of the
+      profile ({seeds}): its own queries, keys and values on {approximation.batches} batches of
+      {approximation.batch_size} validation windows of {context:L9} tokens, beside unit Gaussian inputs of the
+      same shape. Nothing is trained with an approximation.
+    why: >-
+      This measures what a trained layer's attention loses without retraining; a model trained with the
+      approximation could adapt to it, which is not measured.
+  - aspect: the window
+    paper: >-
+      A sliding window plus global attention on chosen task tokens, symmetric: a global token attends to every
+      token and every token to it.
+    here: >-
+      Causal windows of {approximation.windows} keys, plus the first {approximation.n_global} tokens as global:
+      every query sees them, and they see all before them, which is only each other.
+    why: >-
+      In a causal model a global query that attended to every token would read the future; within causality
+      global attention is symmetric only as far as a global token's prefix reaches.
+  - aspect: the features
+    paper: >-
+      Positive orthogonal random features, redrawn during training.
+    here: >-
+      {approximation.features} positive orthogonal features, one draw per batch, shared by the trained and the
+      Gaussian inputs of that batch.
+    why: >-
+      The shared draw lets the two errors be compared batch by batch.
+""")
+
 METHODS = {"window": ("window", "sliding window"), "favor": ("features", "FAVOR+")}
 INPUTS = {"trained": f"{RUN}'s layer", "gaussian": "Gaussian inputs"}
 

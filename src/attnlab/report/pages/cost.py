@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import altair as alt
 import pandas as pd
+import yaml
 
 from attnlab.bench.cost import SLOPE_ROWS
 from attnlab.report.format import chart, gpu_region, machine, md_table, num
@@ -10,6 +11,67 @@ from attnlab.report.readings import Estimate, growth, interval, said, side
 from attnlab.stats import log_fit
 
 NAME = "cost"
+
+
+# The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
+PROTOCOL = yaml.safe_load("""
+sources: >-
+  Dao et al. 2022 (arXiv:2205.14135); Beltagy et al. 2020 (arXiv:2004.05150); Choromanski et al. 2021
+  (arXiv:2009.14794)
+rows:
+  - aspect: S7 · the tiles
+    paper: >-
+      One fused CUDA kernel: tiles of Q, K and V are loaded into on-chip SRAM and combined with an online
+      softmax, so the n × n matrix is never written to GPU memory; the backward pass recomputes it from the
+      saved softmax statistics.
+    here: >-
+      The same algorithm (`attnlab.nn.tiled`) as a Python loop over PyTorch operations, in tiles of
+      {cost.block}: each tile's scores are an ordinary tensor in the device's memory. PyTorch's own fused kernel
+      (`sdpa`) is timed beside it.
+    why: >-
+      The loop shows the algorithm's exactness and its memory, linear in n, in code one can read; the paper's
+      speed comes from the fused kernel, which a Python loop cannot be.
+  - aspect: S7 · the measurement
+    paper: >-
+      Forward and backward runtime and memory on an A100 GPU in half precision, against standard and
+      approximate attention implementations, as the sequence grows.
+    here: >-
+      The forward pass of one causal layer, without gradients: width {cost.d_model}, {cost.heads} heads, batch
+      {cost.batch_size}, {cost.dtype}, n = {cost.sizes}, on {device:cost}.
+    why: >-
+      The forward pass is where the naive method holds the n × n matrix and the tiled one does not, which is
+      the claim; the backward pass's recomputation is left out.
+  - aspect: S8 · Longformer's window
+    paper: >-
+      A sliding window (512 tokens in the pretrained model; sizes growing with depth, and dilation in some
+      heads, in its character-level language model), plus global attention on chosen task tokens that is
+      symmetric: a global token attends to every token and every token to it. Judged by task accuracy and bits
+      per character after training with the pattern.
+    here: >-
+      A causal window of {cost.window} keys ending at the query ({cost.errors.windows} in the error sweep),
+      plus the first {cost.n_global} tokens as global: every query sees them, and they see all before them,
+      which is only each other, so the "attends to every token" half does nothing here. Judged by the error
+      against exact attention, nothing trained.
+    why: >-
+      In a causal model a global token can attend only to its past; the paper's global tokens that read the
+      whole document serve its bidirectional tasks and have no causal equivalent. Periodic global tokens that
+      see their whole prefix are trained in [S8 trained](approximate_training.md). The error isolates what the
+      window drops.
+  - aspect: S8 · Performer's FAVOR+
+    paper: >-
+      Positive orthogonal random features. The paper studies the estimate's error as the features grow
+      (orthogonal against independent, positive against trigonometric features) and trains Performers,
+      redrawing the features during training, on proteins, images and text.
+    here: >-
+      Positive orthogonal features, {cost.errors.features} of them in the error sweep ({cost.features} when
+      timed), drawn anew at each of {cost.errors.seeds} draws of unit Gaussian queries, keys and values of
+      {cost.errors.n} tokens in float64; the output's relative error against exact causal attention. Nothing is
+      trained.
+    why: >-
+      The error against exact attention isolates what the estimate gives up; Gaussian inputs are what
+      [S8 on a trained layer](approximation.md) replaces by a trained layer's own.
+""")
+
 ORDER = ["naive", "sdpa", "tiled", "window", "favor", "projections"]
 
 

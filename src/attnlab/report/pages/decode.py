@@ -3,11 +3,42 @@ from __future__ import annotations
 
 import altair as alt
 import pandas as pd
+import yaml
 
 from attnlab.report.format import chart, machine, md_table, num
 from attnlab.report.readings import Estimate, count, interval, said
 
 NAME = "decode"
+
+
+# The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
+PROTOCOL = yaml.safe_load("""
+sources: Shazeer 2019 (arXiv:1911.02150); Ainslie et al. 2023 (arXiv:2305.13245)
+rows:
+  - aspect: S5 · the cache
+    paper: >-
+      The survey cites no paper for the cache itself. Shazeer times incremental decoding, with the keys and
+      values of earlier steps kept, of a trained translation model (WMT14 English→German) per output token on
+      TPUv2 at sequence length 128, and argues that it is bound by memory bandwidth.
+    here: >-
+      Untrained decoder-only models with rotary positions ({decode.models}); greedy decoding after a random
+      prompt of {decode.prompt} tokens, batch {decode.batch_size}, n = {decode.lengths} new tokens, with the
+      cache and by recomputing the whole sequence at every step, on {device:decode}.
+    why: >-
+      A step's time depends on the shapes, not on what the weights learned, so no model is trained; the
+      recomputation beside it is the saving's yardstick.
+  - aspect: S6.1 · shared keys and values
+    paper: >-
+      Shazeer: one key/value head shared by every query head (multi-query) against multi-head, in decoding
+      time per token. Ainslie et al.: grouped-query attention with 8 groups in T5 XXL, in inference time per
+      sample.
+    here: >-
+      Key/value heads per model: {decode.kv_heads} (a model not listed has one per query head); untrained,
+      decoded as above.
+    why: >-
+      The cache's bytes and a step's work follow from the head counts, which untrained models have as well.
+""")
+
 
 
 def label(row) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import altair as alt
 import pandas as pd
+import yaml
 
 from attnlab.errors import is_diverged
 from attnlab import stats
@@ -10,6 +11,61 @@ from attnlab.report.format import chart, diverged_note, md_table
 from attnlab.report.readings import Estimate, side
 
 NAME = "explanation"
+
+
+# The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
+PROTOCOL = yaml.safe_load("""
+sources: Jain & Wallace 2019 (arXiv:1902.10186); Wiegreffe & Pinter 2019 (arXiv:1908.04626)
+rows:
+  - aspect: models and outputs
+    paper: >-
+      Jain and Wallace: recurrent (BiLSTM), convolutional and averaging encoders with one additive or
+      dot-product attention over the inputs, trained for text classification (SST, IMDB, 20 Newsgroups,
+      AG News, clinical notes and more), natural-language inference (SNLI) and question answering (CNN, bAbI);
+      the output is the model's prediction for the instance.
+    here: >-
+      E8's {studied}, a language model; the output is its distribution over the
+      next word at the word before the referent, on up to {explanation.examples} held-out sentences.
+    why: >-
+      E8's probe has an answer fixed by construction, so the output studied is one the attention should
+      explain.
+  - aspect: the sentences
+    paper: >-
+      Natural text: every instance its own sentence or document, of its own length.
+    here: >-
+      Every sentence fills one template, `{winograd.template}`, from {#winograd.nouns} nouns and
+      {#winograd.crosser} + {#winograd.crossed} adjectives: every example has the same length and its scored
+      word at the same position.
+    why: >-
+      E8's template fixes the referent by its adjective; the cost is that S9's tests see far less variety than
+      natural text.
+  - aspect: the attention and its divergence
+    paper: >-
+      One attention distribution per instance (one layer, one head): permuted, ranked against importance
+      measures (Kendall τ) and searched adversarially, with the Jensen-Shannon divergence (JSD) taken between
+      those distributions.
+    here: >-
+      The scored word's row in the last attention layer, replaced in every head at once; the JSD (adversary,
+      second seed) and τ are taken on the mean of the heads' rows (τ per head is recorded too).
+      {explanation.permutations} permutations, {explanation.adversaries} adversarial rows per sentence found by
+      {explanation.steps} steps, the output held within {explanation.eps} in total variation.
+    why: >-
+      Heads have no order shared between two trainings, so the seed yardstick compares head means. JSD is
+      jointly convex: the head mean's divergence is at most the mean of the heads' own, so it understates how
+      far single heads were moved.
+  - aspect: Wiegreffe and Pinter's tests
+    paper: >-
+      Four: a model trained with its attention frozen uniform; the variance of attention over random seeds as
+      the yardstick for a divergence; learned weights guiding a model without context (diagnostic); an
+      adversarial model trained end to end for different attention and the same predictions.
+    here: >-
+      Two, the first of them changed: the trained model's row (or whole layer) set to uniform at inference,
+      not a model trained so; one second model, trained at seed {next_seed}, as the yardstick.
+    why: >-
+      The other two train further models (a guided one, an adversarial one); the uniform row tests the trained
+      model as it is, not what training without learned attention would reach.
+""")
+
 
 
 def summary(r: dict) -> pd.DataFrame:

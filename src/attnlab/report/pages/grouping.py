@@ -6,12 +6,41 @@ import re
 
 import altair as alt
 import pandas as pd
+import yaml
 
 from attnlab.report.format import chart, md_table, spread
 from attnlab.report.readings import PPL_ERROR, versus
 from attnlab.report.site import NOT_RUN
 
 EXPERIMENT = "grouping"
+
+
+# The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
+PROTOCOL = yaml.safe_load("""
+sources: Shazeer 2019 (arXiv:1911.02150); Ainslie et al. 2023 (arXiv:2305.13245)
+rows:
+  - aspect: models and measure
+    paper: >-
+      Shazeer: an encoder-decoder on WMT14 English→German (BLEU) and a language model on the Billion-Word
+      benchmark (perplexity). Ainslie et al.: T5 Large and XXL with grouped heads in the decoder's self- and
+      cross-attention, fine-tuned and scored on summarisation, translation and question answering.
+    here: >-
+      {model:S6-mha}, the query heads sharing {kv_heads:grouping} key/value heads, trained as a language model
+      on the profile's corpus for {budget:S6-mha}; validation perplexity at {seeds}.
+    why: >-
+      A model small enough to train every variant at every seed; the corpus and the training loop are the
+      ladder's, so the perplexities compare with its rows.
+  - aspect: S6.3 · up-training
+    paper: >-
+      Ainslie et al. mean-pool the key and value heads of each group of a trained multi-head checkpoint, then
+      continue its pre-training for 5 % of the original steps (α = 0.05) before fine-tuning.
+    here: >-
+      The same mean pooling of the trained multi-head run's weights at the same seed; then {uptraining:grouping},
+      on the same data, with no fine-tuning stage.
+    why: >-
+      A language model is scored as trained: there is no downstream task to fine-tune it for.
+""")
+
 CHECKPOINT = re.compile(r"^(?:[^/]+/)?(?P<run>[^/]+?)(?:/seed(?P<seed>\d+))?(?:/ckpt\.pt)?$")  # grouping/S6-mha/seed1337/ckpt.pt
 
 

@@ -3,12 +3,60 @@ from __future__ import annotations
 
 import altair as alt
 import pandas as pd
+import yaml
 
 from attnlab.report.format import chart, diverged_note, md_table, num
 from attnlab.report.readings import Estimate, side
 from attnlab.report.results import measured
 
 NAME = "induction"
+
+
+# The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
+PROTOCOL = yaml.safe_load("""
+sources: Olsson et al. 2022, "In-context learning and induction heads" (Transformer Circuits Thread)
+rows:
+  - aspect: the models
+    paper: >-
+      Attention-only transformers (attention layers alone, no MLPs) of one layer and more, beside full
+      transformers up to about 13 billion parameters.
+    here: >-
+      {attention_only}.
+    why: >-
+      The chapter's block with its MLP taken out, built by the project's one model code; the norm and the
+      positions are settings of `induction.model`.
+  - aspect: the data
+    paper: >-
+      Natural text. Prefix matching is scored on sequences of repeated random tokens, copying from each head's
+      OV circuit (its eigenvalues).
+    here: >-
+      Trained on the control task itself: {induction.sequences} sequences of {induction.length} + 1 tokens over
+      {induction.vocab_size} symbols, in which a span of {induction.span} recurs; {induction_budget}. Then the
+      chapter's Shakespeare models L9 and B2, read on {induction.text_windows} validation windows. Copying: the
+      share of tokens whose own logit the head's OV circuit makes the largest.
+    why: >-
+      A task on which only induction predicts the repeats, small enough to train both depths at every seed;
+      the Shakespeare models show the same scores on natural text.
+  - aspect: the in-context-learning score
+    paper: >-
+      The loss at the 500th token of a context minus the loss at the 50th, averaged over examples.
+    here: >-
+      The mean loss around {icl_shares} of the input's length, the late minus the early: {icl:induction} on the
+      control task, {icl:L9} on Shakespeare (positions counted from 0).
+    why: >-
+      Shares of the input's length serve the control sequences and the Shakespeare windows alike.
+  - aspect: the phase change
+    paper: >-
+      Seen over the training of many models: induction heads form in the same short window of training in
+      which the in-context-learning score falls, a bump in the loss curve.
+    here: >-
+      Scores read every {induction.probe_every} steps on {induction.probe_sequences} held-back sequences; a
+      change is placed where a score has covered half its net change; the two-layer model against the
+      one-layer one, at {seeds}.
+    why: >-
+      One rule, applied to every seed's probes, places the change where the paper reads it off the curves.
+""")
+
 SERIES = {"induction": "best prefix-matching score", "icl": "in-context-learning score (nats)"}
 
 

@@ -3,11 +3,39 @@ from __future__ import annotations
 
 import altair as alt
 import pandas as pd
+import yaml
 
 from attnlab.report.format import chart, clocks, gpu_region, md_table, num
 from attnlab.report.readings import Estimate, interval, said
 
 NAME = "multihead"
+
+
+# The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
+PROTOCOL = yaml.safe_load("""
+sources: Vaswani et al. 2017 (arXiv:1706.03762)
+rows:
+  - aspect: the claim's basis
+    paper: >-
+      An argument from the shapes: with heads of width d_model/h, the total cost is about that of one head of
+      full width (the base model: d_model 512, h = 8, d_k = d_v = 64). No head count is timed.
+    here: >-
+      The matrix products' FLOPs counted from the shapes, and one layer's forward pass timed: width
+      {multihead.d_model}, context {multihead.context}, batch {multihead.batch_size}, heads {multihead.heads};
+      {multihead.repeats} timed rounds, on {device:multihead}.
+    why: >-
+      The argument counts the matrix products only; a forward pass also pays for the softmax over B·h·T² scores
+      and for products with a short inner dimension (d/h), so the time is measured beside the count.
+  - aspect: what the head count is varied for
+    paper: >-
+      Translation quality (BLEU, English→German) at h from 1 to 32 with the computation held constant
+      (Table 3).
+    here: >-
+      Cost only: no model is trained, the layer's weights are random.
+    why: >-
+      S4 is a claim about cost; quality per head count is outside it.
+""")
+
 
 
 def time_long(s4: dict) -> pd.DataFrame:

@@ -7,12 +7,72 @@ import math
 
 import altair as alt
 import pandas as pd
+import yaml
 
 from attnlab.errors import diverged_record, is_diverged
 from attnlab.report.format import chart, diverged_note, md_table
 from attnlab.report.readings import Estimate, interval, said, side
 
 NAME = "seq2seq"
+
+
+# The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
+PROTOCOL = yaml.safe_load("""
+sources: Bahdanau, Cho & Bengio 2014 (arXiv:1409.0473); Luong, Pham & Manning 2015 (arXiv:1508.04025)
+rows:
+  - aspect: task
+    paper: >-
+      Translation: English→French (WMT'14) in Bahdanau et al., English↔German (WMT'14, '15) in Luong et al.;
+      BLEU, also set against the length of the source sentence.
+    here: >-
+      Generated tasks ({seq2seq.tasks}) on random sequences over {seq2seq.vocab} symbols, at source lengths
+      {seq2seq.lengths};
+      greedy token and sequence accuracy on {seq2seq.eval_rows} held-out examples.
+    why: >-
+      The difficulty grows with the length alone and the answer is exact, and every variant can be trained at
+      every length and seed; translation needs parallel corpora and days of training per model.
+  - aspect: networks
+    paper: >-
+      Bahdanau et al.: a bidirectional gated recurrent encoder and a gated recurrent decoder of 1000 units,
+      decoded by beam search. Luong et al.: four stacked LSTM layers of 1000 cells, the encoder reading one way.
+    here: >-
+      One recurrent layer ({seq2seq.cell}) of width {seq2seq.d_model} on each side, the encoder reading
+      {encoder}; greedy decoding.
+    why: >-
+      Sized for the generated tasks and the profile's budget; greedy decoding reads what the model itself
+      writes, with no beam search to recover from its errors.
+  - aspect: where the score sits
+    paper: >-
+      Bahdanau et al. score the *previous* decoder state sᵢ₋₁ against every annotation hⱼ (the forward and
+      backward states side by side) with vᵀtanh(W sᵢ₋₁ + U hⱼ); the context cᵢ is an input of the recurrent step
+      that gives sᵢ, beside the previous word's embedding; s₀ = tanh(W_s h₁ backward); a maxout layer reads sᵢ,
+      cᵢ and yᵢ₋₁. Luong et al. score the *current* state hₜ (dot, general, concat); the context is combined after
+      the recurrence, h̃ₜ = tanh(W_c[cₜ; hₜ]), which the output reads and, in their main setting (input
+      feeding), the next step's input too.
+    here: >-
+      {wirings}. The widths, cell ({seq2seq.cell}) and budget are the same for every variant.
+    why: >-
+      Each score in its own paper's wiring, as the papers ran them; the fixed vector keeps the plain decoder.
+  - aspect: additive and concat
+    paper: >-
+      Bahdanau's additive score v·tanh(W₁s + W₂h) and Luong's concat score v·tanh(W[hₜ; h̄ₛ]) are one function
+      (W = [W₁ W₂]) at the two different places.
+    here: >-
+      Both are run, each in its paper's wiring: their paired difference at every task and length compares the
+      wirings with the score function held fixed.
+    why: >-
+      Holding the score fixed is what lets the comparison speak of the wiring.
+  - aspect: budget and seeds
+    paper: >-
+      Millions of sentence pairs per model; no spread over training seeds is reported.
+    here: >-
+      {seq2seq.train.steps} steps of {seq2seq.train.batch_size} examples, drawn from {seq2seq.train_rows} per
+      task, length and seed; {seeds}, each with its own data, every difference between variants paired
+      seed by seed.
+    why: >-
+      Several seeds give every difference an error; the budget is the profile's.
+""")
+
 VARIANTS = {"none": "none (fixed vector)", "bahdanau": "Bahdanau (additive, his wiring)", "dot": "Luong dot",
             "general": "Luong general", "concat": "Luong concat"}
 BEFORE_WIRINGS = {**VARIANTS, "bahdanau": "additive (in Luong's wiring)"}  # a result from before the two wirings
