@@ -228,6 +228,21 @@ def test_the_cli_refuses_in_one_line(project, cfg, capsys):
     assert err.startswith("attnlab: error: cannot publish from a dirty tree") and "\n" not in err
 
 
+def test_the_cli_publishes_the_run_as_the_runners_set_described_it(project, cfg, capsys):
+    """`publish --set seeds=[...]`: the seeds (or any setting) the runner was given, so a night at one seed of the
+    chapter is published as that, and its files are looked for at those seeds; a bad setting is one line."""
+    from attnlab.cli import main
+
+    results = str(project / "results" / "smoke")
+    smoke = str(REPO / "config" / "smoke.yaml")
+    assert main(["publish", "--config", smoke, "--results", results, "--set", "seeds=[1338]"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "run files missing" in err and "seed1338" in err and "\n" not in err
+    assert main(["publish", "--config", smoke, "--results", results, "--set", "seeds"]) == 2
+    assert capsys.readouterr().err.strip() == ("attnlab: error: 'seeds' is not a setting: give KEY=VALUE "
+                                               "(e.g. seeds=[1337])")
+
+
 def test_outside_git_a_run_records_the_given_commit_or_unknown(tmp_path, monkeypatch):
     """A tree copied to a GPU machine has no .git: its run files carry $ATTNLAB_COMMIT, marked as given, or
     'unknown' (which publish refuses); inside a checkout the variable is ignored."""

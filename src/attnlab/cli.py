@@ -134,11 +134,12 @@ def cmd_benchmarks(a):
 
 
 def cmd_publish(a):
-    from attnlab.config import chosen, validate
+    from attnlab.config import chosen, command_line, validate
     from attnlab.registry import named
     from attnlab.versions import publish
 
-    dest = publish(Path(a.results), validate(chosen({"profile": a.config}, [])), only=named(a.only), record=a.latest)
+    cfg = validate(chosen({"profile": a.config, **command_line(a.set)}, []))  # as the runner was given it
+    dest = publish(Path(a.results), cfg, only=named(a.only), record=a.latest)
     record = ", the version of record (results/LATEST)" if a.latest else ""
     print(f"published {a.results} as version {dest.name} ({dest}){record}; commit it, then `attnlab versions` "
           "builds its site")
@@ -185,6 +186,8 @@ def parser() -> argparse.ArgumentParser:
                    "commit only)", "results")
     publish.add_argument("--only", nargs="+", metavar="EXPERIMENT",
                          help="experiments to publish alone (e.g. --only ladder position, or cost,decode)")
+    publish.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                         help="settings laid over the profile, as the runner's --set took them (e.g. seeds=[1337])")
     publish.add_argument("--latest", action="store_true",
                          help="make it the version of record: results/LATEST names it (the site's `latest`)")
     verb("versions", cmd_versions, "build the site of every published version, with a version selector",

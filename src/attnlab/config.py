@@ -214,6 +214,15 @@ def declared(run: str) -> str | None:
     return owner(resolve({}), run)
 
 
+def command_line(items: list[str]) -> dict:
+    """`KEY=VALUE` settings from a command line (`--set seeds=[1337]`), read as Snakemake reads --config: a list or
+    a mapping as YAML, every scalar a string (typed by `chosen`)."""
+    bad = [item for item in items if "=" not in item]
+    if bad:
+        raise AttnlabError(f"'{bad[0]}' is not a setting: give KEY=VALUE (e.g. seeds=[1337])")
+    return {k: yaml.load(v, Loader=yaml.BaseLoader) for k, v in (item.split("=", 1) for item in items)}
+
+
 def chosen(config: dict, configfiles) -> dict:
     """The profile a `snakemake` invocation asks for: a whole one given with --configfile (Snakemake has read
     it into `config`), else the one named by `--config profile=NAME|FILE` (quick by default) with any other

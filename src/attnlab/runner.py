@@ -23,7 +23,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 
 from attnlab import runlock
 from attnlab.config import digest
@@ -134,7 +133,7 @@ def execute(todo: list[Job], results: Path, n_jobs: int, commit: str) -> list[st
 
 def main(argv=None) -> int:
     from attnlab.check import check, check_results
-    from attnlab.config import chosen
+    from attnlab.config import chosen, command_line
     from attnlab.provenance import git_commit
 
     p = argparse.ArgumentParser(prog="python -m attnlab.runner", description=__doc__.split("\n\n")[0])
@@ -148,8 +147,7 @@ def main(argv=None) -> int:
                    help="only these experiments (and the jobs they need), e.g. --only ladder position")
     a = p.parse_args(argv)
     try:
-        # as Snakemake reads --config: a list or a mapping as YAML, every scalar a string (typed by `chosen`)
-        overrides = {k: yaml.load(v, Loader=yaml.BaseLoader) for k, v in (item.split("=", 1) for item in a.set)}
+        overrides = command_line(a.set)
         only = named(a.only)  # an unknown experiment is one line here
         cfg = check(chosen({"profile": a.profile, **overrides}, []), only=only)  # before anything runs
         results = Path(a.results or f"results/{cfg['profile']}")
