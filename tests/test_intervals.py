@@ -367,3 +367,16 @@ def test_a_recorded_error_over_few_seeds_or_points_is_judged_at_their_degrees_of
 def test_a_recorded_error_of_none_stays_none_through_the_helpers():
     assert stated("seed_se(None, 3)").settle == "no error estimate"
     assert stated("fit_se(None, 4)").settle == "no error estimate"
+
+
+def test_how_verdicts_work_states_the_evaluations_block_count_the_training_records():
+    """docs/about.md names the jackknife's blocks and its degrees of freedom in prose: they are train.py's."""
+    import re
+
+    from attnlab.train import EVAL_BLOCKS
+    from helpers import REPO
+
+    text = re.sub(r"\s+", " ", (REPO / "docs" / "about.md").read_text())
+    assert f"scores its validation split in {EVAL_BLOCKS} contiguous stretches" in text
+    assert f"{EVAL_BLOCKS - 1} for the jackknife's {EVAL_BLOCKS} blocks" in text
+    assert f"recomputed {EVAL_BLOCKS} times" in text
