@@ -38,7 +38,6 @@ rule site:
         code=code("site", *PAGES),
         docs=sorted(str(p) for p in Path("docs").rglob("*") if p.is_file()),
         mkdocs="mkdocs.yml",
-        protocols="src/attnlab/report/protocols.yaml",  # the papers' side of the survey pages' tables (data, not code)
     output:
         index=update(f"{R}/site/index.html"),  # the site is built aside and swapped in whole, so a failed
     params:                                    # build leaves the previous one in place
