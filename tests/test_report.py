@@ -630,5 +630,5 @@ def test_a_larger_budget_s_partial_version_speaks_for_its_experiments_from_its_r
     assert all(x.verdict is None for cid, x in found.items() if site.registry.by_id(cid).experiment != "ladder")
     table = dashboard.blocks(site)["table"]
     assert "<th>at the quick profile's budget</th>" in table
-    assert (f"At the quick profile's budget ({larger}) it is reproduced: the smoke verdict was the budget's."
-            in table)
+    assert (f"At the quick profile's budget ({larger}, at one seed) it is reproduced: the smoke verdict was the "
+            "budget's." in table)  # smoke's one seed, as the fake version's config.yaml says
