@@ -27,10 +27,11 @@ def check(cfg: dict, results: str | Path = "results", corpus: bool = True, only:
     check_results(Path(results) / cfg["profile"])
     check_device(cfg["device"])
     check_init(cfg)
-    for module in modules_with("check", in_run(cfg, only)):
+    experiments = in_run(cfg, only)
+    for module in modules_with("check", experiments):
         module.check(cfg)
     if corpus:
-        check_corpus(cfg, Path(results) / cfg["profile"] / "data", in_run(cfg, only))
+        check_corpus(cfg, Path(results) / cfg["profile"] / "data", experiments)
     check_claims(cfg)
     return cfg
 
@@ -45,8 +46,8 @@ def in_run(cfg: dict, only: list[str] | None) -> set[str] | None:
 
 def modules_with(function: str, experiments: set[str] | None = None) -> list:
     """The registered experiments' settings modules that define `function` (of `experiments` only, if given)."""
-    return [settings_of(e) for e in load() if (experiments is None or e.name in experiments)
-            and callable(getattr(settings_of(e), function, None))]
+    chosen = (settings_of(e) for e in load() if experiments is None or e.name in experiments)
+    return [m for m in chosen if callable(getattr(m, function, None))]
 
 
 def check_init(cfg: dict) -> None:

@@ -63,8 +63,10 @@ def paired(a, b, how=lambda x, y: x - y) -> Estimate:
     if not seeds:
         return Estimate(how(sum(a.values()) / len(a), sum(b.values()) / len(b)))
     spread = of_values([how(a[s], b[s]) for s in seeds])
-    k = {len(blocks[s]) for blocks in (blocks_a, blocks_b) for s in seeds if s in blocks}
-    if len(k) != 1 or not all(s in blocks_a and s in blocks_b for s in seeds) or (k := k.pop()) < 2:
+    if not all(s in blocks_a and s in blocks_b for s in seeds):
+        return spread
+    sizes = {len(blocks[s]) for blocks in (blocks_a, blocks_b) for s in seeds}
+    if len(sizes) != 1 or (k := sizes.pop()) < 2:  # blocks that do not line up: no jackknife over them
         return spread
 
     def replicate(i: int) -> float:

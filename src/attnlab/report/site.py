@@ -11,7 +11,6 @@ import math
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from attnlab import registry
 from attnlab.config import digest
@@ -83,9 +82,11 @@ class Site:
 
     def seeds_of(self, version: str) -> int | None:
         """How many seeds a published version trained at (its config.yaml's seeds)."""
+        from attnlab.plan import seeds
+        from attnlab.versions import settings_of
+
         path = self.versions_root / "results" / version / "config.yaml"
-        seeds = (yaml.safe_load(path.read_text()) or {}).get("seeds") if path.is_file() else None
-        return len(seeds) if isinstance(seeds, list) else None
+        return len(seeds(settings_of(path))) if path.is_file() else None
 
     def stamp(self, page: str) -> str:
         """The line atop every page: which results these are (version and commit, whether it is the version of
