@@ -213,6 +213,34 @@ def test_runs_whose_code_changed_since_are_refused_but_prose_may_move_on(project
     refused(project, cfg, r"since then 1 files that shape them changed \(src/attnlab/nn/model.py\)")
 
 
+def test_a_partial_version_is_blocked_only_by_what_shapes_its_own_runs(project, cfg):
+    """A night of the ladder and position, published after the tree moved on: another experiment's settings
+    module and another profile's file shape none of its runs; its own experiments' settings modules (imported by
+    name, so no import statement names them) and its profile's file do."""
+    results = project / "results" / "smoke"
+    (project / "src" / "attnlab" / "settings").mkdir()
+    (project / "config").mkdir()
+    for rel in ("src/attnlab/settings/cost.py", "src/attnlab/settings/ladder.py", "config/chapter.yaml",
+                "config/smoke.yaml"):
+        (project / rel).write_text("# as the runs had it\n")
+    commit_all(project, "the files the runs were made with")
+    write_run(results, cfg, git(project, "rev-parse", "--short=12", "HEAD"))
+    for rel in ("src/attnlab/settings/cost.py", "config/chapter.yaml"):
+        (project / rel).write_text("# changed since\n")
+    commit_all(project, "another experiment's settings, another profile")
+    publish(results, cfg, root=project, only=["ladder", "position"])
+    commit_all(project, "the version")
+    with pytest.raises(AttnlabError, match=r"since then 1 files that shape them changed \(src/attnlab/settings/cost"):
+        publish(results, cfg, root=project, only=["cost"])
+    for rel in ("src/attnlab/settings/ladder.py", "config/smoke.yaml"):
+        (project / rel).write_text("# changed since\n")
+        commit_all(project, rel)
+        with pytest.raises(AttnlabError, match=rf"since then 1 files that shape them changed \({rel}\)"):
+            publish(results, cfg, root=project, only=["ladder", "position"])
+        (project / rel).write_text("# as the runs had it\n")
+        commit_all(project, f"{rel} back")
+
+
 def test_runs_trained_with_other_settings_are_refused(project, cfg):
     write_run(project / "results" / "smoke", cfg, git(project, "rev-parse", "--short=12", "HEAD"), steps=3)
     refused(project, cfg, r"was trained with other settings than profile 'smoke' declares")

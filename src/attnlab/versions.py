@@ -36,17 +36,21 @@ ALIAS = "latest"  # the folder of the tree of sites that leads to the version of
 MANIFEST_KEYS = ("version", "profile", "commit", "hardware", "published")  # what the site reads of one
 NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[A-Za-z][\w.-]*$")  # date first: `ls results/` is chronological
 
-def run_shaping() -> list[str]:
-    """What shapes run files: the code every job that writes one imports (as the DAG's own code inputs count
-    it), the plan (each job's settings), the registry, the profiles and the workflow. A change to one of these
-    between the runs' commit and the one publishing them means a rerun; the report, the claims and the prose
-    only read run files."""
+def run_shaping(cfg: dict, only: list[str] | None = None) -> list[str]:
+    """What shapes the run files of a version of `cfg` (its experiments `only`, and what they need): the code
+    their jobs import (as the DAG's own code inputs count it), the plan (each job's settings), the registry, the
+    shared settings and this profile's file, and the workflow. A change to one of these between the runs' commit
+    and the one publishing them means a rerun; the report, the claims, the prose, another profile's file or
+    another experiment's code only read or shape other files. Package versions are in each run's provenance."""
     from attnlab import imports
+    from attnlab.plan import with_needs
 
-    modules = set().union(*(imports.verb(v) for v in ("prepare", "train", "analyse")),
-                          imports.closure("attnlab.plan", *(e.producer for e in registry.load())))
+    scope = {registry.get(job.experiment) for job in with_needs(cfg, only)}
+    modules = set().union(*(imports.verb(v) for v in ("prepare", "train", "analyse")),  # settings: imported by name
+                          imports.closure("attnlab.plan", *(e.producer for e in scope), *(e.settings for e in scope)))
     return [*imports.files(modules, root=registry.ROOT), "src/attnlab/experiments.yaml", "src/attnlab/schemas",
-            "config", "workflow", "Snakefile", "pyproject.toml"]
+            "config/base.yaml", f"config/{cfg['profile']}.yaml", "workflow", "Snakefile"]
+
 
 TRAINING_FILES = ("metrics.json", "curve.csv", "probes.csv")
 SOFTWARE = ("torch", "numpy", "pandas", "altair", "snakemake", "mkdocs", "mkdocs-material")
@@ -134,7 +138,7 @@ def check_publishable(results: Path, cfg: dict, root: Path, only: list[str] | No
     if profiles != {cfg["profile"]}:
         raise AttnlabError(f"{results} holds runs of profiles {sorted(profiles)}, not only '{cfg['profile']}'")
     head = git(root, "rev-parse", "--short=12", "HEAD")
-    changed = git(root, "diff", "--name-only", commit, "HEAD", "--", *run_shaping()).splitlines()
+    changed = git(root, "diff", "--name-only", commit, "HEAD", "--", *run_shaping(cfg, only)).splitlines()
     if changed:
         raise AttnlabError(f"the runs in {results} come from commit {commit}, and since then {len(changed)} files "
                            f"that shape them changed ({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}); "
