@@ -76,6 +76,16 @@ def test_a_version_published_as_bench_still_reads_as_throughput(version):
     assert "bench/result.json" in res.provenance()
 
 
+@pytest.mark.parametrize("version", OLD[-1:], ids=lambda p: p.name)
+def test_the_page_of_a_renamed_experiment_gives_the_provenance_of_its_files_under_the_old_name(version):
+    from attnlab.report import build
+
+    s = build.context(version, registry.ROOT / "claims")
+    block = s.provenance_block(s.files_of(["throughput"]))
+    assert "bench/result.json" in block and "No run files yet" not in block
+    assert not any(f.startswith("bench/") for f in s.files_of(["ladder", "data"]))
+
+
 def test_old_and_new_name_together_is_one_line():
     with pytest.raises(AttnlabError, match=r"^config error at 'bench': the section is now 'throughput'"):
         resolve({"profile": "smoke", "bench": {}, "throughput": {}})

@@ -274,11 +274,13 @@ class Site:
                 + f"Shared by all {len(rows)} run files:\n\n{shared}\n\nWhere they differ:\n\n{table}\n")
 
     def files_of(self, names: list[str] | None) -> list[str]:
-        """The run files (relative to the results folder) of these experiments; None: of every experiment."""
+        """The run files (relative to the results folder) of these experiments, under the name a version
+        published them under (the registry's `formerly`) too; None: of every experiment."""
         prov = self.res.provenance()
         if names is None:
             return list(prov)
-        return [f for f in prov if f.startswith(tuple(n + "/" for n in names))]
+        folders = {f for n in names for f in (n, registry.get(n).formerly) if f}
+        return [f for f in prov if f.split("/")[0] in folders]
 
     def chapter_value(self, claim_id: str):
         """What the chapter says for a claim (None if the registry has no such claim)."""
