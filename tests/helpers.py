@@ -252,12 +252,14 @@ def first(folder: Path, name: str) -> Path:
     return sorted(folder.rglob(name))[0]
 
 
-def cut(name: str, keep: int | None = None):
-    """Damage: the first `name` cut to `keep` bytes, or at the line end nearest its middle (no row cut short)."""
+def cut(name: str, keep: int | None = None, inside: bool = False):
+    """Damage: the first `name` cut to `keep` bytes, or at the line end nearest its middle (no row cut short),
+    or (`inside`) a few bytes after that line end, inside the next row."""
     def damage(folder: Path) -> Path:
         path = first(folder, name)
         data = path.read_bytes()
-        path.write_bytes(data[:keep if keep is not None else data.rindex(b"\n", 0, len(data) // 2) + 1])
+        end = data.rindex(b"\n", 0, len(data) // 2) + 1
+        path.write_bytes(data[:keep if keep is not None else end + 5 * inside])
         return path
     return damage
 
@@ -287,7 +289,7 @@ DAMAGE = {  # name -> (damage a results folder or a version's copy: the path it 
         rewrite("curve.csv", lambda b: b.replace(b"step,lr,train_loss,val_loss", b"step,loss", 1)), "curve.csv", BOTH),
     "a curve.csv with a garbled number": (rewrite("curve.csv", lambda b: b.replace(b"\n1,", b"\n1x,", 1)),
                                           "curve.csv", BOTH),
-    "a claims.csv cut to 200 bytes": (cut("claims.csv", 200), "claims.csv", BOTH),
+    "a claims.csv cut inside a row": (cut("claims.csv", inside=True), "claims.csv", BOTH),
     "a claims.csv cut at a line end": (cut("claims.csv"), "claims.csv", PUBLISH),  # complete against the registry
     "a claims.csv with a garbled verdict": (
         rewrite("claims.csv", lambda b: b.replace(b",reproduced,", b",repr0duced,", 1)), "claims.csv", BOTH),

@@ -327,3 +327,14 @@ def test_icl_se_is_the_spread_of_each_rows_late_minus_early_loss():
     assert icl_score(losses) == pytest.approx(2.5)
     assert icl_se(losses) == pytest.approx(torch.tensor([1.0, 2.0, 3.0, 4.0]).std().item() / math.sqrt(4))
     assert icl_se(losses[:1]) is None
+
+
+@pytest.mark.parametrize("icl, se, words", [(-0.30, 0.05, "falls with position"),
+                                            (0.44, 0.21, "rises with position, the opposite"),
+                                            (0.05, 0.21, "within two standard errors of 0"), (0.3, None, "no error")])
+def test_the_in_context_learning_sentence_follows_the_score_and_names_its_error(icl, se, words):
+    from attnlab.report.pages.induction import icl_words
+
+    said = icl_words(icl, se)
+    assert words in said and ("(one standard error)" in said) == (se is not None)
+    assert ("the opposite" in said) == (words.startswith("rises"))

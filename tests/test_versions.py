@@ -413,3 +413,14 @@ def test_a_comparison_warns_where_the_two_versions_ran_other_settings():
     digest_only = profile_warning(here, {**here, "digest": "0000000000000000"})
     assert "seeds" not in digest_only and "profile digest" in digest_only
     assert "profile quick here, smoke there" in profile_warning(here, {**here, "profile": "smoke"})
+
+
+def test_a_csv_whose_last_row_lost_its_end_is_cut_even_with_every_field(tmp_path):
+    from attnlab.runfiles import check_claims
+
+    whole = "claim_id,chapter_value,verdict,note\nC2.1,4,reproduced,within the interval\n"
+    (tmp_path / "claims.csv").write_text(whole)
+    check_claims(tmp_path / "claims.csv")
+    (tmp_path / "claims.csv").write_text(whole[:-6])  # the note cut short: four fields still
+    with pytest.raises(AttnlabError, match="does not end with a line end: its last row is cut"):
+        check_claims(tmp_path / "claims.csv")

@@ -16,6 +16,7 @@ What each kind must be:
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -65,11 +66,14 @@ def read_csv(path: str | Path, columns: Sequence[str]) -> list[dict]:
     """The rows of a CSV file whose header has `columns`, every row as long as the header."""
     try:
         with open(path, newline="") as f:
-            rows = list(csv.reader(f, strict=True))
+            text = f.read()
+        rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise AttnlabError(f"{path} cannot be read as CSV ({err}): it is cut or garbled") from None
     if not rows:
         raise AttnlabError(f"{path} is empty")
+    if not text.endswith("\n"):  # every writer ends its last row; a row cut short may still have all its fields
+        raise AttnlabError(f"{path} does not end with a line end: its last row is cut")
     lacking = [c for c in columns if c not in rows[0]]
     if lacking:
         raise AttnlabError(f"{path}: its header lacks {', '.join(lacking)} (it reads {','.join(rows[0])[:80]!r})")

@@ -104,10 +104,6 @@ def error_chart(t: pd.DataFrame) -> dict:
         x="independent").properties(title=title).to_dict()
 
 
-def shown(value: float, se: float | None, digits: str = ".3g") -> str:
-    return format(value, digits) + (f" ± {format(se, '.2g')}" if se else "")
-
-
 def direction(ratio: float, se: float | None, df: float = math.inf) -> str:
     """A ratio's direction, said only where its interval (± k·SE, 95 %, at `df`) clears 1 (readings.said)."""
     e = Estimate(ratio, se, df) if se else None
@@ -125,8 +121,10 @@ def reading(t: pd.DataFrame, runs: list[dict], df: float = math.inf) -> str:
            f"{w1['gaussian']:.3g}); FAVOR+'s from {f0['trained']:.3g} with {f0['size']} random features to "
            f"{f1['trained']:.3g} with {f1['size']} (Gaussian inputs: {f0['gaussian']:.3g} to {f1['gaussian']:.3g}). ")
     for row, what in ((w1, f"With a window of {w1['size']}, the window"), (f1, f"With {f1['size']} features, FAVOR+")):
-        out += (f"{what} errs {shown(row['ratio'], row['ratio_se'], '.2f')} times as much on the trained layer as on "
-                f"Gaussian inputs ({direction(row['ratio'], row['ratio_se'], df)}). ")
+        se = row["ratio_se"]
+        error = f"± {format(se, '.2g')} (one standard error): " if se else ""
+        out += (f"{what} errs {row['ratio']:.2f} times as much on the trained layer as on Gaussian inputs "
+                f"({error}{direction(row['ratio'], se, df)}). ")
     att = {k: pooled([(e[k]["attention"]["score_std"], None) for e in runs])[0] for k in INPUTS}
     ent = {k: pooled([(e[k]["attention"]["entropy"], None) for e in runs])[0] for k in INPUTS}
     return out + (f"The scaled scores the trained layer's softmax sees spread with a standard deviation of "

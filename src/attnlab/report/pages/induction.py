@@ -142,8 +142,8 @@ def icl_words(icl: float, se: float | None) -> str:
     if where is None:
         return "no error was recorded to tell it from 0"
     if where == "within":
-        return f"± {se:.2f}: within two standard errors of 0, so these windows show no change of loss with position"
-    return (f"± {se:.2f}: the loss {'falls' if icl < 0 else 'rises'} with position"
+        return f"± {se:.2f} (one standard error): within two standard errors of 0, so these windows show no change of loss with position"
+    return (f"± {se:.2f} (one standard error): the loss {'falls' if icl < 0 else 'rises'} with position"
             + ("" if icl < 0 else ", the opposite of in-context learning"))
 
 
