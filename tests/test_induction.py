@@ -336,5 +336,5 @@ def test_the_in_context_learning_sentence_follows_the_score_and_names_its_error(
     from attnlab.report.pages.induction import icl_words
 
     said = icl_words(icl, se)
-    assert words in said and ("(one standard error)" in said) == (se is not None)
+    assert words in said and (", one standard error" in said) == (se is not None)
     assert ("the opposite" in said) == (words.startswith("rises"))

@@ -122,7 +122,7 @@ def reading(t: pd.DataFrame, runs: list[dict], df: float = math.inf) -> str:
            f"{f1['trained']:.3g} with {f1['size']} (Gaussian inputs: {f0['gaussian']:.3g} to {f1['gaussian']:.3g}). ")
     for row, what in ((w1, f"With a window of {w1['size']}, the window"), (f1, f"With {f1['size']} features, FAVOR+")):
         se = row["ratio_se"]
-        error = f"± {format(se, '.2g')} (one standard error): " if se else ""
+        error = f"± {format(se, '.2g')}, one standard error: " if se else ""
         out += (f"{what} errs {row['ratio']:.2f} times as much on the trained layer as on Gaussian inputs "
                 f"({error}{direction(row['ratio'], se, df)}). ")
     att = {k: pooled([(e[k]["attention"]["score_std"], None) for e in runs])[0] for k in INPUTS}

@@ -141,7 +141,7 @@ def icl_words(icl: float, se: float | None) -> str:
     where = side(Estimate(icl, se))
     if where is None:
         return "no error was recorded to tell it from 0"
-    error = f"± {se:.2f} (one standard error)"
+    error = f"± {se:.2f}, one standard error"
     if where == "within":
         return f"{error}: within two standard errors of 0, so these windows show no change of loss with position"
     return (f"{error}: the loss {'falls' if icl < 0 else 'rises'} with position"
