@@ -339,12 +339,15 @@ def alive(pid: int) -> bool:
         return False
 
 
-def kill_while_training(cmd: list[str], **popen) -> list[int]:
-    """Start the driver `cmd`, kill -9 it once one of its jobs trains, and wait until its jobs have ended
-    (they must die with it): the jobs' pids."""
+def kill_while_training(cmd: list[str], written: tuple[Path, ...] = (), **popen) -> list[int]:
+    """Start the driver `cmd`, kill -9 it once one of its jobs trains (or, given `written`, the moment one of those
+    files appears), and wait until its jobs have ended (they must die with it): the jobs' pids."""
     driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, **popen)
     try:
-        wait_for(lambda: any("train" in argv_of(p) for p in children(driver.pid)), 300, "a training job")
+        if not written:
+            wait_for(lambda: any("train" in argv_of(p) for p in children(driver.pid)), 300, "a training job")
+        else:
+            wait_for(lambda: any(f.exists() for f in written), 300, f"one of {written}", poll=0.001)
         jobs = children(driver.pid)
     finally:
         driver.send_signal(signal.SIGKILL)
@@ -355,11 +358,11 @@ def kill_while_training(cmd: list[str], **popen) -> list[int]:
     return jobs
 
 
-def wait_for(what, seconds: float, waiting_for: str):
-    """`what()` once it is true, polled; AssertionError naming what was awaited after `seconds`."""
+def wait_for(what, seconds: float, waiting_for: str, poll: float = 0.1):
+    """`what()` once it is true, polled every `poll` s; AssertionError naming what was awaited after `seconds`."""
     deadline = time.monotonic() + seconds
     while not (value := what()):
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {seconds} s for {waiting_for}")
-        time.sleep(0.1)
+        time.sleep(poll)
     return value
