@@ -415,6 +415,27 @@ def test_a_comparison_warns_where_the_two_versions_ran_other_settings():
     assert "profile quick here, smoke there" in profile_warning(here, {**here, "profile": "smoke"})
 
 
+def test_a_comparison_names_the_settings_that_differ_and_counts_the_rest():
+    from attnlab.report.pages.compare import leaves, profile_warning
+
+    cfg = {"profile": "quick", "seeds": [1337], "train": {"steps": 800, "lr": 1e-3}, "ladder": {"L1": {}}}
+    assert leaves(cfg) == {"profile": "quick", "seeds": [1337], "train.steps": 800, "train.lr": 1e-3,
+                           "ladder.L1": {}}
+    settings = leaves({"train": cfg["train"], "ladder": cfg["ladder"]})
+    here = {"profile": "quick", "seeds": [1337], "digest": "a", "settings": settings}
+    bf16 = {**here, "digest": "b", "settings": {**settings, "train.precision": "bf16"}}
+    assert "The settings that differ: <code>train.precision</code> unset here, bf16 there." in \
+        profile_warning(here, bf16)
+    assert "threads" not in profile_warning(here, {**bf16, "settings": {**bf16["settings"], "threads": None}})
+    same = {**here, "digest": "b"}  # a digest that moved with nothing named
+    assert "settings that differ" not in profile_warning(here, same)
+    many = {**here, "digest": "c", "settings": {f"x.k{i}": i for i in range(7)}}
+    told = profile_warning(here, many)
+    assert "<code>ladder.L1</code> {} here, unset there" in told and "; and 6 more." in told
+    assert "x.k0" in told and "x.k1" not in told  # named: train.lr, train.steps (every run's), ladder.L1, x.k0
+    assert told.index("train.steps") < told.index("ladder.L1")
+
+
 def test_a_csv_whose_last_row_lost_its_end_is_cut_even_with_every_field(tmp_path):
     from attnlab.runfiles import check_claims
 

@@ -80,7 +80,34 @@ def profile_of(cfg: dict) -> dict:
     """What two versions must share for their values to differ only by the code: the profile, its seeds and its
     digest, of the profile as validated today (the digest each page's settings table shows; a manifest's
     config_digest also moves with the schema's defaults at publishing, which change no run)."""
-    return {"profile": cfg.get("profile"), "seeds": seeds(cfg), "digest": digest(cfg)}
+    return {"profile": cfg.get("profile"), "seeds": seeds(cfg), "digest": digest(cfg),
+            "settings": {k: v for k, v in leaves(cfg).items() if k not in ("profile", "seeds")}}
+
+
+def leaves(cfg: dict, prefix: str = "") -> dict:
+    """Every setting of a nested profile by its dotted name (`train.precision`); a list is one setting."""
+    out = {}
+    for key, value in cfg.items():
+        name = f"{prefix}{key}"
+        out |= leaves(value, f"{name}.") if isinstance(value, dict) and value else {name: value}
+    return out
+
+
+SHOWN = 4  # differing settings named in a warning (those every run shares first); the rest are counted
+SHARED = ("threads", "device", "data.", "model.", "train.")
+
+
+def setting_differences(here: dict, there: dict) -> str:
+    """The settings (dotted names) whose values differ between two profiles' leaves, each with both values
+    ('unset' where one side lacks it or leaves it null), the first SHOWN named (those every run shares first)
+    and the rest counted; '' where none differ."""
+    def show(leaf, key):
+        return "unset" if leaf.get(key) is None else html.escape(str(leaf[key]))
+    differ = sorted((k for k in here.keys() | there.keys() if here.get(k) != there.get(k)),
+                    key=lambda k: (not k.startswith(SHARED), k))
+    named = [f"<code>{html.escape(k)}</code> {show(here, k)} here, {show(there, k)} there" for k in differ[:SHOWN]]
+    more = f"; and {len(differ) - SHOWN} more" if len(differ) > SHOWN else ""
+    return f"The settings that differ: {'; '.join(named)}{more}." if named else ""
 
 
 SETTINGS = (("profile", "profile", html.escape), ("seeds", "seeds", lambda s: ", ".join(map(str, s))),
@@ -89,14 +116,15 @@ SETTINGS = (("profile", "profile", html.escape), ("seeds", "seeds", lambda s: ",
 
 def profile_warning(here: dict, there: dict) -> str:
     """A warning where the two versions ran different settings (profile, seeds, profile digest), naming each
-    difference; '' where they ran the same."""
+    difference and the settings behind a digest's; '' where they ran the same."""
     differ = [f"{label} {show(here[key])} here, {show(there[key])} there"
               for key, label, show in SETTINGS if here[key] != there[key]]
     if not differ:
         return ""
+    named = setting_differences(here.get("settings", {}), there.get("settings", {}))
     return ('<div class="admonition warning"><p class="admonition-title">different settings</p><p>The two '
-            f"versions ran different settings: {'; '.join(differ)}. A value or a verdict that moved may have moved "
-            "with the settings, not with the code.</p></div>")
+            f"versions ran different settings: {'; '.join(differ)}. {named + ' ' if named else ''}A value or a "
+            "verdict that moved may have moved with the settings, not with the code.</p></div>")
 
 
 def comparison(site, manifest: dict) -> str:
