@@ -70,6 +70,16 @@ def test_nothing_is_larger_where_only_the_records_budget_or_less_is_published():
     assert largest(CLAIMS, record_is_chapter, RECORD, VERDICTS.get) == {}
 
 
+def test_a_version_whose_budget_was_changed_over_its_profile_has_no_budget_rank():
+    """`--set 'seeds=[1337]'` or a speed setting keeps the chapter's budget; `--set 'train={steps: 800}'` does not,
+    and such a version is not shown as the chapter's budget."""
+    chapter = manifest(OLD_CHAPTER, "chapter", "2026-12-01T08:00:00+00:00", ["ladder", "position"])
+    assert budget.rank(chapter) == budget.rank(chapter | {"set": {"seeds": [1337], "train.precision": "bf16"}}) == 2
+    cut = chapter | {"set": {"seeds": [1337], "train.steps": 800}}
+    assert budget.rank(cut) is None
+    assert largest(CLAIMS, [cut, PUBLISHED[3]], RECORD, VERDICTS.get) == {}
+
+
 def larger(verdict, record_verdict="not reproduced", profile="chapter"):
     there = manifest(OLD_CHAPTER, profile, "2026-12-01T08:00:00+00:00", ["ladder"]) if verdict else None
     return Larger(verdict, there, record_verdict, manifest(RECORD, "quick", "2026-11-30T09:00:00+00:00"), profile)

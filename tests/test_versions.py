@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 import pytest
+import yaml
 
 from attnlab.config import load
 from attnlab.runs import spec_from_config, train_settings
@@ -220,9 +221,10 @@ def test_a_partial_version_is_blocked_only_by_what_shapes_its_own_runs(project, 
     results = project / "results" / "smoke"
     (project / "src" / "attnlab" / "settings").mkdir()
     (project / "config").mkdir()
+    profile = yaml.safe_dump(cfg, sort_keys=False)  # a profile publish can read, to name what was laid over it
     for rel in ("src/attnlab/settings/cost.py", "src/attnlab/settings/ladder.py", "config/chapter.yaml",
                 "config/smoke.yaml"):
-        (project / rel).write_text("# as the runs had it\n")
+        (project / rel).write_text(profile * rel.endswith("smoke.yaml") + "# as the runs had it\n")
     commit_all(project, "the files the runs were made with")
     write_run(results, cfg, git(project, "rev-parse", "--short=12", "HEAD"))
     for rel in ("src/attnlab/settings/cost.py", "config/chapter.yaml"):
@@ -237,7 +239,7 @@ def test_a_partial_version_is_blocked_only_by_what_shapes_its_own_runs(project, 
         commit_all(project, rel)
         with pytest.raises(AttnlabError, match=rf"since then 1 files that shape them changed \({rel}\)"):
             publish(results, cfg, root=project, only=["ladder", "position"])
-        (project / rel).write_text("# as the runs had it\n")
+        (project / rel).write_text(profile * rel.endswith("smoke.yaml") + "# as the runs had it\n")
         commit_all(project, f"{rel} back")
 
 
@@ -269,6 +271,31 @@ def test_the_cli_publishes_the_run_as_the_runners_set_described_it(project, cfg,
     assert main(["publish", "--config", smoke, "--results", results, "--set", "seeds"]) == 2
     assert capsys.readouterr().err.strip() == ("attnlab: error: 'seeds' is not a setting: give KEY=VALUE "
                                                "(e.g. seeds=[1337])")
+
+
+def test_a_version_run_with_settings_laid_over_its_profile_says_so_in_its_name_manifest_and_stamp(tmp_path, cfg):
+    """`runner quick --set 'train={precision: bf16}'`, then `publish --set` the same: the version's name, its
+    manifest (`set`) and the stamp on its pages name each setting laid over the profile's file; a version run
+    as its file stands has none."""
+    from attnlab.config import merged, validate
+    from attnlab.report.site import holds
+
+    filed = tmp_path / "smoke.yaml"
+    filed.write_text(yaml.safe_dump(cfg, sort_keys=False))  # the profile's file
+    as_filed = load(filed)
+    bf16 = validate(merged(as_filed, {"train": {"precision": "bf16"}}))
+    for label, run_cfg, laid in (("as filed", as_filed, {}), ("bf16", bf16, {"train.precision": "bf16"})):
+        root = tmp_path / label
+        (root / "config").mkdir(parents=True)
+        shutil.copy(filed, root / "config" / "smoke.yaml")
+        checkout(root, run_cfg)
+        dest = publish(root / "results" / "smoke", run_cfg, root=root, only=["ladder"])
+        m = read_json(dest / MANIFEST)
+        assert m["set"] == laid
+        assert dest.name.endswith("-only-ladder" + ("-set-train.precision" if laid else ""))
+        stamp = holds(m)
+        assert ("set over its profile: <code>train.precision</code>\u00a0=\u00a0bf16" in stamp) == bool(laid)
+    assert holds({"complete": True, "set": None}) == ""  # a version published before `set` was recorded
 
 
 def test_outside_git_a_run_records_the_given_commit_or_unknown(tmp_path, monkeypatch):
@@ -416,7 +443,8 @@ def test_a_comparison_warns_where_the_two_versions_ran_other_settings():
 
 
 def test_a_comparison_names_the_settings_that_differ_and_counts_the_rest():
-    from attnlab.report.pages.compare import leaves, profile_warning
+    from attnlab.config import leaves
+    from attnlab.report.pages.compare import profile_warning
 
     cfg = {"profile": "quick", "seeds": [1337], "train": {"steps": 800, "lr": 1e-3}, "ladder": {"L1": {}}}
     assert leaves(cfg) == {"profile": "quick", "seeds": [1337], "train.steps": 800, "train.lr": 1e-3,

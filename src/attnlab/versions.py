@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from attnlab import registry
-from attnlab.config import digest, read_yaml, resolve, validate
+from attnlab.config import digest, leaves, read_yaml, resolve, validate
 from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.plan import plan
@@ -202,10 +202,26 @@ def manifest(results: Path, cfg: dict, commit: str, head: str, name: str, only: 
     }
 
 
-def version_name(cfg: dict, prov: dict[str, dict], commit: str, only: list[str] | None = None) -> str:
-    """<last run's date>-<profile>-<hardware>-<commit>, and '-only-<experiments>' for a partial version."""
+def version_name(cfg: dict, prov: dict[str, dict], commit: str, only: list[str] | None = None,
+                 laid: dict | None = None) -> str:
+    """<last run's date>-<profile>-<hardware>-<commit>, '-only-<experiments>' for a partial version, and
+    '-set-<settings>' for one whose settings were laid over its profile's file (named where they are one or two,
+    else a digest of them)."""
     dates = sorted(p["date"][:10] for p in prov.values() if p.get("date"))
-    return f"{dates[-1]}-{cfg['profile']}-{hardware(prov)}-{commit[:7]}" + (f"-only-{'-'.join(only)}" if only else "")
+    name = f"{dates[-1]}-{cfg['profile']}-{hardware(prov)}-{commit[:7]}" + (f"-only-{'-'.join(only)}" if only else "")
+    if laid:
+        name += "-set-" + ("-".join(laid) if len(laid) <= 2 else digest(laid)[:8])
+    return name
+
+
+def laid_over(cfg: dict, root: Path) -> dict | None:
+    """The settings (dotted name -> value) in which `cfg` differs from the project's file of its profile
+    (root/config/), as validated: what `--set` laid over it ({} for none); None where that file is not there."""
+    path = Path(root, "config", f"{cfg['profile']}.yaml")
+    if not path.is_file():
+        return None
+    mine, filed = leaves(cfg), leaves(validate(resolve(read_yaml(path, "config file"))))
+    return {k: mine.get(k) for k in sorted(mine.keys() | filed.keys()) if mine.get(k) != filed.get(k)}
 
 
 def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] | None = None,
@@ -220,7 +236,8 @@ def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] 
         raise AttnlabError("a version that holds only some experiments cannot be the version of record: "
                            "publish it without --latest")
     commit, head = check_publishable(results, cfg, root, only)
-    name = version_name(cfg, provenances(results, cfg, only), commit, only)
+    laid = laid_over(cfg, root)
+    name = version_name(cfg, provenances(results, cfg, only), commit, only, laid)
     dest = root / "results" / name
     if dest.exists():
         raise AttnlabError(f"version {name} already exists in {dest.parent}; published versions are never rewritten")
@@ -230,7 +247,7 @@ def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] 
         (building / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(results / rel, building / rel)
     (building / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    write_json(building / MANIFEST, manifest(results, cfg, commit, head, name, only))
+    write_json(building / MANIFEST, manifest(results, cfg, commit, head, name, only) | {"set": laid})
     os.replace(building, dest)  # whole or not at all
     if record:  # the version of record from now on: committed with the version
         Path(root, "results", LATEST).write_text(name + "\n")

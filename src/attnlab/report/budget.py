@@ -1,7 +1,8 @@
 """Each claim at the largest budget where a published version measured it, beside the version of record's.
 
-A version's budget is its profile's (BUDGETS orders them). A version counts for the claims of the experiments it
-holds: every claim for a complete version, those of the experiments named for a partial one (`publish --only`).
+A version's budget is its profile's (BUDGETS orders them) where nothing but the seeds and the speed settings was
+laid over that profile's file. A version counts for the claims of the experiments it holds: every claim for a
+complete version, those of the experiments named for a partial one (`publish --only`).
 Among the versions of a larger budget than the version of record's, the largest that measured a claim (its
 verdict is not "not run") gives its verdict there, the newest among equals. Where no version has a larger budget
 than the record's, nothing is shown: a site of quick versions looks as it did.
@@ -14,10 +15,15 @@ from dataclasses import dataclass
 from attnlab.report.format import badge
 
 BUDGETS = ("smoke", "quick", "chapter")  # the profiles by budget (steps × batch); a profile file has no rank
+KEEPS_BUDGET = ("seeds", "threads", "device", "train.precision", "train.compile", "train.adamw")
 
 
 def rank(manifest: dict) -> int | None:
-    profile = manifest.get("profile")
+    """A version's place in BUDGETS: its profile's, unless settings other than the seeds and the speed settings
+    were laid over that profile's file (the manifest's `set`), which make its budget no profile's."""
+    profile, laid = manifest.get("profile"), manifest.get("set") or {}
+    if any(setting not in KEEPS_BUDGET for setting in laid):
+        return None
     return BUDGETS.index(profile) if profile in BUDGETS else None
 
 

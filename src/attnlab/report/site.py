@@ -27,10 +27,17 @@ NOT_RUN = "not run"  # the key of a missing result's warning among a page's bloc
 
 
 def holds(manifest: dict) -> str:
-    """' · only <experiments>' for a version that holds some experiments (its other pages show 'not run')."""
-    if manifest.get("complete", True):
-        return ""
-    return " · holds only " + ", ".join(html.escape(name) for name in manifest.get("experiments") or [])
+    """' · holds only <experiments>' for a version that holds some experiments (its other pages show 'not
+    run'), and ' · set over its profile: <setting> = <value>, …' for one published with settings laid over its
+    profile's file (the manifest's `set`)."""
+    out = ""
+    if not manifest.get("complete", True):
+        out += " · holds only " + ", ".join(html.escape(name) for name in manifest.get("experiments") or [])
+    if manifest.get("set"):
+        out += " · set over its profile: " + ", ".join(f"<code>{html.escape(k)}</code>\u00a0=\u00a0"
+                                                        f"{'unset' if v is None else html.escape(str(v))}"
+                                                        for k, v in manifest["set"].items())
+    return out
 
 
 class Site:

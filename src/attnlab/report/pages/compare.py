@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import math
 
-from attnlab.config import digest
+from attnlab.config import digest, leaves
 from attnlab.report.format import badge, fmt
 from attnlab.report.site import holds, parts_cell
 from attnlab.report.verdicts import Verdict
@@ -82,15 +82,6 @@ def profile_of(cfg: dict) -> dict:
     config_digest also moves with the schema's defaults at publishing, which change no run)."""
     return {"profile": cfg.get("profile"), "seeds": seeds(cfg), "digest": digest(cfg),
             "settings": {k: v for k, v in leaves(cfg).items() if k not in ("profile", "seeds")}}
-
-
-def leaves(cfg: dict, prefix: str = "") -> dict:
-    """Every setting of a nested profile by its dotted name (`train.precision`); a list is one setting."""
-    out = {}
-    for key, value in cfg.items():
-        name = f"{prefix}{key}"
-        out |= leaves(value, f"{name}.") if isinstance(value, dict) and value else {name: value}
-    return out
 
 
 SHOWN = 4  # differing settings named in a warning (those every run shares first); the rest are counted
