@@ -443,8 +443,8 @@ def test_a_comparison_warns_where_the_two_versions_ran_other_settings():
 
 
 def test_a_comparison_names_the_settings_that_differ_and_counts_the_rest():
-    from attnlab.config import leaves
     from attnlab.report.pages.compare import profile_warning
+    from attnlab.versions import leaves
 
     cfg = {"profile": "quick", "seeds": [1337], "train": {"steps": 800, "lr": 1e-3}, "ladder": {"L1": {}}}
     assert leaves(cfg) == {"profile": "quick", "seeds": [1337], "train.steps": 800, "train.lr": 1e-3,

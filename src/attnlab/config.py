@@ -290,15 +290,6 @@ def job_settings(cfg: dict, *sections: str, **extra) -> str:
     return canonical({**picked, **extra})
 
 
-def leaves(cfg: dict, prefix: str = "") -> dict:
-    """Every setting of a nested profile by its dotted name (`train.precision`); a list is one setting."""
-    out = {}
-    for key, value in cfg.items():
-        name = f"{prefix}{key}"
-        out |= leaves(value, f"{name}.") if isinstance(value, dict) and value else {name: value}
-    return out
-
-
 def digest(obj) -> str:
     """A short, stable hash of any JSON-serialisable settings."""
     return hashlib.sha256(canonical(obj).encode()).hexdigest()[:16]

@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from attnlab import registry
-from attnlab.config import digest, leaves, read_yaml, resolve, validate
+from attnlab.config import digest, read_yaml, resolve, validate
 from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.plan import plan
@@ -212,6 +212,15 @@ def version_name(cfg: dict, prov: dict[str, dict], commit: str, only: list[str] 
     if laid:
         name += "-set-" + ("-".join(laid) if len(laid) <= 2 else digest(laid)[:8])
     return name
+
+
+def leaves(cfg: dict, prefix: str = "") -> dict:
+    """Every setting of a nested profile by its dotted name (`train.precision`); a list is one setting."""
+    out = {}
+    for key, value in cfg.items():
+        name = f"{prefix}{key}"
+        out |= leaves(value, f"{name}.") if isinstance(value, dict) and value else {name: value}
+    return out
 
 
 def laid_over(cfg: dict, root: Path) -> dict | None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import html
 import math
 
-from attnlab.config import digest, leaves
+from attnlab.config import digest
 from attnlab.report.format import badge, fmt
 from attnlab.report.site import holds, parts_cell
 from attnlab.report.verdicts import Verdict
 from attnlab.plan import seeds
-from attnlab.versions import settings_of
+from attnlab.versions import leaves, settings_of
 
 NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
 STATUS = {"same": "same", "changed": "≠ changed", "only here": "only here", "only there": "only there"}
