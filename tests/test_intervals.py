@@ -352,6 +352,30 @@ def test_a_result_file_seeds_only_the_claims_that_read_what_it_holds_per_seed(va
         assert v.reproduced == 2.0 and v.parts[""].df == 1 and v.parts[""].k == cl.t95(1)
 
 
+@pytest.mark.parametrize("se, survives", [(None, "no error alone"), ("0.1", "every seed")])
+def test_a_claim_whose_only_error_is_the_seeds_spread_is_not_said_to_be_missed_by_one_seed(se, survives):
+    """Three seeds at 4.9, 5.0 and 5.1, inside [0, 10] by far: without an error of its own, one seed alone is
+    inconclusive because nothing can judge it, not because it misses; the dashboard and the seed lines say so.
+    With an error of its own, each seed alone passes."""
+    from types import SimpleNamespace
+
+    from attnlab.report.pages.dashboard import seed_noise
+    from attnlab.report.site import alone, seed_lines
+
+    doc = {"control": 5.0, "by_seed": {str(k): {"control": x} for k, x in enumerate((4.9, 5.0, 5.1), 1)}}
+    v = on_file("induction['control']", se, **doc)
+    assert v.verdict == "reproduced" and v.survives() == survives
+    said = seed_noise(SimpleNamespace(config={}), [v])
+    if se is None:
+        assert set(v.single.values()) == {"inconclusive"} and v.unjudged == {1, 2, 3}
+        assert "cannot be judged at one seed alone" in said and "would have missed" not in said
+        assert "no error to judge it by" in alone(v) and seed_lines(v).count("no error of its own") == 3
+    else:
+        assert set(v.single.values()) == {"reproduced"} and v.unjudged == set()
+        assert "reproduce at every seed alone" in said and "no error of its own" not in seed_lines(v)
+        assert alone(v).endswith("3 of 3 reproduce</div>")
+
+
 def test_a_paired_difference_is_judged_at_its_seeds_degrees_of_freedom_where_the_seeds_decide():
     paired = cl.SAFE_BUILTINS["paired_se"]
     assert paired({"se": 0.1, "seeds": 3, "se_from": "seeds"}) == [0.1, 2]

@@ -107,6 +107,18 @@ def verdict(verdict: str, *parts: Part, checks: dict) -> Verdict:
     return Verdict(SimpleNamespace(id="C9.9", checks=checks), verdict, parts={p.name: p for p in parts})
 
 
+def test_each_part_of_the_verdict_reading_is_labelled_with_its_own_outcome():
+    """S6.3: one part fails clear of the bound, so the claim is not reproduced; a part whose interval holds the
+    bound is inconclusive, and its line says so, beside the claim's verdict."""
+    band = {"below": 1.06}
+    fails = Part("mqa", "measured", 1.079, "not reproduced", se=0.004, k=4.3)
+    straddles = Part("gqa", "measured", 1.026, "inconclusive", se=0.003, k=4.3, settle="7")
+    text = verdict_reading([verdict("not reproduced", fails, straddles, checks={"mqa": band, "gqa": band})],
+                           {"seeds": [1, 2, 3]})
+    assert "**C9.9, mqa** (not reproduced):" in text
+    assert "**C9.9, gqa** (inconclusive; the claim: not reproduced):" in text
+
+
 def test_the_verdict_reading_says_a_real_difference_or_what_would_settle_it():
     band = {"between": [0.5, 1.5]}
     real = Part("gain", "measured", 3.0, "not reproduced", se=0.1, k=2.0)

@@ -349,7 +349,8 @@ def why_not(v: Verdict) -> str:
     if v.verdict in ("not run", "diverged") and v.note:
         return f'<div class="why">{html.escape(v.note)}</div>'
     if v.verdict == "inconclusive":
-        return f'<div class="why">{html.escape(settle_words(v.settle))}</div>'
+        draws = all(p.draws for p in v.parts.values() if p.settle == BUDGET)
+        return f'<div class="why">{html.escape(settle_words(v.settle, draws))}</div>'
     return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
 
 
@@ -360,7 +361,8 @@ def verdict_reading(verdicts: list[Verdict], config: dict, larger: dict | None =
     this version nor the version of record reproduces, whether a larger budget changed it (`larger`: claim id ->
     budget.Larger, where a version of a larger budget is published). '' where there is none."""
     seeds = len(config.get("seeds") or [config.get("seed")])
-    lines = [f"- **{html.escape(v.claim.id)}{', ' + html.escape(p.name) if p.name else ''}** ({v.verdict}): "
+    lines = [f"- **{html.escape(v.claim.id)}{', ' + html.escape(p.name) if p.name else ''}** "
+             f"({p.outcome if p.outcome == v.verdict else f'{p.outcome}; the claim: {v.verdict}'}): "
              + html.escape(part_reading(p, v.claim.checks[p.name], seeds), quote=False)
              for v in verdicts if v.verdict in ("not reproduced", "inconclusive")
              for p in v.parts.values() if p.outcome in ("not reproduced", "inconclusive")]
@@ -375,7 +377,8 @@ def verdict_reading(verdicts: list[Verdict], config: dict, larger: dict | None =
 def part_reading(p, check: dict, seeds: int) -> str:
     """One part that did not reproduce, in words: the value, its interval and the test, then which it is: a
     value clear of the test (a real difference), or an interval that holds a bound, and whether more seeds (at
-    this spread), a longer evaluation (the budget) or an error estimate would settle it."""
+    this spread), a longer evaluation or more of the run's own draws (the budget), or an error estimate would
+    settle it."""
     test = describe(check)
     if p.interval is None:
         if p.outcome == "not reproduced":
@@ -392,6 +395,10 @@ def part_reading(p, check: dict, seeds: int) -> str:
     low, high, _ = accepts(check)
     if math.isfinite(low) and math.isfinite(high) and 2 * half > high - low:
         text += f"The interval is wider than the test's whole band ({fmt(high - low)}). "
+    if p.settle == BUDGET and p.draws:
+        return text + ("Its error is the spread the run files state over their own draws (seeds, initialisations "
+                       "or points), and alone it spans that distance: more draws would shrink it, and how many is "
+                       "the budget's (more draws would settle it).")
     if p.settle == BUDGET:
         return text + ("The evaluation's sampling error alone spans that distance, and more seeds do not shrink "
                        "it: the budget limits it (a longer evaluation would settle it).")
@@ -400,12 +407,14 @@ def part_reading(p, check: dict, seeds: int) -> str:
     return text + f"At this spread it {settle_words(p.settle)}; the profile trains {seeds}."
 
 
-def settle_words(settle: str) -> str:
-    """What an inconclusive verdict's settle says, in words."""
+def settle_words(settle: str, draws: bool = False) -> str:
+    """What an inconclusive verdict's settle says, in words (`draws`: its budget-limited parts' error is a stated
+    spread over the run's own draws, not an evaluation's sampling)."""
     if settle.isdigit():
         return f"would settle with {settle} seeds at this spread"
     if settle == "budget":
-        return "budget-limited: the sampling error alone keeps it on the bound"
+        return "budget-limited: " + ("the spread over the run's own draws alone keeps it on the bound (more draws "
+                                     "would shrink it)" if draws else "the sampling error alone keeps it on the bound")
     return f"would need {settle} seeds" if settle.startswith("more than") else settle
 
 
@@ -413,6 +422,8 @@ def alone(v: Verdict) -> str:
     """Under a verdict computed at several seeds: how many seeds would have given it alone, as one run would."""
     if not v.survives():
         return ""
+    if v.survives() == "no error alone":
+        return '<div class="why">one seed alone: no error to judge it by</div>'
     held = sum(x == "reproduced" for x in v.single.values())
     return f'<div class="why">one seed alone: {held} of {len(v.single)} reproduce</div>'
 
@@ -432,7 +443,8 @@ def seed_lines(v: Verdict) -> str:
     """Each seed's value and the verdict it alone would give (a claim computed at several seeds)."""
     if len(v.seeds) < 2:
         return ""
-    items = "".join(f"<li>seed {seed}: {html.escape(fmt(value))} → {html.escape(v.single[seed])}</li>"
+    items = "".join(f"<li>seed {seed}: {html.escape(fmt(value))} → {html.escape(v.single[seed])}"
+                    f"{' (no error of its own to judge it by)' if seed in v.unjudged else ''}</li>"
                     for seed, value in v.seeds.items())
     return f"<p>At each seed alone (as one run would have judged it):</p><ul>{items}</ul>\n"
 

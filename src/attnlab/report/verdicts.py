@@ -53,6 +53,7 @@ class Part:
     df: float = math.inf  # the degrees of freedom k was read at (those of the larger error source)
     settle: str = ""
     why: str = ""
+    draws: bool = False  # its error besides the seeds' is a stated spread over draws, not an evaluation's sampling
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -69,6 +70,7 @@ class Verdict:
     se: dict = field(default_factory=dict)  # part -> standard error (numeric parts): sampling, and seeds' spread
     seeds: dict = field(default_factory=dict)  # seed -> its value (as `reproduced`) where the claim has several
     single: dict = field(default_factory=dict)  # seed -> the verdict that seed's runs alone would have given
+    unjudged: set = field(default_factory=set)  # the seeds whose runs alone have no error to judge the claim by
     parts: dict = field(default_factory=dict)  # part -> Part (empty when nothing was computed)
     settle: str = ""  # inconclusive: the seeds that would settle it at the observed spread, "budget", or why not
 
@@ -89,9 +91,13 @@ class Verdict:
 
     def survives(self) -> str | None:
         """Would one run have told the same? 'every seed', 'some seeds' or 'no seed' gives the reproduced verdict
-        alone (None for a claim that reads one seed, and for a computed one, which no seed moves)."""
+        alone; 'no error alone' where no seed's runs alone have an error to judge it by (its only error is the
+        seeds' spread), so one run could not have decided it (None for a claim that reads one seed, and for a
+        computed one, which no seed moves)."""
         if len(self.single) < 2 or self.claim.kind == "computed":
             return None
+        if self.unjudged >= set(self.single):
+            return "no error alone"
         held = sum(v == "reproduced" for v in self.single.values())
         return "every seed" if held == len(self.single) else "no seed" if held == 0 else "some seeds"
 
@@ -163,9 +169,10 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
         return judge_claim(claim, values, _one_seed(sampling), shape)
     values = {part: _pooled([v[part] for v, _ in each.values()]) for part in claim.code}
     noise = _pooled_noise(claim, views, each)
-    single = {seed: judge_claim(claim, v, _one_seed(s), shape).verdict for seed, (v, s) in each.items()}
+    alone = {seed: judge_claim(claim, v, _one_seed(s), shape) for seed, (v, s) in each.items()}
     out = judge_claim(claim, values, noise, shape, prefix=f"mean of {len(each)} seeds; ")
-    out.seeds, out.single = {seed: shape(v) for seed, (v, _) in each.items()}, single
+    out.seeds, out.single = {seed: shape(v) for seed, (v, _) in each.items()}, {s: a.verdict for s, a in alone.items()}
+    out.unjudged = {seed for seed, a in alone.items() if a.verdict == "inconclusive" and a.settle == NO_ERROR}
     return out
 
 
@@ -219,7 +226,15 @@ def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
             "inconclusive": "straddles a bound of {}"}[outcome].format(describe(check))
     why = (f"{fmt(value)} ± {fmt(k)} × SE {fmt(se)} = [{fmt(lo)}, {fmt(hi)}] {said}"
            + (f"; settles with {settle} seeds" if settle.isdigit() else f"; {settle}" if settle else ""))
-    return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}")
+    return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}",
+                _over_draws(claim, name, noise))
+
+
+def _over_draws(claim: Claim, name: str, noise: Noise) -> bool:
+    """Whether a part's error besides the seeds' is a spread over the run's own draws (initialisations, examples,
+    a fit's points), which more draws would shrink: a stated error at few degrees of freedom ([se, df], see
+    _stated). A stated number (binomial, bootstrap) and the jackknife are an evaluation's sampling error."""
+    return name in claim.se_code and noise.sampling is not None and math.isfinite(noise.sampling_df)
 
 
 def seeds_to_settle(check: dict, value: float, noise: Noise) -> str:

@@ -85,6 +85,8 @@ SURVIVAL = {  # Verdict.survives() -> what it says of a claim the chapter made f
     "some seeds": "reproduce at some seeds alone and not at others: one run would have found them or missed them, "
                   "depending on the seed it drew",
     "no seed": "reproduce at no seed alone: one run would have missed them, whichever seed it drew",
+    "no error alone": "cannot be judged at one seed alone: their only error is the spread over seeds, which one "
+                      "run does not have, so one run could not have decided them",
 }
 
 
