@@ -402,8 +402,8 @@ def test_the_tally_counts_each_kind_of_change_by_name():
 
     assert tally({"C1": "same", "C2": "same"}) == "<strong>2</strong> of 2 claims have the same verdict in both."
     assert tally({"C1": "same", "C2": "changed", "C3": "only here", "C4": "only there", "C5": "changed"}) == (
-        "<strong>1</strong> of 5 claims have the same verdict in both; changed: C2, C5; only here (not run there): "
-        "C3; only there (not run here): C4.")
+        "<strong>1</strong> of the 3 claims measured in both have the same verdict; changed: C2, C5; only here "
+        "(not run there): C3; only there (not run here): C4.")
 
 
 @pytest.mark.parametrize("diff, se, words", [

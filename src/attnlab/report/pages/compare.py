@@ -34,11 +34,16 @@ def status(mine: Verdict, other: Verdict) -> str:
     return "changed"
 
 
+ONE_SIDED = ("only here", "only there")
+
+
 def tally(statuses: dict[str, str]) -> str:
-    """The comparison's first line (claim id -> status): how many claims keep their verdict, then the claims that
-    changed and those measured in one version only, by id."""
+    """The comparison's first line (claim id -> status): how many of the claims both versions measured keep their
+    verdict, then the claims that changed and those measured in one version only, by id."""
     same = sum(s == "same" for s in statuses.values())
-    out = f"<strong>{same}</strong> of {len(statuses)} claims have the same verdict in both"
+    both = sum(s not in ONE_SIDED for s in statuses.values())
+    out = f"<strong>{same}</strong> of {'the ' if both < len(statuses) else ''}{both} claims " + \
+        ("measured in both have the same verdict" if both < len(statuses) else "have the same verdict in both")
     for key, label in (("changed", "changed"), ("only here", "only here (not run there)"),
                        ("only there", "only there (not run here)")):
         ids = [claim for claim, s in statuses.items() if s == key]
@@ -125,6 +130,7 @@ def comparison(site, manifest: dict) -> str:
     theirs = site.verdicts_of(manifest["version"])
     pairs = [(mine, theirs[mine.claim.id]) for mine in site.verdicts]
     statuses = {mine.claim.id: status(mine, other) for mine, other in pairs}
+    pairs.sort(key=lambda pair: statuses[pair[0].claim.id] in ONE_SIDED)  # what both measured first, in order
     rows = "".join(
         f"<tr><td>{html.escape(mine.claim.id)}</td><td>{badge(mine.verdict)}</td><td>{badge(other.verdict)}</td>"
         f"<td>{STATUS[statuses[mine.claim.id]]}</td><td>{parts_cell(mine.shown())}</td>"
