@@ -431,14 +431,82 @@ def test_s1_3_is_each_initialisations_own_value_averaged_with_its_spread_as_erro
     sweep = s2s.gradient_sweep(lengths=(2, 4, 8), d=4, seeds=3)
     g = s2s.gradient_summary(sweep)
     v = judged("S1.3", {"gradient_path": sweep, "gradient": g})
+    from attnlab.report.pages.seq2seq import times_T
+
     want = {"rnn_decades": g["rnn"]["decades"], "lstm_decades": g["lstm"]["decades"],
-            "attention_times_T": g["attention"]["times_T"], "attention_relative": g["attention"]["relative_long"]}
-    assert v.reproduced == pytest.approx(want)  # the claim reads the rows as the producer summarises them
+            "attention_times_T": times_T(g["attention"]), "attention_relative": g["attention"]["relative_long"]}
+    assert v.reproduced == pytest.approx(want)  # as the page states them: norm × T from its geometric-mean norms
+    ratios = [b["grad"] * 8 / (a["grad"] * 2) for a, b in zip(
+        *([r for r in sweep if r["kind"] == "attention" and r["T"] == T] for T in (2, 8)))]
+    logs = [math.log10(x) for x in ratios]
+    assert v.reproduced["attention_times_T"] == pytest.approx(10 ** statistics.mean(logs))
+    assert v.se["attention_times_T"] == pytest.approx(
+        v.reproduced["attention_times_T"] * math.log(10) * statistics.stdev(logs) / math.sqrt(3))
     rel = [r["relative"] for r in sweep if r["kind"] == "attention" and r["T"] == 8]
     assert v.se["attention_relative"] == pytest.approx(statistics.stdev(rel) / math.sqrt(3))
     assert {p.k for p in v.parts.values()} == {4.303}  # three initialisations: Student's t at 2
     one = s2s.gradient_sweep(lengths=(2, 4), d=4, seeds=1)
     assert judged("S1.3", {"gradient_path": one, "gradient": s2s.gradient_summary(one)}).settle == "no error estimate"
+
+
+def spread_sweep() -> list[dict]:
+    """Three seeds whose norms spread over decades at T = 256 (1e-80, 1e-84, 1e-88): the arithmetic mean (3.3e-81)
+    and the geometric one (1e-84) lie more than three decades apart."""
+    return [{"kind": kind, "T": T, "seed": k, "grad": 1.0 if T == 2 else fall, "relative": 1.0}
+            for kind in ("rnn", "attention") for k, fall in enumerate((1e-80, 1e-84, 1e-88)) for T in (2, 256)]
+
+
+def test_the_gradient_charts_lines_are_the_norms_the_reading_states():
+    from attnlab.report.pages import seq2seq as page
+
+    sweep = spread_sweep()
+    r = {"gradient_path": sweep, "gradient": s2s.gradient_summary(sweep)}
+    spec = page.gradient_chart(r)
+    lines = next(rows for rows in spec["datasets"].values() if "seed" not in rows[0])
+    at = {(row["layer"], row["T"]): row["grad"] for row in lines}
+    assert at["RNN (tanh)", 256] == pytest.approx(r["gradient"]["rnn"]["grad_long"], rel=1e-9, abs=0)
+    assert r["gradient"]["rnn"]["grad_long"] == pytest.approx(1e-84, rel=1e-9, abs=0)  # not 3.3e-81
+    assert at["RNN (tanh)", 2] == pytest.approx(1.0)
+    assert f"{r['gradient']['rnn']['grad_long']:.2e}" in page.gradient_reading(r)
+    assert "geometric mean over seeds" in json.dumps(spec)  # the chart says what its line is
+
+
+def test_the_gradient_readings_ratio_follows_from_the_two_norms_it_names():
+    """84 decades from 2 to 256: norm × T changes ×1e-84 × 128, not the mean of the seeds' ratios (4.3e-79)."""
+    from attnlab.report.pages import seq2seq as page
+
+    sweep = spread_sweep()
+    said = page.gradient_reading({"gradient_path": sweep, "gradient": s2s.gradient_summary(sweep)})
+    assert f"84.0 decades (norm × T changes ×{10 ** -84 * 256 / 2:.2g};" in said  # ×1.3e-82
+
+
+def test_s1_3s_inconclusive_reason_says_more_draws_would_shrink_its_spread():
+    """S1.3's error is the spread over the sweep's own seeds: the reason says more of them would shrink it, not
+    that an evaluation's sampling error, which seeds do not shrink, holds it on the bound."""
+    from attnlab.report.site import part_reading, why_not
+
+    fall = {"rnn": 1e-30, "lstm": 1e-30, "attention": 1 / 128}  # the norm at T = 256 over the norm at T = 2
+    sweep = [{"kind": kind, "T": T, "seed": k, "grad": 1.0 if T == 2 else f, "relative": rel}
+             for kind, f in fall.items() for k, rel in enumerate((2.2, 0.66, 0.85)) for T in (2, 256)]
+    v = judged("S1.3", {"gradient_path": sweep, "gradient": s2s.gradient_summary(sweep)})
+    p = v.parts["attention_relative"]
+    assert (p.outcome, p.settle) == ("inconclusive", "budget")
+    said = part_reading(p, v.claim.checks["attention_relative"], 3)
+    assert "more draws would shrink it" in said and "sampling error" not in said and "do not shrink" not in said
+    assert "own draws" in why_not(v) and "sampling error" not in why_not(v)
+
+
+def test_an_evaluations_sampling_error_still_says_more_seeds_do_not_shrink_it():
+    """A stated number (a binomial or bootstrap error) is the evaluation's sampling: the old reason stands."""
+    from attnlab.report import claims as cl
+    from attnlab.report.site import part_reading
+    from attnlab.report.verdicts import Noise, judge_part
+
+    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": "1", "se": "0.6",
+                        "check": {"above": 1.0}, "tolerance_note": "t"})
+    p = judge_part(c, "", 2.0, Noise(1, None, 0.6, math.inf))
+    assert p.settle == "budget"
+    assert "The evaluation's sampling error alone spans that distance" in part_reading(p, c.checks[""], 3)
 
 
 def test_s1_2s_drop_share_carries_the_delta_methods_error_at_the_largest_share():

@@ -72,9 +72,22 @@ def _fit_se(se: float | None, n: int, from_fit: bool = True) -> list | float | N
     return [se, n - 2] if se is not None and from_fit else se
 
 
+def _gmean(xs) -> float:
+    """The geometric mean of positive draws (ratios): 10 to the mean of their log10, the mean that decades add."""
+    return 10 ** _mean(math.log10(x) for x in xs)
+
+
+def _gsem(xs) -> list | None:
+    """The delta method's standard error of _gmean over n independent draws: gmean · ln 10 · sem(log10), at n − 1
+    degrees of freedom; None from one draw."""
+    xs = list(xs)
+    logs = _sem(math.log10(x) for x in xs)
+    return None if logs is None else [_gmean(xs) * math.log(10) * logs[0], logs[1]]
+
+
 SAFE_BUILTINS |= {"log10": math.log10, "zip": zip, "mean": _mean, "sem": _sem, "slope_se": _slope_se,
                   "ratio_se": _ratio_se, "seed_se": _seed_se, "paired_se": _paired_se,
-                  "fit_se": _fit_se}
+                  "fit_se": _fit_se, "gmean": _gmean, "gsem": _gsem}
 # ----------------------------------------------------------------- (end of the errors the stored rows allow)
 
 # ----------------------------------------------------------------- errors of per-example lists (S9)

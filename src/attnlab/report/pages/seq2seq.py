@@ -276,26 +276,49 @@ def wiring_reading(r: dict) -> str:
     return "\n\n".join(out) + "\n"
 
 
+def geometric_mean(xs) -> float:
+    """The geometric mean of norms (0 where one is 0), as the producer summarises the seeds' norms."""
+    xs = list(xs)
+    return 10 ** (sum(math.log10(x) for x in xs) / len(xs)) if min(xs) > 0 else 0.0
+
+
+def gradient_lines(data: pd.DataFrame) -> pd.DataFrame:
+    """Per layer and T, the norm over seeds as the reading states it: their geometric mean."""
+    return data.groupby(["layer", "T"], as_index=False)["grad"].agg(geometric_mean)
+
+
 def gradient_chart(r: dict) -> dict:
     data = pd.DataFrame([{**row, "layer": KINDS.get(row["kind"], row["kind"])} for row in r["gradient_path"]])
-    means = data.groupby(["layer", "T"], as_index=False)["grad"].mean()
     x = alt.X("T:Q", title="sequence length T (log scale)", scale=alt.Scale(type="log", base=2))
     y = alt.Y("grad:Q", title="‖∂y_T / ∂x_1‖ (log scale)", scale=alt.Scale(type="log"), axis=alt.Axis(format=".0e"))
     color = alt.Color("layer:N", title=None, sort=list(KINDS.values()))
-    lines = alt.Chart(means).mark_line().encode(x=x, y=y, color=color)
+    lines = alt.Chart(gradient_lines(data)).mark_line().encode(
+        x=x, y=y, color=color, tooltip=["layer", "T", alt.Tooltip("grad:Q", format=".2e",
+                                                                  title="geometric mean over seeds")])
     points = alt.Chart(data).mark_point(filled=True, size=25).encode(
         x=x, y=y, color=color, tooltip=["layer", "T", "seed", alt.Tooltip("grad:Q", format=".2e"),
                                         alt.Tooltip("relative:Q", format=".3f", title="over the mean input's")])
     return alt.layer(lines, points).properties(
-        width=560, height=260, title="The gradient that reaches input 1 from output T, untrained layers").to_dict()
+        width=560, height=260, title=["The gradient that reaches input 1 from output T, untrained layers",
+                                      "line: geometric mean over seeds; points: each seed"]).to_dict()
+
+
+def times_T(g: dict) -> float:
+    """How norm × T changes from the shortest T to the longest, from the two norms the reading names: their
+    ratio times T's, i.e. 10^-decades × T_long / T_short (not a mean of per-seed ratios, which would not follow
+    from them)."""
+    if g["grad_short"] == 0:
+        return math.nan
+    return g["grad_long"] * g["T_long"] / (g["grad_short"] * g["T_short"])
 
 
 def gradient_reading(r: dict) -> str:
     parts = [f"{KINDS.get(kind, kind)}: from {g['grad_short']:.2e} at T = {g['T_short']} to {g['grad_long']:.2e} at "
-             f"T = {g['T_long']}, {g['decades']:.1f} decades (norm × T changes ×{g['times_T']:.2g}; input 1 over the "
+             f"T = {g['T_long']}, {g['decades']:.1f} decades (norm × T changes ×{times_T(g):.2g}; input 1 over the "
              f"mean input at T = {g['T_long']}: {g['relative_long']:.2g})" for kind, g in r["gradient"].items()]
     first = next(iter(r["gradient"].values()))
-    return ("The gradient from the last output to the first input. " + "; ".join(parts) + f". A fall as 1/T would "
+    return (f"The gradient from the last output to the first input, each norm the geometric mean over the "
+            f"{first['seeds']} seeds (the chart's lines). " + "; ".join(parts) + f". A fall as 1/T would "
             f"be {math.log10(first['T_long'] / first['T_short']):.1f} decades over this range.\n")
 
 
