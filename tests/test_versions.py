@@ -394,7 +394,7 @@ def test_a_claim_measured_in_one_version_only_is_not_a_changed_verdict():
     assert status(verdict(1.0), verdict(1.0, "not reproduced")) == "changed"
     assert status(verdict(1.0), verdict(None, "not run")) == "only here"
     assert status(verdict(None, "not run"), verdict(1.0, "inconclusive")) == "only there"
-    assert status(verdict(None, "not run"), verdict(None, "not run")) == "same"
+    assert status(verdict(None, "not run"), verdict(None, "not run")) == "neither"
 
 
 def test_the_tally_counts_each_kind_of_change_by_name():
@@ -404,6 +404,9 @@ def test_the_tally_counts_each_kind_of_change_by_name():
     assert tally({"C1": "same", "C2": "changed", "C3": "only here", "C4": "only there", "C5": "changed"}) == (
         "<strong>1</strong> of the 3 claims measured in both have the same verdict; changed: C2, C5; only here "
         "(not run there): C3; only there (not run here): C4.")
+    assert tally({"C1": "same", "C6.3": "neither"}) == (  # a claim run in neither is not "the same" in both
+        "<strong>1</strong> of the 1 claims measured in both have the same verdict; not run in either: C6.3.")
+    assert tally({"C1": "neither"}).startswith("<strong>0</strong> of the 0 claims measured in both")
 
 
 @pytest.mark.parametrize("diff, se, words", [
@@ -473,3 +476,13 @@ def test_a_csv_whose_last_row_lost_its_end_is_cut_even_with_every_field(tmp_path
     (tmp_path / "claims.csv").write_text(whole[:-6])  # the note cut short: four fields still
     with pytest.raises(AttnlabError, match="does not end with a line end: its last row is cut"):
         check_claims(tmp_path / "claims.csv")
+
+
+@pytest.mark.parametrize("speed, rows", [({}, []), ({"precision": "bf16"}, ["| precision | bf16 |"])])
+def test_the_settings_table_shows_a_speed_setting_only_where_the_profile_sets_it(cfg, speed, rows):
+    from types import SimpleNamespace
+
+    from attnlab.report.site import Site
+
+    table = Site.settings_table(SimpleNamespace(config={**cfg, "train": {**cfg["train"], **speed}}, profile="smoke"))
+    assert [line for line in table.splitlines() if "precision" in line] == rows

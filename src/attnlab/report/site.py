@@ -208,6 +208,8 @@ class Site:
             ("steps", train.get("steps")), ("batch", train.get("batch_size")),
             ("learning rate (AdamW)", train.get("lr")), ("weight decay", train.get("weight_decay")),
             ("warmup steps", train.get("warmup_steps")),
+            ("precision", train.get("precision")), ("torch.compile", train.get("compile")),
+            ("AdamW implementation", train.get("adamw")),  # the speed settings, where the profile sets them
         ], columns=["setting", "value"])
         return md_table(settings.dropna()) + (
             "\nThe profile digest hashes the whole profile (a version's manifest records it as `config_digest`); "

@@ -14,7 +14,8 @@ from attnlab.plan import seeds
 from attnlab.versions import leaves, settings_of
 
 NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
-STATUS = {"same": "same", "changed": "≠ changed", "only here": "only here", "only there": "only there"}
+STATUS = {"same": "same", "changed": "≠ changed", "only here": "only here", "only there": "only there",
+          "neither": "not run in either"}
 
 
 def others(site) -> list[dict]:
@@ -26,7 +27,9 @@ def others(site) -> list[dict]:
 
 def status(mine: Verdict, other: Verdict) -> str:
     """'same' verdict, 'changed' verdict, or measured in one version only ('only here', 'only there': not run on
-    the other side), which is no change of verdict but a claim one version did not measure."""
+    the other side), which is no change of verdict but a claim one version did not measure, or in neither."""
+    if mine.verdict == other.verdict == "not run":
+        return "neither"
     if mine.verdict == other.verdict:
         return "same"
     if "not run" in (mine.verdict, other.verdict):
@@ -34,18 +37,18 @@ def status(mine: Verdict, other: Verdict) -> str:
     return "changed"
 
 
-ONE_SIDED = ("only here", "only there")
+NOT_BOTH = ("only here", "only there", "neither")  # not measured in both
 
 
 def tally(statuses: dict[str, str]) -> str:
     """The comparison's first line (claim id -> status): how many of the claims both versions measured keep their
-    verdict, then the claims that changed and those measured in one version only, by id."""
+    verdict, then the claims that changed, those measured in one version only and those in neither, by id."""
     same = sum(s == "same" for s in statuses.values())
-    both = sum(s not in ONE_SIDED for s in statuses.values())
+    both = sum(s not in NOT_BOTH for s in statuses.values())
     out = f"<strong>{same}</strong> of {'the ' if both < len(statuses) else ''}{both} claims " + \
         ("measured in both have the same verdict" if both < len(statuses) else "have the same verdict in both")
     for key, label in (("changed", "changed"), ("only here", "only here (not run there)"),
-                       ("only there", "only there (not run here)")):
+                       ("only there", "only there (not run here)"), ("neither", "not run in either")):
         ids = [claim for claim, s in statuses.items() if s == key]
         if ids:
             out += f"; {label}: {', '.join(ids)}"
@@ -130,7 +133,7 @@ def comparison(site, manifest: dict) -> str:
     theirs = site.verdicts_of(manifest["version"])
     pairs = [(mine, theirs[mine.claim.id]) for mine in site.verdicts]
     statuses = {mine.claim.id: status(mine, other) for mine, other in pairs}
-    pairs.sort(key=lambda pair: statuses[pair[0].claim.id] in ONE_SIDED)  # what both measured first, in order
+    pairs.sort(key=lambda pair: statuses[pair[0].claim.id] in NOT_BOTH)  # what both measured first, in order
     rows = "".join(
         f"<tr><td>{html.escape(mine.claim.id)}</td><td>{badge(mine.verdict)}</td><td>{badge(other.verdict)}</td>"
         f"<td>{STATUS[statuses[mine.claim.id]]}</td><td>{parts_cell(mine.shown())}</td>"
