@@ -16,6 +16,7 @@ from attnlab.report.pages import (approximation, averaging, cost, dashboard, dat
 from attnlab.report.readings import Estimate
 from attnlab.report.results import Spread
 from attnlab.report.verdicts import Part, Verdict
+from helpers import REPO
 
 
 def seeds(*values) -> Spread:
@@ -442,6 +443,22 @@ def test_multihead_says_h_moves_the_time_only_beyond_the_noise():
     assert "beyond the noise (slowest at h = 16, fastest at h = 1)" in moved
     assert "within the noise" in multihead.time_reading({"rows": rows, "time_ratio_max_min": 1.04, "time_ratio_se": 0.05})
     assert "states no error" in multihead.time_reading({"rows": rows, "time_ratio_max_min": 1.34})
+
+
+@pytest.mark.parametrize("ratio, words", [
+    (1.34, "inside S4's band of 2×, which \"about the same time\" allows"),
+    (2.5, "beyond S4's band of 2×, so not \"about the same time\""),
+    (2.02, "on S4's band of 2× within the noise")])
+def test_multihead_sets_a_real_change_of_time_against_the_claims_band(ratio, words):
+    """S4 reads "about the same time" as at most 2×: a change beyond the noise is still inside it, or not."""
+    from attnlab.report.claims import load_registry
+
+    rows = [{"heads": 1, "ms_median": 9.7}, {"heads": 16, "ms_median": 13.1}]
+    band = multihead.band(SimpleNamespace(registry=load_registry(REPO / "claims")))
+    assert band == 2
+    text = multihead.time_reading({"rows": rows, "time_ratio_max_min": ratio, "time_ratio_se": 0.05}, band)
+    assert f"; {words}." in text
+    assert "band" not in multihead.time_reading({"rows": rows, "time_ratio_max_min": ratio})  # no error: no side
 
 
 def test_decode_says_faster_and_growing_only_beyond_the_noise():

@@ -5,7 +5,7 @@ import altair as alt
 import pandas as pd
 import yaml
 
-from attnlab.report.format import chart, clocks, gpu_region, md_table, num
+from attnlab.report.format import chart, clocks, fmt, gpu_region, md_table, num
 from attnlab.report.readings import Estimate, interval, said
 
 NAME = "multihead"
@@ -64,10 +64,26 @@ def time_chart(s4: dict) -> dict:
     ).properties(width=420, height=280).to_dict()
 
 
-def time_reading(s4: dict) -> str:
+def band(site) -> float | None:
+    """The most S4's time test allows, slowest over fastest (its registry check), None where it has no upper edge."""
+    try:
+        return site.registry.by_id("S4").checks["time_ratio_max_min"]["between"][1]
+    except (KeyError, TypeError, IndexError):
+        return None
+
+
+def band_words(e: Estimate, band: float) -> str:
+    """Where the slowest-over-fastest interval lies against S4's band: what "about the same time" allows."""
+    return "; " + said(e, of=band, above=f"beyond S4's band of {fmt(band)}×, so not \"about the same time\"",
+                       below=f"inside S4's band of {fmt(band)}×, which \"about the same time\" allows",
+                       within=f"on S4's band of {fmt(band)}× within the noise")
+
+
+def time_reading(s4: dict, band: float | None = None) -> str:
     """The timings in words: slowest over fastest median with its interval (a bootstrap over the rounds, where
-    the run file states one), which head counts those are only where the interval clears 1, and where the time
-    went (the core alone against the rest of the layer) from the fewest heads to the most."""
+    the run file states one), which head counts those are only where the interval clears 1, where that interval
+    lies against S4's `band` (the most "about the same time" allows), and where the time went (the core alone
+    against the rest of the layer) from the fewest heads to the most."""
     rows = s4["rows"]
     se = s4.get("time_ratio_se")
     e = Estimate(s4["time_ratio_max_min"], se) if se else Estimate(s4["time_ratio_max_min"])
@@ -77,7 +93,8 @@ def time_reading(s4: dict) -> str:
         e, of=1.0, above=f"the head count changes the forward time beyond the noise (slowest at h = {slow['heads']}, "
                          f"fastest at h = {fast['heads']})",
         below="", within="the head count leaves the forward time where it was, within the noise",
-        unknown="the run file states no error for it, so the page does not say whether h moves the time") + ".")
+        unknown="the run file states no error for it, so the page does not say whether h moves the time")
+        + (band_words(e, band) if e.half is not None and band is not None else "") + ".")
     first, last = rows[0], rows[-1]
     if first.get("ms_core_median") is not None and last.get("ms_core_median") is not None:
         rest = [r["ms_median"] - r["ms_core_median"] for r in (first, last)]
@@ -113,5 +130,5 @@ def blocks(site) -> dict[str, str]:
     if gpu:
         machine += f" The GPU during the timing: {gpu}."
     out["machine"] = machine + (f" Matrix-product FLOPs equal across h: **{'yes' if s4['flops_equal'] else 'no'}**. "
-                                + time_reading(s4))
+                                + time_reading(s4, band(site)))
     return out
