@@ -223,14 +223,19 @@ def leaves(cfg: dict, prefix: str = "") -> dict:
     return out
 
 
+def differing(a: dict, b: dict) -> list[str]:
+    """The dotted names whose values differ between two profiles' leaves (a null and an absent setting agree)."""
+    return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+
+
 def laid_over(cfg: dict, root: Path) -> dict | None:
     """The settings (dotted name -> value) in which `cfg` differs from the project's file of its profile
     (root/config/), as validated: what `--set` laid over it ({} for none); None where that file is not there."""
     path = Path(root, "config", f"{cfg['profile']}.yaml")
     if not path.is_file():
         return None
-    mine, filed = leaves(cfg), leaves(validate(resolve(read_yaml(path, "config file"))))
-    return {k: mine.get(k) for k in sorted(mine.keys() | filed.keys()) if mine.get(k) != filed.get(k)}
+    mine = leaves(cfg)
+    return {k: mine.get(k) for k in differing(mine, leaves(validate(resolve(read_yaml(path, "config file")))))}
 
 
 def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] | None = None,

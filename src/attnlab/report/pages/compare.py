@@ -11,7 +11,7 @@ from attnlab.report.format import badge, fmt
 from attnlab.report.site import holds, parts_cell
 from attnlab.report.verdicts import Verdict
 from attnlab.plan import seeds
-from attnlab.versions import leaves, settings_of
+from attnlab.versions import differing, leaves, settings_of
 
 NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
 STATUS = {"same": "same", "changed": "≠ changed", "only here": "only here", "only there": "only there",
@@ -102,8 +102,7 @@ def setting_differences(here: dict, there: dict) -> str:
     and the rest counted; '' where none differ."""
     def show(leaf, key):
         return "unset" if leaf.get(key) is None else html.escape(str(leaf[key]))
-    differ = sorted((k for k in here.keys() | there.keys() if here.get(k) != there.get(k)),
-                    key=lambda k: (not k.startswith(SHARED), k))
+    differ = sorted(differing(here, there), key=lambda k: not k.startswith(SHARED))  # stable: by name within
     named = [f"<code>{html.escape(k)}</code> {show(here, k)} here, {show(there, k)} there" for k in differ[:SHOWN]]
     more = f"; and {len(differ) - SHOWN} more" if len(differ) > SHOWN else ""
     return f"The settings that differ: {'; '.join(named)}{more}." if named else ""

@@ -120,6 +120,11 @@ def what_dots_score(evals: pd.DataFrame) -> str:
             f"perplexities, scores all {one_or_range(evals['final_tokens'] // context)} windows ({total} tokens).")
 
 
+def pct(gap: float) -> float:
+    """How far a dot's perplexity lies from its run's final one, in per cent, for a gap of `gap` nats."""
+    return 100 * abs(math.exp(-gap) - 1)
+
+
 def where_dots_lie(gaps: list[float]) -> str:
     """Where the last dot lies against the final loss, run by run: `gaps` are final loss less the last dot's,
     in nats, for runs scored at the same weights."""
@@ -130,7 +135,6 @@ def where_dots_lie(gaps: list[float]) -> str:
         return f"the dot equals the final loss in {every}"
     if below == n or above == n:
         way, a, b = ("below", lo, hi) if below == n else ("above", -hi, -lo)
-        pct = lambda g: 100 * abs(math.exp(-g) - 1)  # noqa: E731  a dot's perplexity against the final one
         return (f"the dot lies {way} the final loss in {every}: by {abs(mean):.2f} nats on average ({a:.2f} to "
                 f"{b:.2f}), so a dot read as a perplexity, exp(loss), is {min(pct(lo), pct(hi)):.0f} % to "
                 f"{max(pct(lo), pct(hi)):.0f} % {way} its run's final perplexity")
