@@ -531,3 +531,43 @@ def test_seq2seq_says_which_wiring_is_ahead_only_beyond_the_noise():
 def test_approximation_says_whether_the_largest_window_covers_the_context():
     assert "stops short of the 128 tokens" in approximation.coverage(64, 4, 128)
     assert "covers the 128 tokens L9 reads, so there it is exact" in approximation.coverage(124, 4, 128)
+
+
+def unseeded_site(files: dict, runs: dict | None = None):
+    from pathlib import Path
+
+    from attnlab.report.results import Results
+    return SimpleNamespace(config={"seeds": [1, 2, 3]}, res=Results(root=Path("."), files=files, by_seed=runs or {}))
+
+
+def unseeded(cid: str, kind: str = "measured", verdict: str = "reproduced", files=("seq2seq",), rows=()) -> Verdict:
+    return Verdict(SimpleNamespace(id=cid, experiment="seq2seq", kind=kind, files=set(files), rows=set(rows)), verdict)
+
+
+@pytest.mark.parametrize("seq2seq, pooled", [
+    ({"settings": {"seeds": [1, 2, 3]}, "provenance": {"seed": 1}}, True),   # an analysis that trained at 3 seeds
+    ({"by_seed": {"1": {}, "2": {}}, "provenance": {"seed": 1}}, True),      # one that records each seed's entry
+    ({"settings": {"seeds": [1]}, "provenance": {"seed": 1}}, False),        # at one seed
+    ({"provenance": {"seed": 7}}, False),                                    # a benchmark, made once
+])
+def test_the_claims_no_seed_alone_judged_are_counted_by_why_from_what_their_files_record(seq2seq, pooled):
+    """'The other N claims': computed ones apart, a claim on a file that pooled several seeds is said to, one on a
+    file made once at one seed names that seed, one with no value says so; counts and members are computed."""
+    site = unseeded_site({"seq2seq": seq2seq})
+    text = dashboard.unseeded(site, [unseeded("S1.1"), unseeded("C0.1", kind="computed"),
+                                     unseeded("C6.3", verdict="not run")])
+    assert text.startswith("The other 3 claims are not judged seed by seed")
+    assert "**1** computed (counts and arithmetic), which no seed moves: [C0.1]" in text
+    assert "**1** with no value to judge (not run, or diverged): [C6.3]" in text
+    s11 = next(line for line in text.splitlines() if "[S1.1]" in line)
+    if pooled:
+        n = len(seq2seq.get("by_seed") or seq2seq["settings"]["seeds"])
+        assert f"trained its models at {n} seeds and states only their mean" in s11
+    else:
+        assert f"made once, at one seed ({seq2seq['provenance']['seed']})" in s11 and "states only" not in s11
+
+
+def test_a_claim_on_trained_runs_of_one_seed_is_counted_with_the_runs_made_once():
+    site = unseeded_site({}, runs={"L1": {1337: {}}})
+    text = dashboard.unseeded(site, [unseeded("C2.1", files=(), rows=("L1",))])
+    assert "**1** from run files made once, at one seed (1337): [C2.1]" in text
