@@ -571,3 +571,17 @@ def test_a_claim_on_trained_runs_of_one_seed_is_counted_with_the_runs_made_once(
     site = unseeded_site({}, runs={"L1": {1337: {}}})
     text = dashboard.unseeded(site, [unseeded("C2.1", files=(), rows=("L1",))])
     assert "**1** from run files made once, at one seed (1337): [C2.1]" in text
+
+
+# ------------------------------------------------------------------ S8: what a window's error is
+
+@pytest.mark.parametrize("errors, above", [([3.23, 1.24, 0.523], "2 of 3 lie above 1"), ([1.24, 0.5], "1 of 2 lies above 1"),
+                                           ([0.711, 0.104], None)])
+def test_a_windows_error_is_said_as_measured_and_its_size_from_the_numbers(errors, above):
+    """Not 'the weight the dropped keys would have had' beside errors of 1.24–3.23: the words say what is measured,
+    and the range and the count above 1 come from the errors."""
+    text = cost.window_error_words(errors, " (on both)")
+    assert "‖approx − exact‖ / ‖exact‖" in text and "not the dropped weight" in text
+    assert f"errors (on both) run from {min(errors):.3g} to {max(errors):.3g}" in text
+    assert (above in text) if above else text.endswith("all below 1.")
+    assert cost.window_error_words([]) == cost.WINDOW_ERROR
