@@ -585,3 +585,20 @@ def test_a_windows_error_is_said_as_measured_and_its_size_from_the_numbers(error
     assert f"errors (on both) run from {min(errors):.3g} to {max(errors):.3g}" in text
     assert (above in text) if above else text.endswith("all below 1.")
     assert cost.window_error_words([]) == cost.WINDOW_ERROR
+
+
+# ------------------------------------------------------------------ S10: where the ICL score reads the loss
+
+@pytest.mark.parametrize("ours, early, late", [
+    ([0.1, 0.9], "the early position the same as the paper's to two decimals (0.1 against 0.098)",
+     "the late one earlier (0.9 against 0.977)"),
+    ([50 / 512, 500 / 512], "the early position the same as the paper's", "the late one the same as the paper's"),
+    ([0.05, 0.99], "the early position earlier (0.05 against 0.098)", "the late one later (0.99 against 0.977)"),
+])
+def test_the_icl_positions_are_set_against_the_papers_from_the_run_file(ours, early, late):
+    """Not 'the same fractions of the context': 0.1 and 0.9 against 50/512 and 500/512, each said as it lies."""
+    from attnlab.report.pages import induction
+
+    text = induction.icl_positions_words(ours)
+    assert "token 500 minus token 50 of 512, at 0.098 and 0.977" in text and early in text and late in text
+    assert "not recorded" in induction.icl_positions_words(None)
