@@ -298,9 +298,11 @@ def test_viewer_counts_models_in_all_and_on_each_sentence():
 def test_bench_says_faster_or_slower_only_beyond_the_noise():
     ours = [1.0, 1.02, 0.98, 1.01, 0.99]
     same = throughput.speed_reading({"attnlab_step_seconds": ours, "reference_step_seconds": [1.01, 1.0, 0.99, 1.0, 1.0]})
-    assert "as fast as the reference, within the noise" in same
+    assert "about as fast as the reference, within the noise" in same
     slow = throughput.speed_reading({"attnlab_step_seconds": [2 * x for x in ours], "reference_step_seconds": ours})
-    assert "slower than the reference" in slow and "0.500" in slow
+    assert "2.000× slower than the reference" in slow and "0.500" in slow
+    fast = throughput.speed_reading({"attnlab_step_seconds": [x / 2 for x in ours], "reference_step_seconds": ours})
+    assert "2.000× faster than the reference" in fast
     assert throughput.speed_reading({}) == ""
     assert throughput.tokenizer_reading({"tokenizer_train_seconds": 0.875}, {"n_merges": 768, "n_chars": 1115394}) == \
         " Here 768 merges over 1,115,394 characters took 0.88 s."
@@ -318,7 +320,8 @@ def speed_file(fastest: list[float], yard: list[float]) -> dict:
 def test_bench_says_the_fastest_setting_reaches_the_goal_only_beyond_the_noise():
     yard = [1.0, 1.02, 0.98, 1.01, 0.99]
     fast = throughput.goal_reading(speed_file([y / 1.5 for y in yard[::-1]], yard))
-    assert fast.startswith("The fastest setting, attnlab bf16, trains at 1.500× (95 % interval 1.4")
+    assert fast.startswith("The fastest setting, attnlab bf16, trains 1.500× faster than the reference fp32 (95 % "
+                           "interval 1.4")
     assert "it reaches the goal of 1.25×" in fast
     slow = throughput.goal_reading(speed_file([y / 1.1 for y in yard[::-1]], yard))
     assert "attnlab bf16" in slow and "it falls short of the goal of 1.25×" in slow
@@ -328,8 +331,31 @@ def test_bench_says_the_fastest_setting_reaches_the_goal_only_beyond_the_noise()
     assert throughput.goal_reading({"attnlab_step_seconds": yard}) == ""  # a file from before the settings
     assert "predates the speed settings" in throughput.settings_table({})
     table = throughput.settings_table(speed_file([y / 1.5 for y in yard], yard))
-    assert "speedup over reference fp32" in table and "1 (the yardstick)" in table
-    assert "| attnlab bf16 | 1,000 | 1.500× (95 % interval 1.500–1.500) | 0.50 |" in table
+    assert "speed against reference fp32" in table and "1 (the yardstick)" in table
+    assert "| attnlab bf16 | 1,000 | 1.500× faster (95 % interval 1.500–1.500) | 0.50 |" in table
+
+
+@pytest.mark.parametrize("ratios, said", [
+    ([1.5, 1.52, 1.48], "1.500× faster (95 % interval"),
+    ([0.5, 0.51, 0.49], "2.000× slower (95 % interval"),
+    ([0.99, 1.02, 0.99], "about the same speed (1.000×, 95 % interval"),
+    ([0.8], "1.250× slower (one round: no interval)"),
+])
+def test_every_speed_ratio_states_its_direction_and_the_interval_decides_about_the_same(ratios, said):
+    """'ratio 1.001' (faster) sat beside '0.993 / 0.991' (slower) with no direction: each says which, or 'about the
+    same' where its interval holds 1."""
+    e = readings.of_values([math.log(r) for r in ratios])
+    assert throughput.faster_or_slower(e).startswith(said)
+
+
+@pytest.mark.parametrize("ratio, said", [(1.001, "1.001: about the same (inside the paired rounds' 95 % interval"),
+                                         (1.05, "1.050: attnlab 1.050× faster (outside"),
+                                         (0.95, "0.950: attnlab 1.053× slower (outside")])
+def test_the_ratios_of_medians_are_said_against_the_paired_rounds_interval(ratio, said):
+    ours = [1.0, 1.02, 0.98, 1.01, 0.99]
+    b = {"attnlab_step_seconds": ours, "reference_step_seconds": [1.01, 1.0, 0.99, 1.0, 1.0], "ratio": ratio}
+    assert throughput.against_paired(ratio, *throughput.paired_interval(b)).startswith(said)
+    assert throughput.against_paired(ratio, None, None).endswith("(no interval)")
 
 
 def test_data_reads_the_merges_and_the_split_from_them():
