@@ -628,3 +628,21 @@ def test_the_icl_positions_are_set_against_the_papers_from_the_run_file(ours, ea
     text = induction.icl_positions_words(ours)
     assert "token 500 minus token 50 of 512, at 0.098 and 0.977" in text and early in text and late in text
     assert "not recorded" in induction.icl_positions_words(None)
+
+
+# ------------------------------------------------------------------ E8: the binomial error's floor
+
+@pytest.mark.parametrize("accuracy, noted", [(1.0, True), (0.0, True), (0.99, False), (0.5, False)])
+def test_winograd_says_the_error_at_0_or_100_per_cent_is_a_floor_only_there(accuracy, noted):
+    """'± 2 SE' on a 100 % bar is 1/n put in place of a binomial error of 0: said, with the count, only at the ends."""
+    n = 256
+    se = math.sqrt(max(accuracy * (1 - accuracy), 1 / n) / n)
+    rows = pd.DataFrame([{"version": winograd.VERSIONS["closed"], "model": "two blocks", "accuracy": accuracy,
+                          "accuracy_se": se, "n": n}])
+    note = winograd.floor_note(rows)
+    if noted:
+        assert f"the two blocks on the closed version, {100 * accuracy:.0f} % of 256 sentences" in note
+        assert "(± 2 SE shown: 0.8 %, i.e. 2/256)" in note and "not a spread that was measured" in note
+    else:
+        assert note == ""
+    assert winograd.floor_note(rows.drop(columns="n")) == ""  # a run file that records no count says nothing
