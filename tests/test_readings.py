@@ -646,3 +646,19 @@ def test_winograd_says_the_error_at_0_or_100_per_cent_is_a_floor_only_there(accu
     else:
         assert note == ""
     assert winograd.floor_note(rows.drop(columns="n")) == ""  # a run file that records no count says nothing
+
+
+# ------------------------------------------------------------------ S8 trained: the sign of the gap, counted
+
+@pytest.mark.parametrize("ratio, said", [(0.90, "1 of 1 below full attention's perplexity"), (1.10, "1 of 1 above it"),
+                                         (1.00, "1 of 1 level with it within the noise")])
+def test_the_tally_counts_each_approximation_on_its_side_of_full_attention(ratio, said):
+    """'Every ratio above 1 is quality paid' sat beside windows that trained better than full attention: the
+    tally says, from each run's interval, which side of 1 it lies."""
+    from attnlab.report.pages import approximate_training as at
+
+    t = pd.DataFrame([{"run": at.FULL, "family": "full attention", "estimate": None},
+                      {"run": "S8-w16", "family": "sliding window", "estimate": Estimate(ratio, 0.01, 2)},
+                      {"run": "S8-favor32", "family": "FAVOR+", "estimate": Estimate(1.07, 0.01, 2)}])
+    text = at.tally(t)
+    assert f"sliding window, {said}" in text and "FAVOR+, 1 of 1 above it" in text
