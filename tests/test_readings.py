@@ -662,3 +662,19 @@ def test_the_tally_counts_each_approximation_on_its_side_of_full_attention(ratio
                       {"run": "S8-favor32", "family": "FAVOR+", "estimate": Estimate(1.07, 0.01, 2)}])
     text = at.tally(t)
     assert f"sliding window, {said}" in text and "FAVOR+, 1 of 1 above it" in text
+
+
+# ------------------------------------------------------------------ How verdicts work: which error is the larger
+
+@pytest.mark.parametrize("df, seeds_larger", [(2, 1), (19, 0), (math.inf, 0)])
+def test_about_counts_which_error_source_is_the_larger_from_the_verdicts(df, seeds_larger):
+    """'Between seeds it moves more than the evaluation's sampling error' was said of every claim; the page now
+    counts, part by part, which source set k (n − 1: the seeds)."""
+    from attnlab.report.pages import about
+
+    part = Part("x", "measured", 1.0, "reproduced", se=0.1, k=2.0, df=df)
+    v = Verdict(SimpleNamespace(id="C9.9"), "reproduced", seeds={1: 1.0, 2: 1.1, 3: 0.9}, parts={"x": part})
+    text = about.larger_source([v, Verdict(SimpleNamespace(id="C9.8"), "reproduced", parts={"x": part})])
+    assert f"of the 1 part judged on a mean over seeds, the seeds' spread is the larger source for {seeds_larger} " \
+           f"and the evaluation's sampling error (or the error the run file states) for {1 - seeds_larger}." in text
+    assert about.larger_source([]) == ""
