@@ -678,3 +678,12 @@ def test_about_counts_which_error_source_is_the_larger_from_the_verdicts(df, see
     assert f"of the 1 part judged on a mean over seeds, the seeds' spread is the larger source for {seeds_larger} " \
            f"and the evaluation's sampling error (or the error the run file states) for {1 - seeds_larger}." in text
     assert about.larger_source([]) == ""
+
+
+@pytest.mark.parametrize("tie, said", [(True, "output layer tied to the token embeddings"), (False, "output layer untied")])
+def test_params_describes_gpt2_small_from_the_spec_it_built(tie, said):
+    spec = {"vocab_size": 50257, "d_model": 768, "context": 1024, "n_blocks": 12, "n_heads": 12,
+            "position": "learned", "norm": "pre", "tie_embeddings": tie}
+    assert params.gpt2_words(spec) == ("vocabulary 50,257, d = 768, context 1024, 12 blocks of 12 heads, learned "
+                                       f"positions, pre-norm, {said}")
+    assert "6 blocks of 8 heads" in params.gpt2_words(spec | {"n_blocks": 6, "n_heads": 8})
