@@ -190,7 +190,7 @@ def above_one_words(e: dict) -> str:
             "an output of zeros would be (whose relative error is exactly 1).")
 
 
-WINDOW_ERROR = ("A window drops keys and spreads their weight over the keys it keeps, so each output moves by the "
+WINDOW_ERROR = ("a window drops keys and spreads their weight over the keys it keeps, so each output moves by the "
                 "weight the dropped keys would have had times the distance between their average value and the kept "
                 "keys'; the error measured here, ‖approx − exact‖ / ‖exact‖, divides that by the size of the exact "
                 "output, so it is not the dropped weight, and nothing bounds it by 1.")
