@@ -389,8 +389,7 @@ def viewer_data(m: dict, variants: dict = VARIANTS) -> dict:
     rows = [None] * len(tokens)
     for t, row in enumerate(m["weights"]):
         rows[S + 1 + t] = [round(x, 4) for x in row] + [0.0] * (len(tokens) - S)
-    return {"examples": [{"id": "seq2seq-reverse", "label": f"{m['name']} (reverse; each decoder row on the token it "
-                                                           "predicts)", "tokens": tokens,
+    return {"examples": [{"id": "seq2seq-reverse", "label": f"{m['name']} (reverse)", "tokens": tokens,
                           "models": {f"{variants[m['variant']]} decoder": [[rows]]}}]}
 
 
