@@ -82,7 +82,8 @@ def blocks(site) -> dict[str, str]:
     out = site.skeleton(NAME)
     if e7 is None:
         return out | {"widths": "at several widths", "gpt2_spec": "as the chapter gives it"}
-    out["gpt2_spec"] = gpt2_words(e7["gpt2"]["spec"])
+    spec = e7["gpt2"].get("spec")
+    out["gpt2_spec"] = gpt2_words(spec) if spec else "its shape is not recorded in this version's run file"
 
     out["gpt2_table"] = md_table(gpt2_table(e7, site.chapter_parts("C7.2")),
                                  {"item": "line item", "counted": "counted", "chapter": "chapter",
