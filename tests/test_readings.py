@@ -687,3 +687,20 @@ def test_params_describes_gpt2_small_from_the_spec_it_built(tie, said):
     assert params.gpt2_words(spec) == ("vocabulary 50,257, d = 768, context 1024, 12 blocks of 12 heads, learned "
                                        f"positions, pre-norm, {said}")
     assert "6 blocks of 8 heads" in params.gpt2_words(spec | {"n_blocks": 6, "n_heads": 8})
+
+
+@pytest.mark.parametrize("T", [6, 9])
+def test_averaging_says_the_sequence_length_its_run_file_used(tmp_path, T):
+    """'A random sequence of T = 6 vectors' was typed: the page reads T from the run file."""
+    import json
+    import shutil
+
+    from attnlab.config import load
+    from helpers import rendered_page, site_for
+
+    src = REPO / "results" / "2026-12-02-quick-cpu-4303899" / "averaging" / "result.json"
+    (tmp_path / "averaging").mkdir()
+    doc = json.loads(src.read_text()) | {"T": T}
+    (tmp_path / "averaging" / "result.json").write_text(json.dumps(doc))
+    text = rendered_page(site_for(tmp_path, load(REPO / "config" / "quick.yaml")), "averaging", averaging.blocks)
+    assert f"A random sequence `x` of T = {T} vectors" in text
