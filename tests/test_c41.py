@@ -171,3 +171,42 @@ def test_the_page_reads_old_and_new_run_files(tmp_path, legacy):
     assert ("W_q" in out["init_table"]) != legacy and "| chapter |" in out["init_table"]
     assert ("are those of " + depth.NAMES["grad_qkv_"]) in out["definition_reading"] if not legacy else \
         "No recorded definition" in out["definition_reading"]
+
+
+@pytest.mark.parametrize("times", [4.0, 2.0])
+def test_the_size_against_the_chapter_is_said_per_block_from_the_numbers(times):
+    """'About four times the chapter's' held for block 1 alone: each block's multiple is said on its own."""
+    ours = depth.NAMES["grad_block_"]
+    t = depth.init_table(seeds_frame({ours: {n: AROUND(times * a, 2.5 * b) for n, (a, b, _) in CHAPTER_GRADS.items()}}))
+    text = depth.definition_reading(t)
+    assert f"at block 1 {times:.2f}× the chapter's in pre-norm and {times:.2f}× in post-norm" in text
+    assert "at the last block 2.50× the chapter's in pre-norm and 2.50× in post-norm" in text
+
+
+@pytest.mark.parametrize("last_over_first, said", [(0.70, "falls with depth"), (1.0, "even over the depth within the noise"),
+                                                   (1.40, "rises with depth")])
+def test_a_definitions_trend_over_the_depth_is_said_only_where_its_interval_clears_one(last_over_first, said):
+    """0.884 ± 0.174 is not 'falling': a trend is said where the ratio's interval over the seeds clears 1, beside the
+    chapter's own (which rises, 1.32 and 1.65)."""
+    w = depth.NAMES["grad_wo_"]
+    pairs = {n: [(a, a * last_over_first * f) for f in (0.93, 1.0, 1.07)] for n, (a, _, _) in CHAPTER_GRADS.items()}
+    text = depth.definition_reading(depth.init_table(seeds_frame({w: pairs})))
+    line = next(x for x in text.splitlines() if x.startswith(f"- {w}:"))
+    assert line.count(said) == 2 and "(the chapter's 1.32 rises)" in line and "(the chapter's 1.65 rises)" in line
+
+
+def test_the_definitions_are_ranked_by_how_many_of_the_chapters_numbers_they_hold():
+    """'Only one matrix lands on the chapter's numbers, or, as closely, W_o' contradicted 5/6 against 4/6: the order
+    is the counts', a tie said as one."""
+    ours, qkv, wo = depth.NAMES["grad_block_"], depth.NAMES["grad_qkv_"], depth.NAMES["grad_wo_"]
+    t = depth.init_table(seeds_frame({
+        ours: {n: AROUND(4 * a, 3.6 * a) for n, (a, b, _) in CHAPTER_GRADS.items()},
+        qkv: {n: AROUND(a, b) for n, (a, b, _) in CHAPTER_GRADS.items()},
+        wo: {n: AROUND(a, b) if n == "pre" else AROUND(1.3 * a, 1.3 * b) for n, (a, b, _) in CHAPTER_GRADS.items()}}))
+    text = depth.definition_reading(t)
+    assert f"Nearest the chapter's numbers: {qkv}, 6 of 6; then {wo}, " in text
+    assert text.index(f"then {wo}") < text.index(f"then {ours}, 0 of 6")
+    t = depth.init_table(seeds_frame({
+        qkv: {n: AROUND(a, b) for n, (a, b, _) in CHAPTER_GRADS.items()},
+        wo: {n: AROUND(a, b) for n, (a, b, _) in CHAPTER_GRADS.items()}}))
+    assert f"{qkv}, 6 of 6; as many: {wo}, 6 of 6" in depth.definition_reading(t)

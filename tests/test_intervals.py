@@ -404,3 +404,38 @@ def test_how_verdicts_work_states_the_evaluations_block_count_the_training_recor
     assert f"scores its validation split in {EVAL_BLOCKS} contiguous stretches" in text
     assert f"{EVAL_BLOCKS - 1} for the jackknife's {EVAL_BLOCKS} blocks" in text
     assert f"recomputed {EVAL_BLOCKS} times" in text
+
+
+@pytest.mark.parametrize("se, group", [({}, "no error alone"), ({"a": "0.1"}, "in part"),
+                                       ({"a": "0.1", "b": "0.1"}, "every seed")])
+def test_a_claim_is_grouped_by_the_error_sources_its_parts_have_at_one_seed(se, group):
+    """C8.2: some parts carry a stated (binomial) error at each seed, others only the seeds' spread. Such a claim is
+    judged in part at one seed, its judged parts named with how many seeds alone reproduce them, the others
+    named as having no error; a claim none of whose parts has an error is the one one run cannot judge at all."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from attnlab.report.pages.dashboard import seed_noise, survival
+    from attnlab.report.results import Results
+    from attnlab.report.site import alone, seed_lines
+    from attnlab.report.verdicts import evaluate
+
+    doc = {"a": 5.0, "b": 5.0, "by_seed": {str(k): {"a": x, "b": x} for k, x in enumerate((4.9, 5.0, 5.1), 1)}}
+    entry = {"id": "T", "claim": "c", "chapter_value": {"a": 0, "b": 0},
+             "value": {"a": "induction['a']", "b": "induction['b']"},
+             "check": {"a": {"between": [0, 10]}, "b": {"between": [0, 10]}}, "tolerance_note": "t",
+             **({"se": se} if se else {})}
+    v = evaluate(cl.parse_claim(entry), Results(root=Path("."), files={"induction": doc}))
+    assert survival(v) == group
+    said = seed_noise(SimpleNamespace(config={}), [v])
+    if group == "in part":
+        assert v.errorless_alone() == ["b"] and v.judged_alone() == {"a": 3}
+        assert "can be judged only in part at one seed alone" in said and "cannot be judged" not in said
+        assert "a (the error its run file states) reproduces at 3 of 3 seeds alone; no error at one seed: b" in said
+        assert "no error to judge b by" in alone(v) and seed_lines(v).count("no error of its own to judge b by") == 3
+    elif group == "no error alone":
+        assert v.errorless_alone() == ["a", "b"] and v.judged_alone() == {}
+        assert "cannot be judged at one seed alone" in said and "only in part" not in said
+        assert "no error to judge it by" in alone(v)
+    else:
+        assert v.errorless_alone() == [] and "no error" not in said and "only in part" not in said

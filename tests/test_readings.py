@@ -298,9 +298,11 @@ def test_viewer_counts_models_in_all_and_on_each_sentence():
 def test_bench_says_faster_or_slower_only_beyond_the_noise():
     ours = [1.0, 1.02, 0.98, 1.01, 0.99]
     same = throughput.speed_reading({"attnlab_step_seconds": ours, "reference_step_seconds": [1.01, 1.0, 0.99, 1.0, 1.0]})
-    assert "as fast as the reference, within the noise" in same
+    assert "about as fast as the reference, within the noise" in same
     slow = throughput.speed_reading({"attnlab_step_seconds": [2 * x for x in ours], "reference_step_seconds": ours})
-    assert "slower than the reference" in slow and "0.500" in slow
+    assert "2.000× slower than the reference" in slow and "0.500" in slow
+    fast = throughput.speed_reading({"attnlab_step_seconds": [x / 2 for x in ours], "reference_step_seconds": ours})
+    assert "2.000× faster than the reference" in fast
     assert throughput.speed_reading({}) == ""
     assert throughput.tokenizer_reading({"tokenizer_train_seconds": 0.875}, {"n_merges": 768, "n_chars": 1115394}) == \
         " Here 768 merges over 1,115,394 characters took 0.88 s."
@@ -318,7 +320,8 @@ def speed_file(fastest: list[float], yard: list[float]) -> dict:
 def test_bench_says_the_fastest_setting_reaches_the_goal_only_beyond_the_noise():
     yard = [1.0, 1.02, 0.98, 1.01, 0.99]
     fast = throughput.goal_reading(speed_file([y / 1.5 for y in yard[::-1]], yard))
-    assert fast.startswith("The fastest setting, attnlab bf16, trains at 1.500× (95 % interval 1.4")
+    assert fast.startswith("The fastest setting, attnlab bf16, trains 1.500× faster than the reference fp32 (95 % "
+                           "interval 1.4")
     assert "it reaches the goal of 1.25×" in fast
     slow = throughput.goal_reading(speed_file([y / 1.1 for y in yard[::-1]], yard))
     assert "attnlab bf16" in slow and "it falls short of the goal of 1.25×" in slow
@@ -328,8 +331,31 @@ def test_bench_says_the_fastest_setting_reaches_the_goal_only_beyond_the_noise()
     assert throughput.goal_reading({"attnlab_step_seconds": yard}) == ""  # a file from before the settings
     assert "predates the speed settings" in throughput.settings_table({})
     table = throughput.settings_table(speed_file([y / 1.5 for y in yard], yard))
-    assert "speedup over reference fp32" in table and "1 (the yardstick)" in table
-    assert "| attnlab bf16 | 1,000 | 1.500× (95 % interval 1.500–1.500) | 0.50 |" in table
+    assert "speed against reference fp32" in table and "1 (the yardstick)" in table
+    assert "| attnlab bf16 | 1,000 | 1.500× faster (95 % interval 1.500–1.500) | 0.50 |" in table
+
+
+@pytest.mark.parametrize("ratios, said", [
+    ([1.5, 1.52, 1.48], "1.500× faster (95 % interval"),
+    ([0.5, 0.51, 0.49], "2.000× slower (95 % interval"),
+    ([0.99, 1.02, 0.99], "about the same speed (1.000×, 95 % interval"),
+    ([0.8], "1.250× slower (one round: no interval)"),
+])
+def test_every_speed_ratio_states_its_direction_and_the_interval_decides_about_the_same(ratios, said):
+    """'ratio 1.001' (faster) sat beside '0.993 / 0.991' (slower) with no direction: each says which, or 'about the
+    same' where its interval holds 1."""
+    e = readings.of_values([math.log(r) for r in ratios])
+    assert throughput.faster_or_slower(e).startswith(said)
+
+
+@pytest.mark.parametrize("ratio, said", [(1.001, "1.001: about the same (inside the paired rounds' 95 % interval"),
+                                         (1.05, "1.050: attnlab 1.050× faster (outside"),
+                                         (0.95, "0.950: attnlab 1.053× slower (outside")])
+def test_the_ratios_of_medians_are_said_against_the_paired_rounds_interval(ratio, said):
+    ours = [1.0, 1.02, 0.98, 1.01, 0.99]
+    b = {"attnlab_step_seconds": ours, "reference_step_seconds": [1.01, 1.0, 0.99, 1.0, 1.0], "ratio": ratio}
+    assert throughput.against_paired(ratio, *throughput.paired_interval(b)).startswith(said)
+    assert throughput.against_paired(ratio, None, None).endswith("(no interval)")
 
 
 def test_data_reads_the_merges_and_the_split_from_them():
@@ -531,3 +557,150 @@ def test_seq2seq_says_which_wiring_is_ahead_only_beyond_the_noise():
 def test_approximation_says_whether_the_largest_window_covers_the_context():
     assert "stops short of the 128 tokens" in approximation.coverage(64, 4, 128)
     assert "covers the 128 tokens L9 reads, so there it is exact" in approximation.coverage(124, 4, 128)
+
+
+def unseeded_site(files: dict, runs: dict | None = None):
+    from pathlib import Path
+
+    from attnlab.report.results import Results
+    return SimpleNamespace(config={"seeds": [1, 2, 3]}, res=Results(root=Path("."), files=files, by_seed=runs or {}))
+
+
+def unseeded(cid: str, kind: str = "measured", verdict: str = "reproduced", files=("seq2seq",), rows=()) -> Verdict:
+    return Verdict(SimpleNamespace(id=cid, experiment="seq2seq", kind=kind, files=set(files), rows=set(rows)), verdict)
+
+
+@pytest.mark.parametrize("seq2seq, pooled", [
+    ({"settings": {"seeds": [1, 2, 3]}, "provenance": {"seed": 1}}, True),   # an analysis that trained at 3 seeds
+    ({"by_seed": {"1": {}, "2": {}}, "provenance": {"seed": 1}}, True),      # one that records each seed's entry
+    ({"settings": {"seeds": [1]}, "provenance": {"seed": 1}}, False),        # at one seed
+    ({"provenance": {"seed": 7}}, False),                                    # a benchmark, made once
+])
+def test_the_claims_no_seed_alone_judged_are_counted_by_why_from_what_their_files_record(seq2seq, pooled):
+    """'The other N claims': computed ones apart, a claim on a file that pooled several seeds is said to, one on a
+    file made once at one seed names that seed, one with no value says so; counts and members are computed."""
+    site = unseeded_site({"seq2seq": seq2seq})
+    text = dashboard.unseeded(site, [unseeded("S1.1"), unseeded("C0.1", kind="computed"),
+                                     unseeded("C6.3", verdict="not run")])
+    assert text.startswith("The other 3 claims are not judged seed by seed")
+    assert "**1** computed (counts and arithmetic), which no seed moves: [C0.1]" in text
+    assert "**1** with no value to judge (not run, or diverged): [C6.3]" in text
+    s11 = next(line for line in text.splitlines() if "[S1.1]" in line)
+    if pooled:
+        n = len(seq2seq.get("by_seed") or seq2seq["settings"]["seeds"])
+        assert f"trained its models at {n} seeds and states only their mean" in s11
+    else:
+        assert f"made once, at one seed ({seq2seq['provenance']['seed']})" in s11 and "states only" not in s11
+
+
+def test_a_claim_on_trained_runs_of_one_seed_is_counted_with_the_runs_made_once():
+    site = unseeded_site({}, runs={"L1": {1337: {}}})
+    text = dashboard.unseeded(site, [unseeded("C2.1", files=(), rows=("L1",))])
+    assert "**1** from run files made once, at one seed (1337): [C2.1]" in text
+
+
+# ------------------------------------------------------------------ S8: what a window's error is
+
+@pytest.mark.parametrize("errors, above", [([3.23, 1.24, 0.523], "2 of 3 lie above 1"), ([1.24, 0.5], "1 of 2 lies above 1"),
+                                           ([0.711, 0.104], None)])
+def test_a_windows_error_is_said_as_measured_and_its_size_from_the_numbers(errors, above):
+    """Not 'the weight the dropped keys would have had' beside errors of 1.24–3.23: the words say what is measured,
+    and the range and the count above 1 come from the errors."""
+    text = cost.window_error_words(errors, " (on both)")
+    assert "‖approx − exact‖ / ‖exact‖" in text and "not the dropped weight" in text
+    assert f"errors (on both) run from {min(errors):.3g} to {max(errors):.3g}" in text
+    assert (above in text) if above else text.endswith("all below 1.")
+    assert cost.window_error_words([]) == cost.WINDOW_ERROR
+
+
+# ------------------------------------------------------------------ S10: where the ICL score reads the loss
+
+@pytest.mark.parametrize("ours, early, late", [
+    ([0.1, 0.9], "the early position the same as the paper's to two decimals (0.1 against 0.098)",
+     "the late one earlier (0.9 against 0.977)"),
+    ([50 / 512, 500 / 512], "the early position the same as the paper's", "the late one the same as the paper's"),
+    ([0.05, 0.99], "the early position earlier (0.05 against 0.098)", "the late one later (0.99 against 0.977)"),
+])
+def test_the_icl_positions_are_set_against_the_papers_from_the_run_file(ours, early, late):
+    """Not 'the same fractions of the context': 0.1 and 0.9 against 50/512 and 500/512, each said as it lies."""
+    from attnlab.report.pages import induction
+
+    text = induction.icl_positions_words(ours)
+    assert "token 500 minus token 50 of 512, at 0.098 and 0.977" in text and early in text and late in text
+    assert "not recorded" in induction.icl_positions_words(None)
+
+
+# ------------------------------------------------------------------ E8: the binomial error's floor
+
+@pytest.mark.parametrize("accuracy, noted", [(1.0, True), (0.0, True), (0.99, False), (0.5, False)])
+def test_winograd_says_the_error_at_0_or_100_per_cent_is_a_floor_only_there(accuracy, noted):
+    """'± 2 SE' on a 100 % bar is 1/n put in place of a binomial error of 0: said, with the count, only at the ends."""
+    n = 256
+    se = math.sqrt(max(accuracy * (1 - accuracy), 1 / n) / n)
+    rows = pd.DataFrame([{"version": winograd.VERSIONS["closed"], "model": "two blocks", "accuracy": accuracy,
+                          "accuracy_se": se, "n": n}])
+    note = winograd.floor_note(rows)
+    if noted:
+        assert f"the two blocks on the closed version, {100 * accuracy:.0f} % of 256 sentences" in note
+        assert "(± 2 SE shown: 0.8 %, i.e. 2/256)" in note and "not a spread that was measured" in note
+    else:
+        assert note == ""
+    assert winograd.floor_note(rows.drop(columns="n")) == ""  # a run file that records no count says nothing
+
+
+# ------------------------------------------------------------------ S8 trained: the sign of the gap, counted
+
+@pytest.mark.parametrize("ratio, said", [(0.90, "1 of 1 below full attention's perplexity"), (1.10, "1 of 1 above it"),
+                                         (1.00, "1 of 1 level with it within the noise")])
+def test_the_tally_counts_each_approximation_on_its_side_of_full_attention(ratio, said):
+    """'Every ratio above 1 is quality paid' sat beside windows that trained better than full attention: the
+    tally says, from each run's interval, which side of 1 it lies."""
+    from attnlab.report.pages import approximate_training as at
+
+    t = pd.DataFrame([{"run": at.FULL, "family": "full attention", "estimate": None},
+                      {"run": "S8-w16", "family": "sliding window", "estimate": Estimate(ratio, 0.01, 2)},
+                      {"run": "S8-favor32", "family": "FAVOR+", "estimate": Estimate(1.07, 0.01, 2)}])
+    text = at.tally(t)
+    assert f"sliding window, {said}" in text and "FAVOR+, 1 of 1 above it" in text
+
+
+# ------------------------------------------------------------------ How verdicts work: which error is the larger
+
+@pytest.mark.parametrize("df, seeds_larger", [(2, 1), (19, 0), (math.inf, 0)])
+def test_about_counts_which_error_source_is_the_larger_from_the_verdicts(df, seeds_larger):
+    """'Between seeds it moves more than the evaluation's sampling error' was said of every claim; the page now
+    counts, part by part, which source set k (n − 1: the seeds)."""
+    from attnlab.report.pages import about
+
+    part = Part("x", "measured", 1.0, "reproduced", se=0.1, k=2.0, df=df)
+    v = Verdict(SimpleNamespace(id="C9.9"), "reproduced", seeds={1: 1.0, 2: 1.1, 3: 0.9}, parts={"x": part})
+    text = about.larger_source([v, Verdict(SimpleNamespace(id="C9.8"), "reproduced", parts={"x": part})])
+    assert f"of the 1 part judged on a mean over seeds, the seeds' spread is the larger source for {seeds_larger} " \
+           f"and the evaluation's sampling error (or the error the run file states) for {1 - seeds_larger}." in text
+    assert about.larger_source([]) == ""
+
+
+@pytest.mark.parametrize("tie, said", [(True, "output layer tied to the token embeddings"), (False, "output layer untied")])
+def test_params_describes_gpt2_small_from_the_spec_it_built(tie, said):
+    spec = {"vocab_size": 50257, "d_model": 768, "context": 1024, "n_blocks": 12, "n_heads": 12,
+            "position": "learned", "norm": "pre", "tie_embeddings": tie}
+    assert params.gpt2_words(spec) == ("vocabulary 50,257, d = 768, context 1024, 12 blocks of 12 heads, learned "
+                                       f"positions, pre-norm, {said}")
+    assert "6 blocks of 8 heads" in params.gpt2_words(spec | {"n_blocks": 6, "n_heads": 8})
+
+
+@pytest.mark.parametrize("T", [6, 9])
+def test_averaging_says_the_sequence_length_its_run_file_used(tmp_path, T):
+    """'A random sequence of T = 6 vectors' was typed: the page reads T from the run file."""
+    import json
+    import shutil
+
+    from attnlab.config import load
+    from helpers import rendered_page, site_for
+
+    src = REPO / "results" / "2026-12-02-quick-cpu-4303899" / "averaging" / "result.json"
+    (tmp_path / "averaging").mkdir()
+    doc = json.loads(src.read_text()) | {"T": T}
+    (tmp_path / "averaging" / "result.json").write_text(json.dumps(doc))
+    text = rendered_page(site_for(tmp_path, load(REPO / "config" / "quick.yaml")), "averaging", averaging.blocks)
+    assert f"A random sequence `x` of T = {T} vectors" in text

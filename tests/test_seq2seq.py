@@ -549,8 +549,26 @@ def test_the_map_is_valid_viewer_data_with_only_decoder_steps_attending():
     ex = data["examples"][0]
     assert ex["tokens"] == ["a", "b", "c", "d", "→", "d", "c", "b", "a"]
     (rows,), = next(iter(ex["models"].values()))
-    assert [row is not None for row in rows] == [False] * 4 + [True] * 4 + [False]
-    assert rows[4][:4] == [0.0, 0.0, 0.0, 1.0]  # the first output step reads the last source token
+    assert [row is not None for row in rows] == [False] * 5 + [True] * 4
+    assert rows[5][:4] == [0.0, 0.0, 0.0, 1.0]  # the first output step reads the last source token
+
+
+@pytest.mark.parametrize("predicted", [[3, 2, 1, 0], [3, 3, 1, 2]])  # right, and wrong at steps 1 and 3
+def test_the_viewer_and_the_chart_label_a_decoder_row_by_the_token_it_predicts(predicted):
+    """The viewer put a row on its input token, the chart on its output: both now name the predicted token, which
+    differs from the target wherever greedy decoding errs."""
+    import re
+
+    from attnlab.report.pages.seq2seq import map_chart, symbol, viewer_data
+
+    m = perfect_reverse_map() | {"predicted": predicted}
+    ex = viewer_data(m)["examples"][0]
+    (rows,), = next(iter(ex["models"].values()))
+    on_rows = [tok for tok, row in zip(ex["tokens"], rows) if row is not None]
+    listed = re.search(r"\[(.*)\]", map_chart(m)["encoding"]["y"]["axis"]["labelExpr"]).group(1)  # the labels' array
+    labels = re.findall(r"'([^']*)'", listed)
+    assert on_rows == labels == [symbol(x) for x in predicted]
+    assert (on_rows == [symbol(x) for x in m["target"]]) == (predicted == m["target"])
 
 
 def test_the_reading_says_where_greedy_decoding_lost_its_place():

@@ -7,7 +7,7 @@ import pytest
 
 from attnlab.errors import AttnlabError
 from attnlab.report.viewer_widget import check_data, viewer_html
-from helpers import CHROMIUM, playwright_or_skip
+from helpers import CHROMIUM, REPO, playwright_or_skip
 
 SCREENSHOT = Path("/tmp/viewer.png")
 CROSS_SCREENSHOT = Path("/tmp/viewer-cross.png")
@@ -575,3 +575,24 @@ def test_cross_grid_greys_null_rows(cross_page):
 def test_cross_screenshot(cross_page):
     cross_page.screenshot(path=str(CROSS_SCREENSHOT), full_page=True)
     assert CROSS_SCREENSHOT.stat().st_size > 0
+
+
+@pytest.mark.parametrize("names", [[["A", "B"], ["C", "D"]], [["A", "B"], ["A", "C", "B"]], [["A"], ["B"]]])
+def test_s11_counts_the_models_as_the_page_does(names):
+    """'models: 2' sat beside prose counting four: S11 now counts the models in all and the most on one sentence,
+    from the same examples the page's sentence counts, so the two agree whatever the data."""
+    from pathlib import Path
+
+    from attnlab.report.claims import load_registry
+    from attnlab.report.pages.viewer import contents
+    from attnlab.report.results import Results
+    from attnlab.report.verdicts import evaluate
+
+    examples = [{"models": {n: [[[[1.0]]]] for n in ns}} for ns in names]  # layer, head, query, key
+    s11 = next(c for c in load_registry(REPO / "claims").claims if c.id == "S11")
+    v = evaluate(s11, Results(root=Path("."), files={"viewer": {"examples": examples}}))
+    in_all, most = len({n for ns in names for n in ns}), max(map(len, names))
+    assert v.reproduced["models_in_all"] == in_all and v.reproduced["models_on_one_sentence"] == most
+    said = contents(examples)
+    assert f"{in_all} models in all" in said and (f"{most} of them on each" in said or f"to {most} of them" in said)
+    assert (v.verdict == "holds") == (most >= 2)

@@ -109,6 +109,15 @@ class Results:
         held = {k for entry in per_seed.values() if isinstance(entry, dict) for k in dict.keys(entry)}
         return [int(s) for s in per_seed] if keys is None or held & set(keys) else []
 
+    def recorded_seeds(self, what: str) -> list[int]:
+        """The seeds a result file's numbers were made at, as the file records them: its `by_seed` entries, else
+        the seeds its settings name, else the one seed of its provenance ([] where it records none)."""
+        d = self.files.get(what) or {}
+        settings = d.get("settings") if isinstance(d.get("settings"), dict) else {}
+        named = settings.get("seeds") if isinstance(settings.get("seeds"), list) else []
+        seeds = list(d.get("by_seed") or {}) or named or [(d.get("provenance") or {}).get("seed")]
+        return sorted(int(s) for s in seeds if s is not None)
+
     def at(self, seed: int) -> Results:
         """These results as one seed saw them: each run's metrics at that seed, each seeded result's entry."""
         view = Results(root=self.root, file_paths=self.file_paths, by_seed=self.by_seed, seed_paths=self.seed_paths)

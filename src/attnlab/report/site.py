@@ -425,9 +425,15 @@ def alone(v: Verdict) -> str:
     if not v.survives():
         return ""
     if v.survives() == "no error alone":
-        return '<div class="why">one seed alone: no error to judge it by</div>'
+        return f'<div class="why">one seed alone: no error to judge {html.escape(errorless_words(v))} by</div>'
     held = sum(x == "reproduced" for x in v.single.values())
     return f'<div class="why">one seed alone: {held} of {len(v.single)} reproduce</div>'
+
+
+def errorless_words(v: Verdict) -> str:
+    """What one seed alone has no error to judge: 'it' where no part has an error of its own at one seed, else
+    the parts that have none ('average_minus_block')."""
+    return ", ".join(v.errorless_alone()) if v.judged_alone() else "it"
 
 
 def parts_cell(value) -> str:
@@ -446,7 +452,8 @@ def seed_lines(v: Verdict) -> str:
     if len(v.seeds) < 2:
         return ""
     items = "".join(f"<li>seed {seed}: {html.escape(fmt(value))} → {html.escape(v.single[seed])}"
-                    f"{' (no error of its own to judge it by)' if seed in v.unjudged else ''}</li>"
+                    f"{f' (no error of its own to judge {html.escape(errorless_words(v))} by)' if seed in v.unjudged else ''}"
+                    "</li>"
                     for seed, value in v.seeds.items())
     return f"<p>At each seed alone (as one run would have judged it):</p><ul>{items}</ul>\n"
 

@@ -71,6 +71,7 @@ class Verdict:
     seeds: dict = field(default_factory=dict)  # seed -> its value (as `reproduced`) where the claim has several
     single: dict = field(default_factory=dict)  # seed -> the verdict that seed's runs alone would have given
     unjudged: set = field(default_factory=set)  # the seeds whose runs alone have no error to judge the claim by
+    single_parts: dict = field(default_factory=dict)  # seed -> part -> Part: each part as that seed alone judged it
     parts: dict = field(default_factory=dict)  # part -> Part (empty when nothing was computed)
     settle: str = ""  # inconclusive: the seeds that would settle it at the observed spread, "budget", or why not
 
@@ -100,6 +101,20 @@ class Verdict:
             return "no error alone"
         held = sum(v == "reproduced" for v in self.single.values())
         return "every seed" if held == len(self.single) else "no seed" if held == 0 else "some seeds"
+
+    def errorless_alone(self) -> list[str]:
+        """The parts that no seed's runs alone have an error to judge by (their only error is the seeds' spread),
+        in the claim's order; [] for a claim that reads one seed."""
+        return [p for p in self.claim.values if self.single_parts
+                and all(parts.get(p) is not None and parts[p].settle == NO_ERROR for parts in self.single_parts.values())]
+
+    def judged_alone(self) -> dict[str, int]:
+        """The parts one seed's runs alone can judge (an error of their own, or an exact test), each with the
+        number of seeds at which it alone reproduces; {} for a claim that reads one seed."""
+        errorless = set(self.errorless_alone())
+        return {p: sum(parts[p].outcome == "reproduced" for parts in self.single_parts.values())
+                for p in self.claim.values if self.single_parts and p not in errorless
+                and all(p in parts for parts in self.single_parts.values())}
 
     def rows(self) -> list[dict]:
         """claims.csv: one row per part, with the claim's verdict and the part's own."""
@@ -173,6 +188,7 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
     out = judge_claim(claim, values, noise, shape, prefix=f"mean of {len(each)} seeds; ")
     out.seeds, out.single = {seed: shape(v) for seed, (v, _) in each.items()}, {s: a.verdict for s, a in alone.items()}
     out.unjudged = {seed for seed, a in alone.items() if a.verdict == "inconclusive" and a.settle == NO_ERROR}
+    out.single_parts = {seed: a.parts for seed, a in alone.items()}
     return out
 
 

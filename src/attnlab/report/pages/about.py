@@ -7,6 +7,7 @@ import math
 
 from attnlab.report.claims import T95, describe
 from attnlab.report.format import badge, fmt
+from attnlab.report.readings import count
 from attnlab.report.site import anchor, settle_words
 from attnlab.report.verdicts import MAX_SEEDS
 
@@ -61,6 +62,20 @@ def worked(v, part) -> str:
     return text + f"The whole interval {whole} it.\n"
 
 
+def larger_source(verdicts) -> str:
+    """Which error source is the larger for the numeric parts judged on a mean over seeds, counted from this
+    version's verdicts: the seeds' spread (k read at n − 1) or the evaluation's sampling error (or the error the
+    run file states). '' where no claim reads several seeds."""
+    sources = [v.parts[p].df == len(v.seeds) - 1 for v in verdicts if len(v.seeds) > 1
+               for p in v.parts if v.parts[p].interval is not None]
+    if not sources:
+        return ""
+    seeds = sum(sources)
+    return (f"In this version, of the {count(len(sources), 'part')} judged on a mean over seeds, the seeds' spread is the "
+            f"larger source for {seeds} and the evaluation's sampling error (or the error the run file states) for "
+            f"{len(sources) - seeds}.")
+
+
 def blocks(site) -> dict[str, str]:
     return {"k_table": k_table(), "examples": "\n".join(example(site, *e) for e in EXAMPLES),
-            "max_seeds": str(MAX_SEEDS)}
+            "max_seeds": str(MAX_SEEDS), "larger_source": larger_source(site.verdicts)}

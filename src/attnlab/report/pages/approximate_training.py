@@ -6,7 +6,7 @@ import pandas as pd
 import yaml
 
 from attnlab.report.format import chart, md_table, spread
-from attnlab.report.readings import NOISE, interval, paired, said, versus
+from attnlab.report.readings import side, NOISE, interval, paired, said, versus
 from attnlab.report.site import NOT_RUN
 from attnlab.settings.approximate_training import DEFAULTS, FULL
 
@@ -132,10 +132,27 @@ def cost_reading(t: pd.DataFrame) -> str:
     more = [f"- {why}: {b} against {a}, {versus(runs[b], runs[a], 'worse', 'better')}" for a, b, why in pairs]
     text = (f"Each approximation against full attention (its validation perplexity over {FULL}'s, paired by seed, "
             "± k·SE at 95 %, the larger of the seeds' spread and the evaluation's sampling error):\n\n" + "\n".join(lines) + "\n")
+    text += "\n" + tally(t) + "\n"
     if more:
         text += ("\nWhat giving an approximation more changes (validation perplexity, paired by seed; *better* or "
                  "*worse* only where the interval clears zero):\n\n" + "\n".join(more) + "\n")
     return text
+
+
+SIDES = {"below": "below full attention's perplexity", "within": "level with it within the noise",
+         "above": "above it", None: "with no error to judge by"}
+
+
+def tally(t: pd.DataFrame) -> str:
+    """Per family of approximation, how many of its runs train better than full attention, equal to it within the
+    noise, or worse (each run's ratio judged on its interval, as the lines above), so that the page's reading of
+    the gap follows the sign it has here."""
+    out = []
+    for fam, g in t[t["run"] != FULL].groupby("family", sort=False):
+        sides = [side(e, 1.0) for e in g["estimate"]]
+        counts = [f"{sides.count(k)} of {len(sides)} {words}" for k, words in SIDES.items() if sides.count(k)]
+        out.append(f"{fam}, " + ", ".join(counts))
+    return ("Tally of the ratios above: " + "; ".join(out) + ".") if out else ""
 
 
 def blocks(site) -> dict[str, str]:

@@ -9,6 +9,7 @@ import pandas as pd
 import yaml
 
 from attnlab.report.format import chart, diverged_note, md_table
+from attnlab.report.pages.cost import window_error_words
 from attnlab.report.readings import Estimate, said
 from attnlab.report.results import measured
 from attnlab.stats import mean_se
@@ -163,13 +164,16 @@ def blocks(site) -> dict[str, str]:
                             f"layer{'s' if e['layers'] > 1 else ''} of {e['heads']} heads "
                             f"{e['head_dim']} wide")
     if not runs:
-        return out | {"error_chart": "", "reading": "", "error_table": diverged_note(lost)}
+        return out | {"error_chart": "", "reading": "", "window_error": window_error_words([]), "error_table": diverged_note(lost)}
     t = table(runs)
     out["error_chart"] = chart("chart-approximation-error", error_chart(t))
     mean = (f"the mean over {len(runs)} seeds, with its standard error over the seeds" if len(runs) > 1 else
             "the mean over the batches at the one seed, with its standard error over them")
     out["error_table"] = (diverged_note(lost) + f"\nEach value is {mean}; the ratio is the trained layer's error "
                           "over the Gaussian inputs' at the same batch.\n\n" + md_table(t, HEADERS, FORMATS))
+    windows = t[t["method"] == METHODS["window"][1]]
+    out["window_error"] = window_error_words([x for k in INPUTS for x in windows[k]],
+                                             f" (on {' and on '.join(INPUTS.values())})")
     out["reading"] = (reading(t, runs, len(runs) - 1 if len(runs) > 1 else max(s["batches"] - 1, 1)).rstrip("\n")
                       + coverage(max(s["windows"]), s["n_global"], runs[0]["context"]))
     return out

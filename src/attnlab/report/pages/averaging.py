@@ -52,7 +52,7 @@ def blocks(site) -> dict[str, str]:
     ], columns=["comparison", "reproduced", "chapter"])
     matrix = matrix_table(e1)
     return out | {
-        "d": f"{e1.get('d')}",
+        "d": f"{e1.get('d')}", "T": f"{e1.get('T')}",
         "rounding_reading": rounding_reading(e1),
         "matrix_table": md_table(matrix, formats={c: weight for c in matrix.columns[1:]}),
         "matrix_chart": chart("chart-matrix", charts.matrix_chart(matrix_long(e1))),

@@ -190,6 +190,25 @@ def above_one_words(e: dict) -> str:
             "an output of zeros would be (whose relative error is exactly 1).")
 
 
+WINDOW_ERROR = ("a window drops keys and spreads their weight over the keys it keeps, so each output moves by the "
+                "weight the dropped keys would have had times the distance between their average value and the kept "
+                "keys'; the error measured here, ‖approx − exact‖ / ‖exact‖, divides that by the size of the exact "
+                "output, so it is not the dropped weight, and nothing bounds it by 1.")
+
+
+def window_error_words(errors: list[float], over: str = "") -> str:
+    """What a window's error is (WINDOW_ERROR) and the size of the ones measured, generated from them: their range,
+    and how many lie above 1 (an output farther from exact attention than zeros, which no weight can be); what it
+    is alone where none was measured."""
+    if not errors:
+        return WINDOW_ERROR
+    above = sum(x > 1 for x in errors)
+    size = (f"Here the window's errors{over} run from {min(errors):.3g} to {max(errors):.3g}"
+            + (f"; {above} of {len(errors)} {'lies' if above == 1 else 'lie'} above 1: larger than any weight could "
+               "be." if above else ", all below 1."))
+    return WINDOW_ERROR + " " + size
+
+
 def error_reading(e: dict) -> str:
     """The error table in words, generated from it: each method's change from its smallest size to its largest
     (a fall only where the interval clears 1), FAVOR+'s rate against the square root, and where its error
@@ -258,6 +277,7 @@ def blocks(site) -> dict[str, str]:
     e = r["approximation_errors"]
     out["error_chart"] = chart("chart-cost-error", error_chart(e))
     out["error_reading"] = error_reading(e)
+    out["window_error"] = window_error_words([w["relative_error"] for w in e["window"]])
     errors = pd.DataFrame([{"window": w["window"], "window_error": w["relative_error"]} for w in e["window"]])
     favor = pd.DataFrame([{"features": f["features"], "favor_error": f["relative_error"], "favor_se": f.get("se"),
                            "favor_min": f["min"], "favor_max": f["max"]} for f in e["favor"]])

@@ -9,6 +9,7 @@ from collections import Counter
 from attnlab import registry
 from attnlab.report import budget
 from attnlab.report.format import badge
+from attnlab.report.readings import at_seeds
 from attnlab.report.pages import index as overview
 from attnlab.report.site import alone, anchor, parts_cell, reproduced_cell, why_not
 from attnlab.report.verdicts import Verdict
@@ -79,20 +80,50 @@ SCRIPT = """<script>
 </script>"""
 
 
-SURVIVAL = {  # Verdict.survives() -> what it says of a claim the chapter made from one run (the seeds alone, not
-    # the mean, whose verdict each group lists beside it)
+SURVIVAL = {  # survival(v) -> what it says of a claim the chapter made from one run (the seeds alone, not the
+    # mean, whose verdict each group lists beside it)
     "every seed": "reproduce at every seed alone: one run would have found them, whichever seed it drew",
     "some seeds": "reproduce at some seeds alone and not at others: one run would have found them or missed them, "
                   "depending on the seed it drew",
     "no seed": "reproduce at no seed alone: one run would have missed them, whichever seed it drew",
-    "no error alone": "cannot be judged at one seed alone: their only error is the spread over seeds, which one "
-                      "run does not have, so one run could not have decided them",
+    "in part": "can be judged only in part at one seed alone: some of their parts carry an error of their own at "
+               "each seed, which one run has too, and the others have no error but the spread over seeds, which "
+               "one run does not have, so one run could not have decided them whole",
+    "no error alone": "cannot be judged at one seed alone: no part of them has an error but the spread over seeds, "
+                      "which one run does not have, so one run could not have decided them",
 }
+
+
+def survival(v: Verdict) -> str | None:
+    """Verdict.survives(), with a claim no seed alone can decide split by its parts' error sources: 'in part' where
+    some of its parts have an error of their own at one seed, 'no error alone' where none has."""
+    key = v.survives()
+    return "in part" if key == "no error alone" and v.judged_alone() else key
+
+
+def error_source(v: Verdict, part: str) -> str:
+    """Where a part's error at one seed comes from, as the claim reads it."""
+    if part in v.claim.se_code:
+        return "the error its run file states"
+    if part in v.claim.sampled:
+        return "the evaluation's sampling error"
+    return "an exact test"
+
+
+def parts_alone(v: Verdict) -> str:
+    """A claim judged in part at one seed: which parts one run could judge (their error, and at how many seeds
+    alone each reproduces) and which it could not."""
+    seeds = len(v.single)
+    judged = "; ".join(f"{html.escape(p)} ({error_source(v, p)}) reproduces at {n} of {seeds} seeds alone"
+                       for p, n in v.judged_alone().items())
+    return (f"[{html.escape(v.claim.id)}]({v.claim.experiment}.md#{anchor(v.claim.id)}): {judged}; "
+            f"no error at one seed: {', '.join(map(html.escape, v.errorless_alone()))}")
 
 
 def seed_noise(site, verdicts: list[Verdict]) -> str:
     """Which single-run claims survive seed noise: the claims computed at several seeds, grouped by how many
-    seeds alone would have given each its verdict, each group split by the verdict on the mean."""
+    seeds alone would have given each its verdict, each group split by the verdict on the mean; then the others,
+    counted by why no seed alone judged them."""
     seeded = [v for v in verdicts if v.survives()]
     if not seeded:
         seeds = site.config.get("seeds") or [site.config.get("seed")]
@@ -103,19 +134,55 @@ def seed_noise(site, verdicts: list[Verdict]) -> str:
     out = [f"{len(seeded)} claims read runs trained at {n} seeds. The chapter made each from one run; here each "
            "was also judged at every seed alone, as a single run would have been:\n"]
     for key, text in SURVIVAL.items():
-        group = [v for v in seeded if v.survives() == key]
+        group = [v for v in seeded if survival(v) == key]
         if not group:
             continue
         by_verdict = {k: [v for v in group if v.verdict == k] for k in VERDICTS}
-        listed = "; ".join(f"{k}: " + ", ".join(
-            f"[{html.escape(v.claim.id)}]({v.claim.experiment}.md#{anchor(v.claim.id)})" for v in vs)
-            for k, vs in by_verdict.items() if vs)
+        listed = "; ".join(f"{k}: " + ", ".join(linked(v) for v in vs) for k, vs in by_verdict.items() if vs)
         out.append(f"- **{len(group)}** {text}. Their verdict on the mean over seeds: {listed}.")
-    unseeded = len(verdicts) - len(seeded)
-    if unseeded:
-        out.append(f"\nThe other {unseeded} claims are computed (counts and arithmetic), read no trained run "
-                   "(analyses and benchmarks), or read runs made at one seed.")
+        if key == "in part":
+            out += [f"    - {parts_alone(v)}." for v in group]
+    others = [v for v in verdicts if not v.survives()]
+    if others:
+        out.append("\n" + unseeded(site, others))
     return "\n".join(out) + "\n"
+
+
+def linked(v: Verdict) -> str:
+    return f"[{html.escape(v.claim.id)}]({v.claim.experiment}.md#{anchor(v.claim.id)})"
+
+
+UNSEEDED = {  # why_unseeded() -> the words for claims no seed alone judged
+    "computed": "computed (counts and arithmetic), which no seed moves",
+    "pooled": "from one analysis that trained its models at {} seeds and states only their mean and its error "
+              "(no seed judged alone)",
+    "once": "from run files made once, {}",
+    "no value": "with no value to judge (not run, or diverged)",
+}
+
+
+def why_unseeded(site, v: Verdict) -> tuple[str, str]:
+    """Why no seed alone judged a claim: (key of UNSEEDED, what fills its blank: the seeds named)."""
+    if v.claim.kind == "computed":
+        return "computed", ""
+    if v.verdict in ("not run", "diverged"):
+        return "no value", ""
+    seeds = sorted({s for f in v.claim.files for s in site.res.recorded_seeds(f)}
+                   | {s for r in v.claim.rows for s in site.res.seeds(r) if s is not None})
+    if len(seeds) > 1:
+        return "pooled", str(len(seeds))
+    return "once", at_seeds(seeds) or "no seed recorded"
+
+
+def unseeded(site, verdicts: list[Verdict]) -> str:
+    """The claims no seed alone judged, counted by why, each group listed."""
+    groups: dict[tuple, list[Verdict]] = {}
+    for v in verdicts:
+        groups.setdefault(why_unseeded(site, v), []).append(v)
+    order = list(UNSEEDED)
+    lines = [f"- **{len(vs)}** {UNSEEDED[key].format(blank)}: {', '.join(linked(v) for v in vs)}."
+             for (key, blank), vs in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1]))]
+    return f"The other {len(verdicts)} claims are not judged seed by seed:\n\n" + "\n".join(lines)
 
 
 def blocks(site) -> dict[str, str]:

@@ -8,7 +8,7 @@ import pandas as pd
 from attnlab.runs import train_settings
 from attnlab.errors import AttnlabError
 from attnlab.report.format import chart, finite, md_table, spread
-from attnlab.report.readings import PPL_ERROR, at_seeds, Estimate, of_values, paired, said, versus
+from attnlab.report.readings import PPL_ERROR, at_seeds, Estimate, interval, of_values, paired, said, versus
 from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
 from attnlab.report.site import NOT_RUN
@@ -121,26 +121,27 @@ def init_table(seeds: pd.DataFrame) -> pd.DataFrame:
 
 
 def definition_reading(t: pd.DataFrame) -> str:
-    """Which recorded definition of a block's gradient gives the chapter's numbers, generated from them: a
-    definition matches where each of the chapter's six numbers (block 1, the last block and last/first, pre- and
-    post-norm) lies inside our 95 % interval over the seeds (mean ± k·SE), and misses where one lies outside it."""
-    lines, matched, estimates = [], [], 0
+    """Which recorded definition of a block's gradient gives the chapter's numbers, generated from them: per
+    definition, its size against the chapter's at block 1 and at the last block, its last/first trend against the
+    chapter's, and how many of the chapter's six numbers (block 1, the last block and last/first, pre- and
+    post-norm) lie inside our 95 % interval over the seeds (mean ± k·SE); then the definitions in order of that
+    count, and whether one holds all six."""
+    lines, counts, matched, estimates = [], {}, [], 0
     for definition, g in t.groupby("definition", sort=False):
-        inside, outside, scale = 0, 0, []
+        inside, outside = 0, 0
         for _, r in g.iterrows():
             for ours, chapter in (("first", "chapter_first"), ("last", "chapter_last"), ("ratio", "chapter_ratio")):
                 e = of_values(r[ours].values)
-                scale.append(e.value / r[chapter])
                 if e.half is not None:
                     inside += abs(e.value - r[chapter]) <= e.half
                     outside += abs(e.value - r[chapter]) > e.half
         estimates += inside + outside
-        size = f"ours is {min(scale):.2f}× to {max(scale):.2f}× the chapter's numbers"
+        head = f"- {definition}: {sizes(g)}; {trends(g)}"
         if inside + outside == 0:
-            lines.append(f"- {definition}: {size} (one seed: no interval to hold the chapter's numbers against).")
+            lines.append(f"{head} (one seed: no interval to hold the chapter's numbers against).")
             continue
-        lines.append(f"- {definition}: {size}; {inside} of the chapter's {inside + outside} numbers lie inside our "
-                     f"95 % intervals.")
+        counts[definition] = (inside, inside + outside)
+        lines.append(f"{head}; {inside} of the chapter's {inside + outside} numbers lie inside our 95 % intervals.")
         if outside == 0 and len(g) == 2:
             matched.append(definition)
     if not estimates:
@@ -153,7 +154,43 @@ def definition_reading(t: pd.DataFrame) -> str:
         verdict = ("No recorded definition holds all of the chapter's numbers inside its intervals; "
                    "`tools/grad-definitions.py` measures the other candidates.")
     return ("Each recorded definition of a block's gradient against the chapter's block 1, last block and "
-            "last/first, pre- and post-norm:\n\n" + "\n".join(lines) + "\n\n" + verdict + "\n")
+            "last/first, pre- and post-norm:\n\n" + "\n".join(lines) + "\n\n" + nearest(counts) + verdict + "\n")
+
+
+def sizes(g: pd.DataFrame) -> str:
+    """A definition's step-0 norms as multiples of the chapter's, at block 1 and at the last block, per
+    placement: 'at block 1 4.40× the chapter's in pre-norm and 4.07× in post-norm; at the last block …'."""
+    def at(col: str, chapter: str) -> str:
+        return " and ".join(f"{r[col].mean / r[chapter]:.2f}× {'the chapter' + chr(39) + 's ' if i == 0 else ''}"
+                            f"in {r['norm']}" for i, (_, r) in enumerate(g.iterrows()))
+    return f"at block 1 {at('first', 'chapter_first')}, at the last block {at('last', 'chapter_last')}"
+
+
+def trends(g: pd.DataFrame) -> str:
+    """A definition's last/first ratio per placement beside the chapter's, each said as a trend over the depth
+    only where its interval clears 1 (the chapter's, a number with no error, by which side of 1 it lies)."""
+    out = []
+    for _, r in g.iterrows():
+        e = of_values(r["ratio"].values)
+        chapter = "rises" if r["chapter_ratio"] > 1 else "falls" if r["chapter_ratio"] < 1 else "is even"
+        ours = said(e, of=1.0, above="rises with depth", below="falls with depth", within="even over the depth within the noise",
+                    unknown="one seed: no error to judge a trend by")
+        out.append(f"last/first {interval(e, 3, signed=False)} in {r['norm']}, {ours} (the chapter's "
+                   f"{r['chapter_ratio']:.2f} {chapter})")
+    return "; ".join(out)
+
+
+def nearest(counts: dict[str, tuple[int, int]]) -> str:
+    """The definitions in order of how many of the chapter's numbers lie inside their intervals, ties named as
+    such: 'Nearest the chapter's numbers: W_q, W_k, W_v, 5 of 6; then W_o, 4 of 6; then …'. '' for none."""
+    if not counts:
+        return ""
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1][0])
+    said_ = []
+    for i, (definition, (inside, n)) in enumerate(ranked):
+        tie = i > 0 and inside == ranked[i - 1][1][0]
+        said_.append(("as many: " if tie else "then " if i else "") + f"{definition}, {inside} of {n}")
+    return "Nearest the chapter's numbers: " + "; ".join(said_) + ". "
 
 
 def lean(e: Estimate | None) -> str:

@@ -136,6 +136,31 @@ def phase_reading(phase: dict | None) -> str:
             f"less the one-layer model's is {shown('icl_two_minus_one', '.2f')} nats.\n")
 
 
+OLSSON_ICL = {"early": 50, "late": 500, "context": 512}  # the paper's score: the loss at token 500 minus at 50, of 512
+
+
+def icl_positions_words(ours: list[float] | None) -> str:
+    """Where the in-context-learning score reads the loss here (the run file's `icl_positions`: shares of the
+    input's length) beside where Olsson et al. read it, each position said as the same (to two decimals), earlier
+    or later than the paper's."""
+    early, late, n = OLSSON_ICL["early"], OLSSON_ICL["late"], OLSSON_ICL["context"]
+    theirs = [early / n, late / n]
+    text = (f"Olsson et al. take the loss at token {late} minus token {early} of {n}, at {theirs[0]:.3f} and "
+            f"{theirs[1]:.3f} of the context")
+    if not ours:
+        return text + "; where this version reads it is not recorded in its run file"
+    compared = [f"the {which} {position_against(a, b)} ({a:g} against {b:.3f})"
+                for which, a, b in zip(("early position", "late one"), ours, theirs)]
+    return text + f"; here around {ours[0]:g} and {ours[1]:g} of the input's length: " + ", ".join(compared)
+
+
+def position_against(ours: float, theirs: float) -> str:
+    """A position against the paper's: 'the same as the paper's to two decimals', 'earlier' or 'later'."""
+    if round(ours, 2) == round(theirs, 2):
+        return "the same as the paper's to two decimals"
+    return "earlier" if ours < theirs else "later"
+
+
 def icl_words(icl: float, se: float | None) -> str:
     """An in-context-learning score's direction, said only where its 95 % interval (readings.side) clears 0."""
     where = side(Estimate(icl, se))
@@ -170,6 +195,7 @@ def blocks(site) -> dict[str, str]:
     control, lost = measured(r["control"])
     first = next(iter(r.get("by_seed") or {}), None)
     out["phase_chart"] = chart("chart-induction-phase", phase_chart(control, first)) if control else ""
+    out["icl_positions"] = icl_positions_words(r.get("icl_positions"))
     out["reading"] = (reading(control) if control else "") + phase_reading(r.get("phase"))
     heads = [row for name, c in control.items() for row in head_rows(name, {**c["final"], "copying": c["copying"]})]
     out["control_table"] = diverged_note(lost) + ("\nEvery head at the end of training (copying: the share of tokens "

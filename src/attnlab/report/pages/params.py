@@ -68,11 +68,22 @@ def shares_reading(e7: dict) -> str:
             "token table.\n")
 
 
+def gpt2_words(spec: dict) -> str:
+    """GPT-2 small as the run file's spec built it: 'vocabulary 50,257, d = 768, context 1024, 12 blocks of 12
+    heads, learned positions, pre-norm, output layer tied to the token embeddings'."""
+    tied = "tied to the token embeddings" if spec.get("tie_embeddings") else "untied"
+    return (f"vocabulary {spec['vocab_size']:,}, d = {spec['d_model']}, context {spec['context']}, "
+            f"{spec['n_blocks']} blocks of {spec['n_heads']} heads, {spec['position']} positions, "
+            f"{spec['norm']}-norm, output layer {tied}")
+
+
 def blocks(site) -> dict[str, str]:
     e7 = site.res.result(NAME)
     out = site.skeleton(NAME)
     if e7 is None:
-        return out | {"widths": "at several widths"}
+        return out | {"widths": "at several widths", "gpt2_spec": "as the chapter gives it"}
+    spec = e7["gpt2"].get("spec")
+    out["gpt2_spec"] = gpt2_words(spec) if spec else "its shape is not recorded in this version's run file"
 
     out["gpt2_table"] = md_table(gpt2_table(e7, site.chapter_parts("C7.2")),
                                  {"item": "line item", "counted": "counted", "chapter": "chapter",

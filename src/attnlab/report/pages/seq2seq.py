@@ -381,13 +381,14 @@ def lost_place(m: dict, most: int = 3) -> str:
 
 
 def viewer_data(m: dict, variants: dict = VARIANTS) -> dict:
-    """The map as the interactive viewer's data: tokens [source, SEP, target]; the decoder step that reads
-    token i (SEP, then the target so far) has a row over the source; the rest do not attend."""
+    """The map as the interactive viewer's data: tokens [source, →, the greedy predictions]; each decoder step's
+    row over the source sits on the token that step predicts (as the map chart labels its rows), and the rest do
+    not attend."""
     S = m["source_length"]
-    tokens = [symbol(x) for x in m["source"]] + ["→"] + [symbol(x) for x in m["target"]]
+    tokens = [symbol(x) for x in m["source"]] + ["→"] + [symbol(x) for x in m["predicted"]]
     rows = [None] * len(tokens)
     for t, row in enumerate(m["weights"]):
-        rows[S + t] = [round(x, 4) for x in row] + [0.0] * (len(tokens) - S)
+        rows[S + 1 + t] = [round(x, 4) for x in row] + [0.0] * (len(tokens) - S)
     return {"examples": [{"id": "seq2seq-reverse", "label": f"{m['name']} (reverse)", "tokens": tokens,
                           "models": {f"{variants[m['variant']]} decoder": [[rows]]}}]}
 

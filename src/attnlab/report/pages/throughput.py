@@ -8,7 +8,7 @@ import pandas as pd
 
 from attnlab.report import charts
 from attnlab.report.format import chart, fmt, md_table, num
-from attnlab.report.readings import interval, of_values, said
+from attnlab.report.readings import interval, of_values, said, side
 
 NAME = "throughput"
 EAGER = ("plain eager reference (separate q/k/v projections, explicit mask and softmax): this run file "
@@ -18,15 +18,23 @@ EAGER = ("plain eager reference (separate q/k/v projections, explicit mask and s
 def speed_reading(b: dict) -> str:
     """attnlab's speed against the reference's, from the paired rounds: each round's reference step time over
     attnlab's, their mean with its interval (95 %), said faster or slower only where that interval clears 1."""
+    e = paired_ratio(b)
+    if e is None:
+        return ""
+    return (f"Over {len(b['attnlab_step_seconds'])} paired rounds, the reference's step time over attnlab's is "
+            f"{interval(e, 3, False)} (mean, 95 %): attnlab trains " + said(e, of=1.0, above=f"{e.value:.3f}× faster than the reference",
+                                                   below=f"{1 / e.value:.3f}× slower than the reference",
+                                                   within="about as fast as the reference, within the noise",
+                                                   unknown="at a speed one round cannot judge") + ".")
+
+
+def paired_ratio(b: dict):
+    """Each paired round's reference step time over attnlab's (attnlab's speed over the reference's), as a mean
+    with its error; None without paired rounds."""
     ours, theirs = b.get("attnlab_step_seconds") or [], b.get("reference_step_seconds") or []
     if not ours or len(ours) != len(theirs):
-        return ""
-    e = of_values([t / o for o, t in zip(ours, theirs)])
-    return (f"Over {len(ours)} paired rounds, the reference's step time over attnlab's is {interval(e, 3, False)} "
-            "(mean, 95 %): attnlab trains " + said(e, of=1.0, above="faster than the reference",
-                                                   below="slower than the reference",
-                                                   within="as fast as the reference, within the noise",
-                                                   unknown="at a speed one round cannot judge") + ".")
+        return None
+    return of_values([t / o for o, t in zip(ours, theirs)])
 
 
 GOAL = 1.25  # issue 23: the fastest setting at >= 1.25x the float32 reference
@@ -43,11 +51,38 @@ def speedups(b: dict) -> list[tuple[dict, object]]:
     return [(r, of_values([math.log(y / x) for x, y in zip(r["step_seconds"], yard)])) for r in rows]
 
 
-def times(e) -> str:
-    """A speedup from its log estimate: '1.150× (95 % interval 1.020–1.297)'."""
+def faster_or_slower(e, than: str = "") -> str:
+    """A speedup (its log estimate) with its direction: 'x.xxx× faster' or 'x.xxx× slower' (the slower factor and
+    its interval the reciprocals), or 'about the same speed' with the ratio where its 95 % interval holds 1;
+    without an interval, the direction of the one value, said to have none. `than`: what it is set against."""
+    r, to = math.exp(e.value), f" than {than}" if than else ""
     if e.half is None:
-        return f"{math.exp(e.value):.3f}× (one round: no interval)"
-    return f"{math.exp(e.value):.3f}× (95 % interval {math.exp(e.value - e.half):.3f}–{math.exp(e.value + e.half):.3f})"
+        return f"{max(r, 1 / r):.3f}× {'faster' if r >= 1 else 'slower'}{to} (one round: no interval)"
+    lo, hi = math.exp(e.value - e.half), math.exp(e.value + e.half)
+    where = side(e)
+    if where == "above":
+        return f"{r:.3f}× faster{to} (95 % interval {lo:.3f}–{hi:.3f})"
+    if where == "below":
+        return f"{1 / r:.3f}× slower{to} (95 % interval {1 / hi:.3f}–{1 / lo:.3f})"
+    return f"about the same speed{' as ' + than if than else ''} ({r:.3f}×, 95 % interval {lo:.3f}–{hi:.3f})"
+
+
+def against_paired(ratio: float | None, lo: float | None, hi: float | None) -> str:
+    """A ratio of attnlab's speed to the reference's that has no interval of its own (of medians), said against the
+    paired rounds' interval: 'about the same' inside it, else 'x.xxx× faster' or 'slower'."""
+    if ratio is None:
+        return "–"
+    if lo is not None and lo <= ratio <= hi:
+        return f"{ratio:.3f}: about the same (inside the paired rounds' 95 % interval, {lo:.3f}–{hi:.3f})"
+    direction = f"{ratio:.3f}× faster" if ratio >= 1 else f"{1 / ratio:.3f}× slower"
+    return f"{ratio:.3f}: attnlab {direction}" + (" (outside the paired rounds' 95 % interval, "
+                                                   f"{lo:.3f}–{hi:.3f})" if lo is not None else " (no interval)")
+
+
+def paired_interval(b: dict) -> tuple[float | None, float | None]:
+    """The paired rounds' 95 % interval of attnlab's speed over the reference's (None, None without one)."""
+    e = paired_ratio(b)
+    return (None, None) if e is None or e.half is None else (e.value - e.half, e.value + e.half)
 
 
 def settings_table(b: dict) -> str:
@@ -56,8 +91,8 @@ def settings_table(b: dict) -> str:
         return ("*This run file predates the speed settings (precision, compile, AdamW): it times attnlab's float32 "
                 "step only. Rerun the benchmark for the table of settings.*")
     table = pd.DataFrame([(r["name"], r["tokens_per_s"], "1 (the yardstick)" if r["name"] == b["yardstick"]
-                           else times(e), r["first_step_seconds"]) for r, e in ups],
-                         columns=["setting", "tokens/s", f"speedup over {b['yardstick']}", "first step (s)"])
+                           else faster_or_slower(e), r["first_step_seconds"]) for r, e in ups],
+                         columns=["setting", "tokens/s", f"speed against {b['yardstick']}", "first step (s)"])
     return md_table(table, formats={"tokens/s": num(0), "first step (s)": num(2)})
 
 
@@ -77,7 +112,7 @@ def goal_reading(b: dict) -> str:
                    below=f"it falls short of the goal of {GOAL}×",
                    within=f"whether it reaches the goal of {GOAL}× the noise cannot tell",
                    unknown=f"one round cannot judge it against the goal of {GOAL}×")
-    return (f"The fastest setting, {r['name']}, trains at {times(e)} the speed of the {b['yardstick']} "
+    return (f"The fastest setting, {r['name']}, trains {faster_or_slower(e, 'the ' + b['yardstick'])} "
             f"(geometric mean over {len(r['step_seconds'])} paired rounds): {verdict}.")
 
 
@@ -102,8 +137,10 @@ def blocks(site) -> dict[str, str]:
     facts = pd.DataFrame([
         ("parameters", f"{b['n_params']:,}"), ("batch × context", f"{b['batch_size']} × {b['context']}"),
         ("timed rounds (after warm-up)", f"{b['steps']} (after {b.get('warmup', '–')})"),
-        ("CPU threads", b.get("threads")), ("ratio attnlab / reference (medians)", f"{b['ratio']:.3f}"),
-        ("ratio, median of paired rounds", fmt(b.get("ratio_paired_median"))),
+        ("CPU threads", b.get("threads")),
+        ("attnlab's speed / the reference's, of the two medians", against_paired(b["ratio"], *paired_interval(b))),
+        ("the same, median of the paired rounds' ratios",
+         against_paired(b.get("ratio_paired_median"), *paired_interval(b))),
         ("max |logit difference| with copied weights", fmt(b["max_abs_logit_diff"])),
     ], columns=["measure", "value"])
     tok = pd.DataFrame([

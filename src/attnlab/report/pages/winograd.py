@@ -130,6 +130,23 @@ def seeds_table(r: dict) -> str:
                        {"accuracy": spread(3)}) + "\n")
 
 
+def floor_note(rows: pd.DataFrame) -> str:
+    """Under the accuracy table: where an accuracy is 0 % or 100 %, its binomial error √(p(1 − p)/n) is 0, and the
+    ± 2 SE shown is the floor the run file puts in its place (√(1/n)/√n = 1/n), not a measured spread; said per
+    such row, from its count of held-out sentences. '' where no row is at either end (or the counts are not
+    recorded)."""
+    if "n" not in rows:
+        return ""
+    ends = rows[rows.accuracy.isin([0.0, 1.0]) & rows.n.notna()]
+    if ends.empty:
+        return ""
+    listed = "; ".join(f"the {r.model} on the {r.version.split(' (')[0]} version, {100 * r.accuracy:.0f} % of "
+                       f"{int(r.n)} sentences (± 2 SE shown: {200 * r.accuracy_se:.1f} %, i.e. 2/{int(r.n)})"
+                       for r in ends.itertuples())
+    return (f"At 0 % or 100 % the binomial error √(p(1 − p)/n) is 0, so the run file puts a floor of 1/n in its "
+            f"place (one sentence's worth), not a spread that was measured: {listed}.\n")
+
+
 def chance_reading(r: dict) -> str:
     """Each model's held-out accuracy against chance (0.5: two nouns to choose from), over the seeds: the mean
     with the larger of the seeds' error and the binomial one (as the verdicts take them), said above or below
@@ -179,7 +196,7 @@ def blocks(site) -> dict[str, str]:
          "other_noun": "the other noun", "elsewhere": "another word", "train_accuracy": "training accuracy",
          "n_params": "parameters"},
         {k: pct for k in ("accuracy", "se", "other_noun", "elsewhere", "train_accuracy")}
-        | {"n_params": lambda v: f"{int(v):,}"}) if len(rows) else "")
+        | {"n_params": lambda v: f"{int(v):,}"}) + "\n\n" + floor_note(rows) if len(rows) else "")
     seeds = list(r.get("by_seed") or {}) or [r.get("seed")]
     seed = (f", seed {seeds[0]}" + (f" (the first of {len(seeds)}: every seed in the table below)"
                                     if len(seeds) > 1 else "")) if seeds[0] is not None else ""
