@@ -128,8 +128,8 @@ def accuracy_chart(r: dict) -> dict:
                                         alt.Tooltip("low:Q", format=".3f", title="lowest seed"),
                                         alt.Tooltip("high:Q", format=".3f", title="highest seed"), "seeds"]
     ).transform_filter(is_mean)
-    spread = alt.Chart().mark_area(opacity=0.15).encode(  # no legend of its own: the swatches are the lines'
-        x=x, y="low:Q", y2="high:Q", color=alt.Color("variant:N", sort=order, legend=None)).transform_filter(is_mean)
+    spread = alt.Chart().mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=color).transform_filter(
+        is_mean)
     chance = alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(
         y="value:Q", tooltip=["task", "measure", alt.Tooltip("value:Q", format=".3f", title="chance")]
     ).transform_filter(alt.datum.mark == "chance")
@@ -139,8 +139,8 @@ def accuracy_chart(r: dict) -> dict:
     chance_rows = pd.DataFrame([{"task": task, "measure": MEASURES["token_accuracy"], "value": r["chance"],
                                  "mark": "chance"} for task in sorted({run["task"] for run in r["runs"]})])
     data = pd.concat([mean_rows(r).assign(mark="mean"), seed_rows(r).assign(mark="seed"), chance_rows])
-    return alt.layer(spread, means, seeds, chance, data=data).resolve_legend(color="independent").properties(
-        width=260, height=190).facet(
+    # the lines first: the legend's swatches take the first layer's look (the band's would be faint)
+    return alt.layer(means, spread, seeds, chance, data=data).properties(width=260, height=190).facet(
         column=alt.Column("task:N", title=None, header=alt.Header(labelFontWeight="bold")),
         row=alt.Row("measure:N", title=None, sort=list(MEASURES.values()))).properties(
         title=["Held-out accuracy against source length",
