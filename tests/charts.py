@@ -6,9 +6,11 @@ wrong with what a chart draws."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
+import numpy as np
 import vl_convert as vlc
 
 BOUNDED = re.compile(r"share|accuracy|fraction|probabilit", re.I)  # a field so named lies in [0, 1]
@@ -155,6 +157,7 @@ def _flatten_group(group: dict, ox, oy, above, out):
 
 def scene_items(spec: dict) -> list[Item]:
     scene = vlc.vegalite_to_scenegraph(spec)["scenegraph"]
+    ORIGINS.clear()
     return _flatten(scene)
 
 
@@ -187,11 +190,12 @@ def legends(items: list[Item]) -> list[list[tuple[str, Item]]]:
 def _look(symbol: dict) -> tuple:
     """What a reader sees of a legend symbol: colour, shape and (where its outline shows) its dash."""
     stroke_shows = symbol.get("stroke") not in (None, "transparent", "none") and symbol.get("strokeWidth", 1) > 0
-    dash = tuple(symbol.get("strokeDash") or ()) if stroke_shows and tuple(symbol.get("strokeDash") or ()) != (1, 0) else ()
-    return _colour(symbol), symbol.get("shape"), dash
+    dash = tuple(symbol.get("strokeDash") or ())
+    return _colour(symbol), symbol.get("shape"), dash if stroke_shows and dash != (1, 0) else ()
 
 
 def legend_problems(name: str, items: list[Item]) -> list[str]:
+    """Legend entries a reader cannot tell apart, and swatches too faint to be the colour of a line or point."""
     out = []
     for legend in legends(items):
         looks = [_look(sym) for _, sym in legend]
@@ -199,8 +203,8 @@ def legend_problems(name: str, items: list[Item]) -> list[str]:
             same = [label for (label, _), look in zip(legend, looks) if looks.count(look) > 1]
             out.append(f"{name}: legend entries {same} are drawn alike ({looks[0][1]}, {looks[0][0]})")
         for label, sym in legend:
-            alpha = sym.get("opacity", 1) * sym.get("fillOpacity", 1 if sym.get("fill") else 0) or \
-                sym.get("opacity", 1) * sym.get("strokeOpacity", 1)
+            part = "fill" if _filled(sym) else "stroke"
+            alpha = sym.get("opacity", 1) * sym.get(f"{part}Opacity", 1)
             if alpha < FAINT:
                 out.append(f"{name}: legend swatch of {label!r} is faint (opacity {alpha:.2f}), not its line's colour")
     return out
@@ -230,8 +234,8 @@ def _solid(it: dict) -> bool:
 
 
 def _segments(items: list[Item]):
-    """(x1, y1, x2, y2, half width, drawing order, colour, width, solid) of every line and rule piece and every
-    axis line."""
+    """(x1, y1, x2, y2, half width, drawing order, colour, width, solid, dash) of every line and rule piece and
+    every axis line."""
     for a, b in zip(items, items[1:] + [None]):
         if a["marktype"] == "line" and a["role"] == "mark" and b is not None and b["mark"] == a["mark"]:
             end = (b["ox"] + b.get("x", 0), b["oy"] + b.get("y", 0))
@@ -257,8 +261,6 @@ def _covers(seg: tuple, colour, width: float, dash: tuple, drawn: int) -> bool:
 
 def _uncovered(points, segments, symbols, colour, width, dash, drawn, size) -> int:
     """How many of `points` no mark of another colour (nor an axis line) lies over."""
-    import numpy as np
-
     if not points:
         return 0
     p = np.array(points, dtype=float)
@@ -413,8 +415,6 @@ def _axis_data(axis: dict, data: list[Item]) -> list[float]:
 
 
 def axis_problems(name: str, items: list[Item]) -> list[str]:
-    import math
-
     out = []
     data = [it for it in items if _is_data(it)]
     for axis in axes(items):
@@ -458,8 +458,6 @@ def _collisions(name: str, axis: dict, items: list[Item]) -> list[str]:
 
 def _is_log(labels: list[tuple[float, float]]) -> bool:
     """Whether label values sit along their positions as on a log scale rather than a linear one."""
-    import numpy as np
-
     if len(labels) < 3:
         return False
     p = np.array([p for p, _ in labels])

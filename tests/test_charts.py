@@ -60,7 +60,8 @@ def test_a_dash_legend_of_dots_is_caught_and_one_of_strokes_is_not():
                                                           strokeDash="mode:N").to_dict()
     assert any("drawn alike" in p for p in check(dots, legend_problems)), "a legend of identical dots passed"
     base = alt.Chart(SERIES).encode(x="x:Q", y="y:Q", color="run:N")
-    strokes = alt.layer(base.mark_line().encode(strokeDash=alt.StrokeDash("mode:N", legend=report_charts.line_legend())),
+    dash = alt.StrokeDash("mode:N", legend=report_charts.line_legend())
+    strokes = alt.layer(base.mark_line().encode(strokeDash=dash),
                         base.mark_point(filled=True)).to_dict()
     assert check(strokes, legend_problems) == []
 
@@ -106,7 +107,8 @@ def test_a_reference_line_under_a_data_line_is_caught_and_the_shared_one_shows()
     rows = pd.DataFrame({"x": [1, 2, 3], "y": [2 / 3] * 3})
     line = alt.Chart(rows).mark_line(strokeWidth=2).encode(x="x:Q", y=alt.Y("y:Q", scale=alt.Scale(domain=[0, 1])))
     hidden_rule = alt.Chart(pd.DataFrame({"y": [2 / 3]})).mark_rule(color="#999", strokeDash=[4, 3]).encode(y="y:Q")
-    assert any("rule" in p and "wholly under" in p for p in check(alt.layer(line, hidden_rule).to_dict(), series_problems))
+    found = check(alt.layer(line, hidden_rule).to_dict(), series_problems)
+    assert any("rule" in p and "wholly under" in p for p in found)
     assert check(alt.layer(line, report_charts.reference_line(2 / 3, "2/3", "y")).to_dict(), series_problems) == []
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 from attnlab.report.tables import row_order, seeds_named
 
 WIDTH = 560
-PAGE_WIDTH = 650  # the widest a chart is drawn on a 1280-px page (Material's column): a wider one, text and all, shrinks
+PAGE_WIDTH = 650  # the widest a chart is drawn on a 1280-px page (Material's column); a wider one shrinks, text and all
 SOURCE_COLORS = alt.Scale(domain=["reproduced", "chapter"], range=["#1f77b4", "#d62728"])
 
 

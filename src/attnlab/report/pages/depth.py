@@ -327,7 +327,8 @@ def blocks(site) -> dict[str, str]:
         out["init_chart"], out["init_table"] = "_No step-0 gradient probe recorded._", ""
         out["init_reading"] = out["definition_reading"] = ""
     else:
-        out["init_chart"] = chart("chart-depth-init", init_chart(grads, first_seed(site, table["run"], "the table below")))
+        seed = first_seed(site, table["run"], "the table below")
+        out["init_chart"] = chart("chart-depth-init", init_chart(grads, seed))
         t = init_table(init_seeds(site, table))
         out["init_table"] = md_table(
             t, {"definition": "a block's gradient is", "norm": "norm", "run": "read from", "seeds": "seeds",
