@@ -127,6 +127,7 @@ PAGE_CHART_PX = 650  # the widest a chart is drawn on a 1280-px page (measured i
 COVER_PX = 2.0  # a sample of a series lying this close to a mark drawn over it cannot be seen
 VISIBLE_PX = 10  # a series shows at least this much of its own line, or one of its points
 FAINT = 0.5  # a legend swatch drawn at less than this opacity is a band's colour, not a line's
+NEUTRAL = {"black", "#000", "#000000", "#333", "#333333"}  # the colour of a legend of shapes or dashes
 
 
 ORIGINS: dict[int, tuple[float, float]] = {}  # a group item's absolute origin, by id, as _flatten met it
@@ -320,7 +321,8 @@ def series_problems(name: str, items: list[Item]) -> list[str]:
 
     legend_colours = set()
     for legend in legends(items):
-        if len(legend) > 1 and len({_colour(sym) for _, sym in legend}) == 1:
+        colours = {_colour(sym) for _, sym in legend}
+        if len(colours) == 1 and (len(legend) > 1 or colours <= NEUTRAL):
             continue  # a shape or dash legend in one neutral colour: legend_problems tells its entries apart
         for label, sym in legend:
             colour = _colour(sym)

@@ -189,3 +189,11 @@ def test_every_chart_of_the_version_of_record_reads_at_1280_px(tmp_path):
         if os.environ.get("ATTNLAB_CHARTS"):
             png(spec, folder / (name.replace("/", "_").replace("#", "-") + ".png"))
     assert not found, "\n".join(found)
+
+
+def test_a_dash_legend_of_one_entry_is_not_taken_for_a_colour_with_nothing_drawn():
+    rows = SERIES[SERIES["mode"] == "cache"]
+    base = alt.Chart(rows).encode(x="x:Q", y="y:Q", color="run:N")
+    spec = alt.layer(base.mark_line().encode(strokeDash=alt.StrokeDash("mode:N", legend=report_charts.line_legend())),
+                     base.mark_point(filled=True)).to_dict()
+    assert check(spec, legend_problems, series_problems) == []

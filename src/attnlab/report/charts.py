@@ -183,6 +183,6 @@ def throughput_chart(speed: pd.DataFrame) -> dict:
     return fit_page(alt.Chart(speed).mark_bar().encode(
         x=alt.X("tokens/s:Q", title="training tokens per second (median over rounds)",
                 axis=alt.Axis(tickCount=6, labelFlush=False)),
-        y=alt.Y("model:N", title=None, sort=None),
+        y=alt.Y("model:N", title=None, sort=None, axis=alt.Axis(labelLimit=0)),  # a model's name whole
         tooltip=["model", alt.Tooltip("tokens/s:Q", format=",.0f")],
     ).properties(width=520, height=max(90, 24 * len(speed))).to_dict())
