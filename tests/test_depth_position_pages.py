@@ -203,3 +203,18 @@ def test_position_verdicts_flip_when_numbers_move(tmp_path, change, claim):
 def test_depth_verdicts_flip_when_numbers_move(tmp_path):
     v = verdicts(write_position(write_depth(tmp_path / "r", ppl={"E4-post-warm": 45.0})))
     assert v["C4.2b"].verdict == "not reproduced" and "post_warm_vs_pre_warm" in v["C4.2b"].note
+
+
+def test_a_depth_chart_caption_names_a_table_only_where_the_page_has_one_below_it():
+    """The step-0 chart's caption points at the table below it; the first-steps chart, with no table of its own,
+    names only its seed (issue 30: a caption pointed at a table that was not there)."""
+    from types import SimpleNamespace
+
+    from attnlab.report.pages.depth import first_seed
+
+    three = SimpleNamespace(res=SimpleNamespace(seeds=lambda run: [1337, 1338, 1339]))
+    one = SimpleNamespace(res=SimpleNamespace(seeds=lambda run: [1337]))
+    assert first_seed(three, ["E4-pre"]) == "seed 1337 (the first of 3)"
+    assert first_seed(three, ["E4-pre"], "the table below") == \
+        "seed 1337 (the first of 3; the table below is over every seed)"
+    assert first_seed(one, ["E4-pre"], "the table below") == "seed 1337"

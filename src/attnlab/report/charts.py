@@ -11,12 +11,55 @@ import pandas as pd
 from attnlab.report.tables import row_order, seeds_named
 
 WIDTH = 560
+PAGE_WIDTH = 650  # the widest a chart is drawn on a 1280-px page (Material's column); a wider one shrinks, text and all
 SOURCE_COLORS = alt.Scale(domain=["reproduced", "chapter"], range=["#1f77b4", "#d62728"])
 
 
 def _spec(chart: alt.TopLevelMixin) -> dict:
     with alt.data_transformers.disable_max_rows():
         return chart.to_dict()
+
+
+def fit_page(spec: dict) -> dict:
+    """A single or layered chart laid out to PAGE_WIDTH whole (axes, legend and padding included), so a 1280-px
+    page draws it, and its text, at its own size."""
+    return {**spec, "width": PAGE_WIDTH, "autosize": {"type": "fit-x", "contains": "padding"}}
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Tick values 1, 2, 5 per decade over [lo, hi], reaching a value at or above the decade of `hi`."""
+    import math
+
+    out = []
+    for decade in range(math.floor(math.log10(lo)), math.floor(math.log10(hi)) + 1):
+        out += [m * 10.0 ** decade for m in (1, 2, 5) if lo <= m * 10.0 ** decade <= hi]
+    return [float(f"{v:.6g}") for v in out]
+
+
+def line_legend(title: str | None = None, **more) -> alt.Legend:
+    """A legend for a dash (strokeDash) channel: each entry a short stroke in its dash, not a dot."""
+    return alt.Legend(title=title, symbolType="stroke", symbolStrokeColor="#333", symbolStrokeWidth=2,
+                      symbolSize=400, labelLimit=0, **more)
+
+
+def reference_line(value: float, label: str, field: str = "value") -> alt.Chart:
+    """A horizontal reference at `value` (the chart's title names it): dark, dashed and wider than a data line, so
+    it shows where a series runs along it."""
+    data = pd.DataFrame({field: [value], "reference": [label]})
+    return alt.Chart(data).mark_rule(color="#222", strokeDash=[6, 4], strokeWidth=2.5).encode(
+        y=alt.Y(f"{field}:Q"), tooltip=["reference", alt.Tooltip(f"{field}:Q", format=".4f")])
+
+
+SHAPES = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-right", "triangle-left"]
+
+
+def lines_with_marks(base: alt.Chart, field: str, domain: list[str], **line) -> alt.LayerChart:
+    """One line per series of `field`, each point a hollow mark in the series' own shape, so that where two series
+    run together both still show."""
+    shape = alt.Shape(f"{field}:N", sort=domain, scale=alt.Scale(domain=domain, range=SHAPES[:len(domain)]),
+                      title=None)
+    return alt.layer(base.mark_line().encode(**line),
+                     base.mark_point(filled=False, size=50, strokeWidth=1.5, opacity=1).encode(shape=shape))
 
 
 def ladder_chart(ladder: pd.DataFrame) -> dict:
@@ -47,7 +90,7 @@ def ladder_chart(ladder: pd.DataFrame) -> dict:
     title = "Validation perplexity per rung (log scale; lower is better" + (
         "; line: lowest to highest seed)" if spreads else ")")
     chart = alt.layer(*layers).properties(width=WIDTH, height=28 * max(len(order), 1), title=title)
-    return _spec(chart)
+    return fit_page(_spec(chart))
 
 
 def seeds_chart(per_seed: pd.DataFrame, order: list[str], measure: str = "validation perplexity") -> dict:
@@ -100,7 +143,7 @@ def params_chart(params: pd.DataFrame) -> dict:
         order=alt.Order("part_rank:Q"),
         tooltip=["row", "part", alt.Tooltip("n_params:Q", format=",")],
     ).properties(width=WIDTH, height=24 * max(len(order), 1))
-    return _spec(chart)
+    return fit_page(_spec(chart))
 
 
 def split_chart(stats: dict, chapter: dict) -> dict:
@@ -137,8 +180,9 @@ def matrix_chart(matrix: pd.DataFrame) -> dict:
 
 def throughput_chart(speed: pd.DataFrame) -> dict:
     """Training tokens/s of the project's model (at each speed setting measured) beside the plain reference."""
-    return alt.Chart(speed).mark_bar().encode(
-        x=alt.X("tokens/s:Q", title="training tokens per second (median over rounds)"),
-        y=alt.Y("model:N", title=None, sort=None),
+    return fit_page(alt.Chart(speed).mark_bar().encode(
+        x=alt.X("tokens/s:Q", title="training tokens per second (median over rounds)",
+                axis=alt.Axis(tickCount=6, labelFlush=False)),
+        y=alt.Y("model:N", title=None, sort=None, axis=alt.Axis(labelLimit=0)),  # a model's name whole
         tooltip=["model", alt.Tooltip("tokens/s:Q", format=",.0f")],
-    ).properties(width=520, height=max(90, 24 * len(speed))).to_dict()
+    ).properties(width=520, height=max(90, 24 * len(speed))).to_dict())

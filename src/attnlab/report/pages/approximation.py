@@ -8,6 +8,7 @@ import altair as alt
 import pandas as pd
 import yaml
 
+from attnlab.report.charts import log_ticks
 from attnlab.report.format import chart, diverged_note, md_table
 from attnlab.report.pages.cost import window_error_words
 from attnlab.report.readings import Estimate, said
@@ -91,8 +92,9 @@ def error_chart(t: pd.DataFrame) -> dict:
     long["lo"], long["hi"] = long["error"] - long["se"], long["error"] + long["se"]
     x = alt.X("size:Q", scale=alt.Scale(type="log", base=2, nice=False, padding=12),
               axis=alt.Axis(values=sorted(set(t["size"]))), title="keys in the window / random features")
+    drawn = pd.concat([long["error"], long["lo"][long["lo"] > 0], long["hi"]])
     y = alt.Y("error:Q", scale=alt.Scale(type="log", nice=False, padding=12),
-              title="‖approx − exact‖ / ‖exact‖")
+              axis=alt.Axis(values=log_ticks(drawn.min() / 2, drawn.max())), title="‖approx − exact‖ / ‖exact‖")
     color = alt.Color("inputs:N", sort=list(INPUTS.values()), title=None)
     lines = alt.Chart().mark_line(point=True).encode(
         x=x, y=y, color=color, tooltip=["method", "inputs", "size", alt.Tooltip("error:Q", format=".3g"),
@@ -100,7 +102,7 @@ def error_chart(t: pd.DataFrame) -> dict:
     bars = alt.Chart().mark_rule().encode(x="size:Q", y="lo:Q", y2="hi:Q", color=color).transform_filter(
         alt.datum.lo > 0)
     title = "Error against exact attention: a trained layer and Gaussian inputs"
-    return alt.layer(lines, bars, data=long).properties(width=240, height=220).facet(
+    return alt.layer(lines, bars, data=long).properties(width=210, height=220).facet(
         column=alt.Column("method:N", sort=[label for _, label in METHODS.values()], title=None)).resolve_scale(
         x="independent").properties(title=title).to_dict()
 

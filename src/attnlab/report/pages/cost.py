@@ -6,6 +6,7 @@ import pandas as pd
 import yaml
 
 from attnlab.bench.cost import SLOPE_ROWS
+from attnlab.report.charts import lines_with_marks
 from attnlab.report.format import chart, gpu_region, machine, md_table, num
 from attnlab.report.readings import Estimate, growth, interval, said, side
 from attnlab.stats import log_fit
@@ -86,20 +87,29 @@ def table(r: dict) -> pd.DataFrame:
     return t.sort_values(["_o", "n"]).drop(columns="_o").reset_index(drop=True)
 
 
+def methods(t: pd.DataFrame) -> list[str]:
+    """The methods `t` holds, in the page's order."""
+    return [m for m in ORDER if m in set(t["method"])] + sorted(set(t["method"]) - set(ORDER))
+
+
+def method_colour(t: pd.DataFrame) -> alt.Color:
+    return alt.Color("method:N", sort=methods(t), scale=alt.Scale(domain=methods(t)), title=None)
+
+
 def charts(t: pd.DataFrame) -> tuple[dict, dict]:
     done = t[~t["oom"].fillna(False).astype(bool)]
     sizes = sorted(set(t["n"]))
     x = alt.X("n:Q", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=sizes), title="sequence length n")
-    color = alt.Color("method:N", sort=ORDER, title=None)
-    time = alt.Chart(done, title="Forward time (median, log-log)").mark_line(point=True).encode(
-        x=x, y=alt.Y("median_ms:Q", scale=alt.Scale(type="log"), title="ms per forward"), color=color,
+    measured = done[done["method"] != "projections"].dropna(subset=["peak_mb"])
+    time = lines_with_marks(alt.Chart(done).encode(
+        x=x, y=alt.Y("median_ms:Q", scale=alt.Scale(type="log"), title="ms per forward"), color=method_colour(done),
         tooltip=["method", "n", alt.Tooltip("median_ms:Q", format=".3f"), alt.Tooltip("p20_ms:Q", format=".3f"),
-                 alt.Tooltip("p80_ms:Q", format=".3f"), "samples"]).properties(width=420, height=280)
-    memory = alt.Chart(done[done["method"] != "projections"].dropna(subset=["peak_mb"]),
-                       title="Peak memory (log-log)").mark_line(point=True).encode(
-        x=x, y=alt.Y("peak_mb:Q", scale=alt.Scale(type="log"), title="MiB"), color=color,
-        tooltip=["method", "n", alt.Tooltip("peak_mb:Q", format=".1f"), alt.Tooltip("score_mb:Q", format=".1f")]
-    ).properties(width=420, height=280)
+                 alt.Tooltip("p80_ms:Q", format=".3f"), "samples"]), "method", methods(done)).properties(
+        width=420, height=280, title="Forward time (median, log-log)")
+    memory = lines_with_marks(alt.Chart(measured).encode(
+        x=x, y=alt.Y("peak_mb:Q", scale=alt.Scale(type="log"), title="MiB"), color=method_colour(measured),
+        tooltip=["method", "n", alt.Tooltip("peak_mb:Q", format=".1f"), alt.Tooltip("score_mb:Q", format=".1f")]),
+        "method", methods(measured)).properties(width=420, height=280, title="Peak memory (log-log)")
     return time.to_dict(), memory.to_dict()
 
 

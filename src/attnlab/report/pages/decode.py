@@ -5,6 +5,7 @@ import altair as alt
 import pandas as pd
 import yaml
 
+from attnlab.report.charts import line_legend, lines_with_marks
 from attnlab.report.format import chart, machine, md_table, num
 from attnlab.report.readings import Estimate, count, interval, said
 
@@ -48,13 +49,17 @@ def label(row) -> str:
 def speed_chart(rows: pd.DataFrame) -> dict:
     data = rows.assign(series=rows.apply(label, axis=1), mode=rows["cached"].map({True: "KV cache",
                                                                                False: "recompute"}))
-    return alt.Chart(data, title="Decoding speed against the number of generated tokens").mark_line(point=True).encode(
-        x=alt.X("n:Q", scale=alt.Scale(type="log", base=2), title="tokens generated"),
+    series = sorted(set(data["series"]))
+    base = alt.Chart(data).encode(
+        x=alt.X("n:Q", scale=alt.Scale(type="log", base=2), title="tokens generated",
+                axis=alt.Axis(values=sorted(set(data["n"])))),
         y=alt.Y("tokens_per_s:Q", scale=alt.Scale(type="log"), title="tokens / s"),
-        color=alt.Color("series:N", title=None), strokeDash=alt.StrokeDash("mode:N", title=None),
+        color=alt.Color("series:N", sort=series, scale=alt.Scale(domain=series), title=None),
         tooltip=["series", "mode", "n", alt.Tooltip("tokens_per_s:Q", format=",.0f"),
-                 alt.Tooltip("p20_ms:Q", format=".1f"), alt.Tooltip("p80_ms:Q", format=".1f")],
-    ).properties(width=440, height=280).to_dict()
+                 alt.Tooltip("p20_ms:Q", format=".1f"), alt.Tooltip("p80_ms:Q", format=".1f")])
+    return lines_with_marks(base, "series", series, strokeDash=alt.StrokeDash("mode:N", legend=line_legend())
+                            ).properties(
+        width=440, height=280, title="Decoding speed against the number of generated tokens").to_dict()
 
 
 def config_name(key: str) -> str:

@@ -7,6 +7,7 @@ import pandas as pd
 
 from attnlab.runs import train_settings
 from attnlab.errors import AttnlabError
+from attnlab.report import charts
 from attnlab.report.format import chart, finite, md_table, spread
 from attnlab.report.readings import PPL_ERROR, at_seeds, Estimate, interval, of_values, paired, said, versus
 from attnlab.report.results import Spread
@@ -298,20 +299,25 @@ def ppl_chart(table: pd.DataFrame) -> dict:
     return (bars + text).properties(width=460, height=32 * len(t)).to_dict()
 
 
-def first_seed(site, runs) -> str:
-    """'seed N (the first of M)': the seed a chart drawn from `site.res.runs` shows (each run's first)."""
+def first_seed(site, runs, every_seed: str = "") -> str:
+    """'seed N (the first of M)': the seed a chart drawn from `site.res.runs` shows (each run's first), and
+    `every_seed` (where the page shows every seed, e.g. 'the table below') when there are more."""
     seeds = sorted({s for run in runs for s in site.res.seeds(run)})
-    return f"seed {seeds[0]}" + (f" (the first of {len(seeds)}; the table beside it is over every seed)"
-                                 if len(seeds) > 1 else "") if seeds else "no seed"
+    more = f"; {every_seed} is over every seed" if every_seed else ""
+    return f"seed {seeds[0]}" + (f" (the first of {len(seeds)}{more})" if len(seeds) > 1 else "") if seeds \
+        else "no seed"
 
 
 def init_chart(grads: pd.DataFrame, seed: str = "") -> dict:
-    return alt.Chart(grads, title=f"Gradient norm per block at step 0, {seed}").mark_line(point=True).encode(
+    base = alt.Chart(grads).encode(
         x=alt.X("block:O", title="block (1 = nearest the input)"),
         y=alt.Y("grad_norm:Q", title="gradient norm at step 0"),
-        color=alt.Color("norm:N", title=None), strokeDash=alt.StrokeDash("definition:N", title="a block's gradient is"),
-        tooltip=["run", "definition", "block", alt.Tooltip("grad_norm:Q", format=".4f")],
-    ).properties(width=460, height=260).to_dict()
+        color=alt.Color("norm:N", title=None),
+        tooltip=["run", "definition", "block", alt.Tooltip("grad_norm:Q", format=".4f")])
+    lines = base.mark_line().encode(  # points apart: a dash legend on a line with points draws dots
+        strokeDash=alt.StrokeDash("definition:N", legend=charts.line_legend("a block's gradient is")))
+    return charts.fit_page(alt.layer(lines, base.mark_point(filled=True, size=30)).properties(
+        width=460, height=260, title=["Gradient norm per block at step 0,", seed]).to_dict())
 
 
 def early_chart(early: pd.DataFrame, runs: list[str], seed: str = "") -> dict:
@@ -320,17 +326,17 @@ def early_chart(early: pd.DataFrame, runs: list[str], seed: str = "") -> dict:
         y=alt.Y("grad_norm:Q", title="gradient norm (log)", scale=alt.Scale(type="log")),
         color=alt.Color("block:O", title="block", scale=alt.Scale(scheme="viridis")),
         tooltip=["run", "step", "block", alt.Tooltip("grad_norm:Q", format=".4g")],
-    ).properties(width=260, height=200).facet(
+    ).properties(width=230, height=200).facet(
         facet=alt.Facet("run:N", sort=runs, title=None), columns=2).resolve_scale(y="shared").properties(
-        title=f"Gradient norm per block over the first steps, {seed}").to_dict()
+        title=["Gradient norm per block over the first steps,", seed]).to_dict()
 
 
 def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
-    return alt.Chart(c).mark_line(strokeWidth=1.2, opacity=0.8).encode(
-        x=alt.X("step:Q"), y=alt.Y("train_loss:Q", title="training loss (nats/token)"),
+    return charts.fit_page(alt.Chart(c).mark_line(strokeWidth=1.2, opacity=0.8).encode(
+        x=alt.X("step:Q", axis=alt.Axis(labelFlush=False)), y=alt.Y("train_loss:Q", title="training loss (nats/token)"),
         color=alt.Color("run:N", sort=runs), detail="seed:N",
         tooltip=["run", "seed", "step", alt.Tooltip("train_loss:Q", format=".3f")],
-    ).properties(width=520, height=260, title=f"Training loss, {seeds_named(c)}").to_dict()
+    ).properties(width=520, height=260, title=f"Training loss, {seeds_named(c)}").to_dict())
 
 
 # --------------------------------------------------------------------- blocks
@@ -358,7 +364,8 @@ def blocks(site) -> dict[str, str]:
         out["init_chart"], out["init_table"] = "_No step-0 gradient probe recorded._", ""
         out["init_reading"] = out["definition_reading"] = ""
     else:
-        out["init_chart"] = chart("chart-depth-init", init_chart(grads, first_seed(site, table["run"])))
+        seed = first_seed(site, table["run"], "the table below")
+        out["init_chart"] = chart("chart-depth-init", init_chart(grads, seed))
         t = init_table(init_seeds(site, table))
         out["init_table"] = md_table(
             t, {"definition": "a block's gradient is", "norm": "norm", "run": "read from", "seeds": "seeds",

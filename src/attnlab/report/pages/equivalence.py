@@ -4,6 +4,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, fmt, md_table
 from attnlab.report.readings import rounding_steps
 
@@ -46,10 +47,11 @@ def cases_table(e9: dict) -> pd.DataFrame:
 
 
 def diff_long(e9: dict) -> pd.DataFrame:
-    """One row per (case, comparison); exact zeros are dropped (they have no place on a log scale)."""
-    rows = [{"case": c["name"], "comparison": label, "max_abs_diff": c[key]}
-            for c in e9["cases"] for key, label in SOURCES.items() if c.get(key)]
-    return pd.DataFrame(rows, columns=["case", "comparison", "max_abs_diff"])
+    """One row per (case, comparison) measured, exact zeros included (`exact`: the chart draws them apart, at its
+    left edge, since a log scale has no place for 0)."""
+    rows = [{"case": c["name"], "comparison": label, "max_abs_diff": c[key], "exact": c[key] == 0}
+            for c in e9["cases"] for key, label in SOURCES.items() if c.get(key) is not None]
+    return pd.DataFrame(rows, columns=["case", "comparison", "max_abs_diff", "exact"])
 
 
 def diff_chart(e9: dict, bound: float, chapter: float | None) -> dict:
@@ -58,30 +60,34 @@ def diff_chart(e9: dict, bound: float, chapter: float | None) -> dict:
     order = [c["name"] for c in e9["cases"]]
     lines = pd.DataFrame([("float32 eps", e9.get("float32_eps", FLOAT32_EPS)), ("bound checked (C9.1, S3)", bound)]
                          + ([(f"chapter: {chapter:.3g}", chapter)] if chapter else []), columns=["line", "value"])
-    lo = min([*long["max_abs_diff"], *lines["value"]]) / 3
-    hi = max([*long["max_abs_diff"], *lines["value"]]) * 3
+    measured = [v for v in long["max_abs_diff"] if v > 0]
+    lo = min([*measured, *lines["value"]]) / 3
+    hi = max([*measured, *lines["value"]]) * 3
+    long = long.assign(drawn_at=long["max_abs_diff"].where(~long["exact"], lo))
     scale = alt.Scale(type="log", domain=[lo, hi])
-    x = alt.X("max_abs_diff:Q", title="max |difference| of outputs (float32, log scale)", scale=scale,
+    x = alt.X("drawn_at:Q", title="max |difference| of outputs (float32, log scale)", scale=scale,
               axis=alt.Axis(format=".0e", tickCount=6))
     legend = alt.Legend(orient="bottom", direction="vertical", title=None, labelLimit=0)
     kinds = list(SOURCES.values())
-    points = alt.Chart(long).mark_point(size=80, filled=True, opacity=0.9).encode(
+    point = dict(
         x=x, y=alt.Y("case:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
         yOffset=alt.YOffset("comparison:N", scale=alt.Scale(domain=kinds)),
         color=alt.Color("comparison:N", scale=alt.Scale(domain=kinds), legend=legend),
         shape=alt.Shape("comparison:N", scale=alt.Scale(domain=kinds), legend=legend),
-        tooltip=["case", "comparison", alt.Tooltip("max_abs_diff:Q", format=".3g")],
-    )
+        tooltip=["case", "comparison", alt.Tooltip("max_abs_diff:Q", format=".3g")])
+    points = alt.Chart(long[~long["exact"]]).mark_point(size=80, filled=True, opacity=0.9).encode(**point)
+    zeros = alt.Chart(long[long["exact"]]).mark_point(size=80, filled=False, strokeWidth=2).encode(**point)
     rules = alt.Chart(lines).mark_rule(strokeDash=[4, 3]).encode(
         x=alt.X("value:Q", scale=scale),
         color=alt.value("#777"), tooltip=["line", alt.Tooltip("value:Q", format=".3g")])
     labels = alt.Chart(lines).mark_text(angle=270, align="left", dx=4, dy=-4, fontSize=10, color="#555").encode(
         x=alt.X("value:Q", scale=scale), y=alt.value(0), text="line:N")
-    layered = alt.layer(rules, labels, points).properties(
-        width=520, height=40 * max(len(order), 1),
-        title="Project vs PyTorch, same weights: largest output difference per case")
+    title = ["Project vs PyTorch, same weights: largest output difference per case"] + (
+        ["hollow, at the left edge: exactly 0"] if long["exact"].any() else [])
+    layered = alt.layer(rules, labels, points, zeros).properties(width=520, height=40 * max(len(order), 1),
+                                                                 title=title)
     with alt.data_transformers.disable_max_rows():
-        return layered.to_dict()
+        return fit_page(layered.to_dict())
 
 
 def low_precision_table(e9: dict) -> pd.DataFrame:

@@ -88,8 +88,8 @@ def phase_chart(control: dict, seed=None) -> dict:
                       .transform_filter(alt.datum.mark == "jump"))
     return alt.layer(*layers, data=pd.concat([lines, jumps])).properties(width=460, height=170).facet(
         row=alt.Row("score:N", title=None, sort=list(SERIES.values()))).resolve_scale(y="independent").properties(
-        title="As the models train (dashed: the step the induction score jumps)"
-        + (f", seed {seed} (the first; S10.2 reads every seed)" if seed is not None else "")).to_dict()
+        title=["As the models train (dashed: the step the induction score jumps)"]
+        + ([f"seed {seed} (the first; S10.2 reads every seed)"] if seed is not None else [])).to_dict()
 
 
 def head_rows(name: str, scores: dict) -> list[dict]:

@@ -59,7 +59,7 @@ def time_chart(s4: dict) -> dict:
                                  f"{s4['repeats']} rounds)").mark_bar().encode(
         x=alt.X("heads:O", sort=heads, title="heads h (each of width d/h)"),
         y=alt.Y("sum(ms):Q", title="ms per forward"),
-        color=alt.Color("part:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical")),
+        color=alt.Color("part:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
         tooltip=["heads", "part", alt.Tooltip("ms:Q", format=".3f")],
     ).properties(width=420, height=280).to_dict()
 

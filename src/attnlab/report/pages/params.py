@@ -4,6 +4,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from attnlab.report import charts
 from attnlab.report.format import chart, md_table
 
 NAME = "params"
@@ -33,17 +34,17 @@ def gpt2_table(e7: dict, chapter: dict) -> pd.DataFrame:
 def shares_chart(e7: dict) -> dict:
     """Where the one-block model's parameters go as the width grows."""
     long = pd.DataFrame([{"d": r["d"], "share": SHARES[key], "value": r[key]} for r in e7["shares"] for key in SHARES])
-    lines = alt.Chart(long).mark_line(point=True).encode(
+    shares = list(SHARES.values())
+    lines = charts.lines_with_marks(alt.Chart(long).encode(
         x=alt.X("d:Q", title="width d", scale=alt.Scale(type="log", base=2)),
         y=alt.Y("value:Q", title="share", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("share:N", sort=list(SHARES.values()), title=None),
+        color=alt.Color("share:N", sort=shares, scale=alt.Scale(domain=shares), title=None,
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
         tooltip=["share", "d", alt.Tooltip("value:Q", format=".4f")],
-    )
-    two_thirds = alt.Chart(pd.DataFrame({"value": [2 / 3]})).mark_rule(color="#999", strokeDash=[4, 3]).encode(
-        y="value:Q")
-    return alt.layer(lines, two_thirds).properties(
+    ), "share", shares)
+    return charts.fit_page(alt.layer(lines, charts.reference_line(2 / 3, "2/3")).properties(
         width=480, height=280, title="One-block model (vocabulary 1024, context 128) by width (dashed: 2/3)"
-    ).to_dict()
+    ).to_dict())
 
 
 def widths_words(e7: dict) -> str:

@@ -6,6 +6,7 @@ import math
 import altair as alt
 import pandas as pd
 
+from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, finite, md_table, spread
 from attnlab.report.readings import PPL_ERROR, Estimate, interval, paired, said
 from attnlab.report.site import NOT_RUN
@@ -57,7 +58,8 @@ def length_long(site, table: pd.DataFrame) -> pd.DataFrame:
 def length_chart(data: pd.DataFrame, trained: list[float]) -> dict:
     encodings = [e for e in ORDER if e in set(data["encoding"])] + sorted(set(data["encoding"]) - set(ORDER))
     line = alt.Chart(data).mark_line(point=True).encode(
-        x=alt.X("window:Q", title="evaluation window (tokens, log scale)", scale=alt.Scale(type="log", base=2),
+        x=alt.X("window:Q", title="evaluation window (tokens, log scale)",  # padded: a rule at the first window
+                scale=alt.Scale(type="log", base=2, padding=24),                 # stays off the y-axis
                 axis=alt.Axis(values=sorted(set(data["window"])))),
         y=alt.Y("ppl:Q", title="validation perplexity (log)", scale=alt.Scale(type="log")),
         color=alt.Color("encoding:N", sort=encodings, title="position encoding"),
@@ -66,9 +68,11 @@ def length_chart(data: pd.DataFrame, trained: list[float]) -> dict:
     layers = [line]
     if trained:
         rules = pd.DataFrame({"window": sorted(set(trained)), "label": "trained window"})
-        layers.append(alt.Chart(rules).mark_rule(strokeDash=[4, 4], color="gray").encode(
+        layers.append(alt.Chart(rules).mark_rule(strokeDash=[4, 4], color="#555", strokeWidth=1.5).encode(
             x="window:Q", tooltip=["label", "window"]))
-    return alt.layer(*layers).properties(width=480, height=300).to_dict()
+        layers.append(alt.Chart(rules).mark_text(align="left", dx=4, dy=8, fontSize=10, color="#555").encode(
+            x="window:Q", y=alt.value(0), text="label:N"))
+    return fit_page(alt.layer(*layers).properties(width=480, height=300).to_dict())
 
 
 def length_reading(data: pd.DataFrame, trained: list[float]) -> str:

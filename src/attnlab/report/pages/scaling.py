@@ -49,10 +49,10 @@ def gain_chart(table: pd.DataFrame) -> dict:
     return alt.Chart(t).mark_bar().encode(
         x=alt.X("val_ppl:Q", title="validation perplexity (lower is better)"),
         y=alt.Y("division:N", title=None),
-        color=alt.Color("division:N", title=None),
+        color=alt.Color("division:N", title=None, legend=None),  # the bars' own labels name it
         row=alt.Row("case:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
         tooltip=["run", "d_k", "divided", alt.Tooltip("val_ppl:Q", format=".2f")],
-    ).properties(width=420, height=40).to_dict()
+    ).properties(width=360, height=40).to_dict()
 
 
 def probes_chart(probes: pd.DataFrame) -> dict:
@@ -63,8 +63,9 @@ def probes_chart(probes: pd.DataFrame) -> dict:
         tooltip=["run", "seed", "step", alt.Tooltip("value:Q", format=".3g")])
     panels = [base.transform_filter(alt.datum.probe == key).encode(
         y=alt.Y("value:Q", title=title, scale=alt.Scale(type="log") if key == "score_std" else alt.Scale()))
-        .properties(width=250, height=180) for key, title in titles.items()]
-    return alt.hconcat(*panels).properties(title=f"The head's scores as it trains, {seeds_named(probes)}").to_dict()
+        .properties(width=240, height=180) for key, title in titles.items()]
+    return alt.concat(*panels, columns=2).properties(
+        title=f"The head's scores as it trains, {seeds_named(probes)}").configure_legend(orient="bottom").to_dict()
 
 
 def blocks(site) -> dict[str, str]:

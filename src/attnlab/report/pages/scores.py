@@ -6,6 +6,7 @@ import math
 import altair as alt
 import pandas as pd
 
+from attnlab.report import charts
 from attnlab.report.claims import t95
 from attnlab.report.format import chart, md_table, num
 from attnlab.report.readings import Estimate, side
@@ -28,8 +29,9 @@ def variance_chart(e3: dict, chapter: dict) -> dict:
     x = alt.X("d:Q", title="width d", scale=alt.Scale(type="log", base=2))
     y = alt.Y("variance:Q", title="Var(q·k)", scale=alt.Scale(type="log"))
     line = alt.Chart(theory).mark_line(color="#999", strokeDash=[4, 3]).encode(x=x, y=y)
-    dots = alt.Chart(pd.DataFrame(points)).mark_point(size=80, filled=True, opacity=0.85).encode(
-        x=x, y=y,
+    dots = alt.Chart(pd.DataFrame(points)).mark_point(filled=True, opacity=0.85).encode(
+        x=x, y=y,  # the chapter's smaller mark on top, so that a reproduced point on it still shows
+        size=alt.Size("source:N", scale=alt.Scale(domain=["reproduced", "chapter"], range=[160, 45]), legend=None),
         color=alt.Color("source:N", scale=alt.Scale(domain=["reproduced", "chapter"], range=["#1f77b4", "#d62728"]),
                         title=None),
         shape=alt.Shape("source:N", scale=alt.Scale(domain=["reproduced", "chapter"], range=["circle", "diamond"]),
@@ -59,14 +61,14 @@ def saturation_chart(e3: dict, chapter: dict) -> dict:
     long = pd.DataFrame([{"d_k": r["d_k"], "division": label, "mass": r[f"mass_{key}"], "frozen": r[f"frozen_{key}"]}
                          for r in e3["saturation"]
                          for key, label in (("divided", "divided by √d_k"), ("undivided", "undivided"))])
-    x = alt.X("d_k:Q", title="d_k", scale=alt.Scale(type="log", base=2))
+    x = alt.X("d_k:Q", title="d_k", scale=alt.Scale(type="log", base=2),
+              axis=alt.Axis(values=sorted(set(long["d_k"]))))
     color = alt.Color("division:N", scale=DIVISION, title=None)
     base = alt.Chart(long).mark_line(point=True).encode(x=x, color=color)
-    reference = alt.Chart(pd.DataFrame({"mass": [e3["mass_reference"]]})).mark_rule(
-        color="#999", strokeDash=[4, 3]).encode(y="mass:Q")
+    reference = charts.reference_line(e3["mass_reference"], "1 − e/64", "mass")
     mass = alt.layer(base.encode(y=alt.Y("mass:Q", title="Jacobian mass 1 − Σw² (mean)", scale=alt.Scale(
         domain=[0, 1])), tooltip=["division", "d_k", alt.Tooltip("mass:Q", format=".4f")]), reference).properties(
-        width=260, height=240, title="Jacobian mass (dashed: 1 − e/64)")
+        width=220, height=240, title="Jacobian mass (dashed: 1 − e/64)")
     frozen_layers = [base.encode(y=alt.Y("frozen:Q", title="fraction of rows frozen", scale=alt.Scale(domain=[0, 1])),
                                  tooltip=["division", "d_k", alt.Tooltip("frozen:Q", format=".3f")])]
     if chapter.get("frozen_undivided_1024") is not None:
@@ -74,9 +76,9 @@ def saturation_chart(e3: dict, chapter: dict) -> dict:
                                                       "source": "chapter"}])).mark_point(
             shape="diamond", size=110, color="#444", filled=True).encode(
             x=x, y="frozen:Q", tooltip=["source", "d_k", "frozen"]))
-    frozen = alt.layer(*frozen_layers).properties(width=260, height=240,
+    frozen = alt.layer(*frozen_layers).properties(width=220, height=240,
                                                   title="Frozen rows (diamond: the chapter's 7 in 10)")
-    return alt.hconcat(mass, frozen).to_dict()
+    return alt.hconcat(mass, frozen).configure_legend(orient="bottom").to_dict()
 
 
 def variance_reading(e3: dict) -> str:

@@ -10,6 +10,7 @@ import pandas as pd
 import yaml
 
 from attnlab.errors import diverged_record, is_diverged
+from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, diverged_note, md_table
 from attnlab.report.readings import Estimate, interval, said, side
 
@@ -118,7 +119,8 @@ def accuracy_chart(r: dict) -> dict:
     order = [names(r)[v] for v in r["settings"]["variants"]]
     lengths = sorted(r["settings"]["lengths"])
     x = alt.X("source length:Q", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=lengths))
-    color = alt.Color("variant:N", sort=order, title=None)
+    color = alt.Color("variant:N", sort=order, title=None,
+                      legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0))
     y = alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]))
     is_mean, is_seed = alt.datum.mark == "mean", alt.datum.mark == "seed"
     means = alt.Chart().mark_line(point=True).encode(
@@ -137,11 +139,13 @@ def accuracy_chart(r: dict) -> dict:
     chance_rows = pd.DataFrame([{"task": task, "measure": MEASURES["token_accuracy"], "value": r["chance"],
                                  "mark": "chance"} for task in sorted({run["task"] for run in r["runs"]})])
     data = pd.concat([mean_rows(r).assign(mark="mean"), seed_rows(r).assign(mark="seed"), chance_rows])
-    return alt.layer(spread, means, seeds, chance, data=data).properties(width=300, height=190).facet(
+    # the lines first: the legend's swatches take the first layer's look (the band's would be faint)
+    return alt.layer(means, spread, seeds, chance, data=data).properties(width=260, height=190).facet(
         column=alt.Column("task:N", title=None, header=alt.Header(labelFontWeight="bold")),
         row=alt.Row("measure:N", title=None, sort=list(MEASURES.values()))).properties(
-        title="Held-out accuracy against source length (line: mean over seeds; band: lowest to highest seed; "
-              "dots: each seed; dashed: a token's chance)").to_dict()
+        title=["Held-out accuracy against source length",
+               "line: mean over seeds; band: lowest to highest seed; dots: each seed; dashed: a token's chance"]
+    ).to_dict()
 
 
 def pm(mean, sd) -> str:
@@ -298,9 +302,9 @@ def gradient_chart(r: dict) -> dict:
     points = alt.Chart(data).mark_point(filled=True, size=25).encode(
         x=x, y=y, color=color, tooltip=["layer", "T", "seed", alt.Tooltip("grad:Q", format=".2e"),
                                         alt.Tooltip("relative:Q", format=".3f", title="over the mean input's")])
-    return alt.layer(lines, points).properties(
+    return fit_page(alt.layer(lines, points).properties(
         width=560, height=260, title=["The gradient that reaches input 1 from output T, untrained layers",
-                                      "line: geometric mean over seeds; points: each seed"]).to_dict()
+                                      "line: geometric mean over seeds; points: each seed"]).to_dict())
 
 
 def times_T(g: dict) -> float:

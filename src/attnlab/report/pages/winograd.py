@@ -37,7 +37,8 @@ def accuracy_chart(rows: pd.DataFrame, seed: str = "") -> dict:
         row=alt.Row("version:N", title=None, sort=list(VERSIONS.values()),
                     header=alt.Header(labelAngle=0, labelOrient="top", labelAnchor="start", labelFontWeight="bold"))
     ).resolve_scale(y="independent").properties(
-        title=f"Held-out accuracy (± 2 standard errors; dashed: chance){seed}").to_dict()
+        title=["Held-out accuracy (± 2 standard errors; dashed: chance)"] + ([seed.lstrip(", ")] if seed else [])
+    ).to_dict()
 
 
 def map_rows(m: dict) -> pd.DataFrame:
@@ -69,7 +70,7 @@ def heatmap(data: pd.DataFrame, row: str, title: str, words: list[str]) -> alt.L
 def sentence_chart(m: dict, seed: str = "") -> dict:
     data = map_rows(m)
     parts = [heatmap(data[data.sentence == f"… too {s['adjective']} …"], "block", " ".join(s["words"]),
-                     s["words"][: m["pos"] + 1]).properties(width=600, height=60)
+                     s["words"][: m["pos"] + 1]).properties(width=540, height=60)
              for s in m["sentences"].values()]
     return alt.vconcat(*parts).properties(title=f"Each block's row at the scored word{seed}").to_dict()
 
