@@ -45,7 +45,7 @@ class Site:
 
     def __init__(self, res: Results, registry: Registry, verdicts: list[Verdict], config: dict,
                  manifest: dict | None = None, built_from: str = "unknown", selector: bool = False,
-                 versions_root: Path | None = None):
+                 versions_root: Path | None = None, known: dict | None = None):
         self.res, self.registry, self.verdicts, self.config = res, registry, verdicts, config
         self.profile = config.get("profile") or "<profile>"
         self.rdir = f"results/{self.profile}"
@@ -53,7 +53,8 @@ class Site:
         self.built_from = built_from  # the commit the site's code and prose come from
         self.selector = selector      # built among every published version (`attnlab versions`)
         self.versions_root = versions_root  # the folder whose results/ holds the published versions
-        self._verdicts_of: dict[str, dict[str, Verdict]] = {}
+        # other versions' verdicts, computed once; `known` shares them between the sites of one claims registry
+        self._verdicts_of: dict[str, dict[str, Verdict]] = {} if known is None else known
         self._larger: dict | None = None
 
     def versions(self) -> list[dict]:
