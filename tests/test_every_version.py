@@ -31,3 +31,131 @@ def test_every_page_of_a_committed_version_renders_with_todays_code(version, kno
 def test_every_committed_version_is_under_test():
     folders = sorted(p.name for p in (REPO / "results").iterdir() if p.is_dir() and versions.NAME.match(p.name))
     assert folders and sorted(VERSIONS) == folders
+
+
+# ---------------------------------------------------------------- a field an older version did not record
+
+def test_a_field_an_older_run_file_lacks_reads_as_not_recorded():
+    from attnlab.report.format import NOT_RECORDED, recorded
+
+    assert recorded({"seeds": 3}, "seeds") == "3"
+    assert recorded({"seeds": 0.5}, "seeds", lambda x: f"{x:.1%}") == "50.0%"
+    assert recorded({}, "seeds") == recorded(None, "seeds") == NOT_RECORDED == "not recorded in this version"
+
+
+def gradient_result(norms: list[float], summary: float, with_count: bool) -> dict:
+    rows = [{"kind": "rnn", "T": T, "seed": k, "grad": g * (1 if T == 2 else 1e-3), "relative": 1.0}
+            for k, g in enumerate(norms) for T in (2, 256)]
+    g = {"T_short": 2, "T_long": 256, "grad_short": summary, "grad_long": summary * 1e-3, "decades": 3.0,
+         "relative_long": 1.0} | ({"seeds": len(norms)} if with_count else {})
+    return {"gradient_path": rows, "gradient": {"rnn": g}}
+
+
+def test_the_gradient_reading_names_the_mean_its_norms_are_and_what_an_old_result_did_not_record():
+    from attnlab.report.pages.seq2seq import geometric_mean, gradient_reading, summary_over_seeds
+
+    norms = [1.0, 4.0]  # geometric mean 2, arithmetic 2.5
+    assert summary_over_seeds(2.0, norms) == "geometric mean"
+    assert summary_over_seeds(2.5, norms) == "arithmetic mean"
+    assert summary_over_seeds(2.2, norms) is None
+    today = gradient_reading(gradient_result(norms, geometric_mean(norms), with_count=True))
+    assert "the geometric mean over the 2 seeds (the chart's lines)" in today and "not recorded" not in today
+    old = gradient_reading(gradient_result(norms, 2.5, with_count=False))
+    assert "the arithmetic mean over the 2 seeds of the chart's points" in old
+    assert "its count of seeds: not recorded in this version" in old
+
+
+# ---------------------------------------------------------------- a claim today's engine cannot read
+
+def test_a_field_a_claim_tests_for_that_the_run_files_lack_is_named():
+    from attnlab.report.verdicts import lacking_fields
+
+    code = ["[r['x'] for r in scores['rows']][0] if 'x_se' in scores['rows'][0] else None",
+            "probe['E4']['g_1'] if 'g_1' in probe['E4'] else None"]
+    scope = {"scores": {"rows": [{"x": 1.0}]}, "probe": {"E4": {"g_2": 1.0}}, "__builtins__": {}}
+    assert lacking_fields(code, scope) == ("x_se", "g_1")
+    scope["scores"]["rows"][0]["x_se"], scope["probe"]["E4"]["g_1"] = 0.1, 1.0
+    assert lacking_fields(code, scope) == ()
+
+
+def claim(kind="measured"):
+    from attnlab.report.claims import Claim
+
+    return Claim("T1", "t", 1, {"a": "1", "b": "2"}, {"a": {"equals": 1}, "b": {"equals": 2}}, "t",
+                 kinds={"a": kind, "b": kind})
+
+
+def verdict(value, word="reproduced", lacking=(), kind="measured", seeds=None, se=None):
+    from attnlab.report.verdicts import Verdict
+
+    return Verdict(claim(kind), word, value, lacking=lacking, seeds=seeds or {}, se=se or {})
+
+
+@pytest.mark.parametrize("today, then, why", [
+    (verdict({"a": 1.0921, "b": 40.0}), ("reproduced", {"a": "1.092", "b": "40"}), ""),  # within its rounding
+    (verdict({"a": 1.0931, "b": 40.0}), ("reproduced", {"a": "1.092", "b": "40"}),
+     "today's claim computes a otherwise from the same run files"),
+    (verdict({"a": 1.092, "b": 40.0}, "inconclusive"), ("reproduced", {"a": "1.092", "b": "40"}),
+     "the same value, judged by today's test and interval rule"),
+    (verdict({"a": 1.0, "b": 2.0}, "holds", kind="computed"), ("reproduced", {"a": "1", "b": "2"}), ""),
+    (verdict(None, "not run", lacking=("x_se",)), ("reproduced", {"a": "1.092"}),
+     "measured in that version, but its run files lack x_se that today's claim reads"),
+    (verdict({"a": 1.0, "b": 2.0}), None, "not in its claims.csv: a claim added since it was published"),
+])
+def test_a_published_verdict_that_differs_from_todays_is_shown_with_why(today, then, why):
+    from attnlab.report.published import Frozen, beside, reason
+
+    frozen = None if then is None else Frozen(*then)
+    assert reason(today, frozen) == why
+    shown = beside(today, {"T1": frozen} if frozen else {})
+    assert (why.replace("'", "&#x27;") in shown) if why else shown == ""
+    assert beside(today, None) == ""  # a version published without a claims.csv
+
+
+def test_both_layouts_of_a_published_claims_csv_are_read(tmp_path):
+    from attnlab.report.published import frozen_verdicts
+
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "claims.csv").write_text(
+        "claim_id,chapter_value,reproduced_value,verdict,note\nT1,a=1,a=1.092; b=40,reproduced,✓\n"
+        "T2,1,\"[' t', 'he']\",reproduced,✓\n")
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "claims.csv").write_text(
+        "claim_id,part,kind,chapter_value,value,value_text,verdict\nT1,a,measured,1,1.0921,,inconclusive\n"
+        "T1,b,measured,1,,true,inconclusive\n")
+    old, new = frozen_verdicts(tmp_path / "old"), frozen_verdicts(tmp_path / "new")
+    assert old["T1"].values == {"a": "1.092", "b": "40"} and old["T2"].values == {"": "[' t', 'he']"}
+    assert new["T1"].verdict == "inconclusive" and new["T1"].values == {"a": "1.092", "b": "true"}
+    assert frozen_verdicts(tmp_path) is None
+
+
+def test_a_claim_measured_when_published_but_unread_today_is_not_an_unmeasured_one():
+    from attnlab.report.pages.compare import status, tally
+    from attnlab.report.published import Frozen
+
+    measured, unread = verdict({"a": 1.0}), verdict(None, "not run", lacking=("x_se",))
+    then = Frozen("reproduced", {"a": "1"})
+    assert status(measured, unread, None, then) == "unread there"
+    assert status(unread, measured, then, None) == "unread here"
+    assert status(measured, verdict(None, "not run"), None, then) == "only here"  # no field lacking: not run
+    assert status(measured, unread, None, Frozen("not run", {})) == "only here"  # not measured then either
+    assert "run files lack a field today's claim reads: C3.2" in tally({"C1": "same", "C3.2": "unread there"})
+
+
+# ---------------------------------------------------------------- runs of the same seed are paired
+
+def test_identical_reruns_read_identical_and_runs_of_one_seed_are_paired():
+    from attnlab.report.pages.compare import change
+
+    def at(values, se):
+        return verdict({"a": sum(values) / len(values)}, seeds={1337 + k: {"a": v} for k, v in enumerate(values)},
+                       se={"a": se})
+
+    rerun = change(at([4.0738522, 4.0826485, 4.0402020], 0.1466), at([4.0738522, 4.0826481, 4.0402017], 0.1466))
+    assert "identical" in rerun and "±" not in rerun
+    moved = change(at([4.10, 4.12, 4.06], 0.15), at([4.00, 4.02, 4.00], 0.15))  # +0.1, +0.1, +0.06 seed by seed
+    assert "+0.08667\u00a0±\u00a00.01333 (paired: 3 seeds)" in moved  # the pairs' spread, not both errors
+    apart = change(at([4.10, 3.90, 4.06], 0.15), at([4.00, 4.02, 4.00], 0.15))
+    assert "(paired: 3 seeds; within the noise)" in apart
+    other_seeds = verdict({"a": 4.0}, seeds={7: {"a": 4.0}, 8: {"a": 4.0}}, se={"a": 0.3})
+    assert "+0.09333\u00a0±\u00a00.3354 (within the noise)" in change(at([4.10, 4.12, 4.06], 0.15), other_seeds)

@@ -123,6 +123,8 @@ def downloads(site: Site) -> dict[str, str]:
            "ladder.csv": tables.ladder_csv(site.res, site.registry.reference).to_csv(index=False)}
     if site.manifest:
         out["manifest.json"] = (site.res.root / versions.MANIFEST).read_text()
+    if site.frozen() is not None:  # beside today's verdicts, the ones it was published with
+        out["claims-published.csv"] = (site.res.root / "claims.csv").read_text()
     return out
 
 

@@ -18,6 +18,7 @@ from attnlab.report.budget import largest, sentence
 from attnlab.report.claims import Registry, accepts, describe, distance, passes
 from attnlab.report import charts, protocols
 from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, span, spread, total
+from attnlab.report.published import beside
 from attnlab.report.results import Results, gather
 from attnlab.report.tables import row_order
 from attnlab.report.verdicts import BUDGET, Verdict, evaluate_all
@@ -56,6 +57,7 @@ class Site:
         # other versions' verdicts, computed once; `known` shares them between the sites of one claims registry
         self._verdicts_of: dict[str, dict[str, Verdict]] = {} if known is None else known
         self._larger: dict | None = None
+        self._frozen: dict | None = None
 
     def versions(self) -> list[dict]:
         """The manifest of every published version beside these results, newest first."""
@@ -78,6 +80,32 @@ class Site:
             found = evaluate_all(self.registry, gather(self.versions_root / "results" / version))
             self._verdicts_of[version] = {v.claim.id: v for v in found}
         return self._verdicts_of[version]
+
+    def frozen(self) -> dict | None:
+        """A published version's claims.csv as it was frozen when published (claim id -> published.Frozen);
+        None for live results and for a version published without one."""
+        from attnlab.report.published import frozen_verdicts
+
+        if self.manifest and self._frozen is None:
+            self._frozen = frozen_verdicts(self.res.root) or {}
+        return self._frozen or None
+
+    def engine(self) -> str:
+        """Which claims engine judged the verdicts this site shows, for the stamp: today's code over the run files,
+        and for a published version, how its frozen claims.csv (the publish commit's) compares."""
+        from attnlab.report.published import differing
+
+        text = (f" · verdicts: today's claims (commit <code>{html.escape(self.built_from)}</code>) over "
+                f"{'its' if self.manifest else 'these'} run files")
+        if not self.manifest:
+            return text
+        when = f"commit <code>{html.escape(str(self.manifest.get('published_from') or self.manifest['commit']))}</code>"
+        if self.frozen() is None:
+            return text + f"; published ({when}) without a claims.csv of its own"
+        differ = differing(self.verdicts, self.frozen())
+        return text + (f", not its frozen claims.csv ({when}), which differs on {len(differ)} claim"
+                       f"{'s' if len(differ) != 1 else ''} (both shown, with why)" if differ else
+                       f"; its frozen claims.csv ({when}) gives every claim the same verdict and value")
 
     def larger(self) -> dict:
         """Claim id -> budget.Larger: each claim at the largest budget beyond the version of record's where a
@@ -110,9 +138,11 @@ class Site:
                     + (" · the version of record" if m["version"] == record else ""))
         else:
             text = f"Unpublished results in <code>{html.escape(str(self.res.root.name))}/</code>"
-        text += f" · site built from commit <code>{html.escape(self.built_from)}</code>"
+        text += f" · site built from commit <code>{html.escape(self.built_from)}</code>" + self.engine()
         text += (' · <a href="downloads/manifest.json">manifest</a>' if m else "") + \
             ' · <a href="downloads/claims.csv">claims.csv</a>'
+        if self.frozen() is not None:
+            text += ' · <a href="downloads/claims-published.csv">claims.csv as published</a>'
         if self.selector and m:
             target = page.removesuffix(".md") + ".html"
             if record and m["version"] != record:
@@ -226,7 +256,8 @@ class Site:
             f'<tr><td><a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
             f"{html.escape(v.claim.id)}</a></td><td>{html.escape(v.claim.claim)}</td>"
             f"<td>{parts_cell(v.claim.chapter_value)}</td>"
-            f"<td>{reproduced_cell(v)}</td><td>{badge(v.verdict)}{why_not(v)}{alone(v)}</td></tr>"
+            f"<td>{reproduced_cell(v)}</td><td>{badge(v.verdict)}{why_not(v)}{alone(v)}"
+            f"{beside(v, self.frozen())}</td></tr>"
             for v in chosen)
         survey = {v.claim.id.startswith("S") for v in chosen}  # the survey's claims are S1...S11
         source = "chapter / survey" if len(survey) > 1 else "survey" if survey == {True} else "chapter"

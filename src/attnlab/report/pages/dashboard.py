@@ -7,7 +7,7 @@ import html
 from collections import Counter
 
 from attnlab import registry
-from attnlab.report import budget
+from attnlab.report import budget, published
 from attnlab.report.format import badge
 from attnlab.report.pages import index as overview
 from attnlab.report.site import alone, anchor, parts_cell, reproduced_cell, why_not
@@ -40,7 +40,8 @@ def row(site, v: Verdict, titles: dict[str, str]) -> str:
             f'<td><a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a></td>'
             f"<td>{html.escape(titles.get(c.experiment, c.experiment))}</td>"
             f"<td>{html.escape(c.claim)}</td><td>{parts_cell(c.chapter_value)}</td><td>{reproduced_cell(v)}</td>"
-            f"<td>{badge(v.verdict)}{why_not(v)}{alone(v)}</td><td>{where(site, v)}</td>{beside}</tr>")
+            f"<td>{badge(v.verdict)}{why_not(v)}{alone(v)}{published.beside(v, site.frozen())}</td>"
+            f"<td>{where(site, v)}</td>{beside}</tr>")
 
 
 def controls(verdicts: list[Verdict], titles: dict[str, str]) -> str:
