@@ -3,6 +3,9 @@ render, as the MkDocs hook calls them), so a change that breaks an old version's
 says of an older version's files it can not read as today's (a field it predates, a claim it cannot judge)."""
 from __future__ import annotations
 
+import re
+from types import SimpleNamespace
+
 import pytest
 
 from attnlab import versions
@@ -20,12 +23,24 @@ def known() -> dict:
     return {}
 
 
+SEEDS_SAID = re.compile(r"(?:Every run (?:here )?was|The runs behind this site were) trained at (one seed|\d+ seeds)")
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_page_of_a_committed_version_renders_with_todays_code(version, known):
+    """...and says which engine judged it, points at the version's own folder, and counts the seeds its run files
+    are at, on every page alike."""
     site = build.context(REPO / "results" / version, REPO / "claims", selector=True, known=known)
+    held = site.held_seeds()
     for page in PAGES:
         text = site.stamp(page) + build.render((REPO / "docs" / page).read_text(), build.page_blocks(site, page), page)
         assert version in text and "<!-- attnlab:" not in text, f"{version}/{page} left a marker unfilled"
+        assert "verdicts: today's claims (that commit's) over its run files" in text
+        provenance = text.partition("## Provenance")[2]
+        assert f"results/{site.profile}/" not in provenance, f"{version}/{page}: provenance outside the version"
+        assert f"`results/{version}/" in provenance or "No run files yet" in provenance or not provenance
+        for said in SEEDS_SAID.findall(text):
+            assert said == ("one seed" if len(held) == 1 else f"{len(held)} seeds"), f"{version}/{page}: {said}"
 
 
 def test_every_committed_version_is_under_test():
@@ -140,6 +155,13 @@ def test_a_claim_measured_when_published_but_unread_today_is_not_an_unmeasured_o
     assert status(measured, verdict(None, "not run"), None, then) == "only here"  # no field lacking: not run
     assert status(measured, unread, None, Frozen("not run", {})) == "only here"  # not measured then either
     assert "run files lack a field today's claim reads: C3.2" in tally({"C1": "same", "C3.2": "unread there"})
+    from attnlab.report.pages.compare import value_cell, verdict_cell
+
+    assert "published: <span class=\"verdict verdict-reproduced\">" in verdict_cell(unread, {"T1": then})
+    said = value_cell(unread, {"T1": then})
+    assert "measured in that version, but its run files lack <code>x_se</code> that today's claim reads" in said
+    assert '<span class="part-name">a</span> 1' in said
+    assert "published" not in verdict_cell(measured, {"T1": then}) + value_cell(measured, {"T1": then})
 
 
 # ---------------------------------------------------------------- runs of the same seed are paired
@@ -159,3 +181,44 @@ def test_identical_reruns_read_identical_and_runs_of_one_seed_are_paired():
     assert "(paired: 3 seeds; within the noise)" in apart
     other_seeds = verdict({"a": 4.0}, seeds={7: {"a": 4.0}, 8: {"a": 4.0}}, se={"a": 0.3})
     assert "+0.09333\u00a0±\u00a00.3354 (within the noise)" in change(at([4.10, 4.12, 4.06], 0.15), other_seeds)
+
+
+# ---------------------------------------------------------------- which engine, which folder, which seeds
+
+def test_the_stamp_says_which_engine_judged_the_verdicts():
+    from attnlab.report.published import Frozen
+    from attnlab.report.site import Site
+
+    manifest = {"commit": "abc", "published_from": "def"}
+    v = verdict({"a": 1.0, "b": 2.0})
+
+    def engine(frozen, manifest=manifest):
+        return Site.engine(SimpleNamespace(built_from="123", manifest=manifest, verdicts=[v], frozen=lambda: frozen))
+    agrees, differs = Frozen("reproduced", {"a": "1", "b": "2"}), Frozen("reproduced", {"a": "1.5", "b": "2"})
+    assert "today's claims (that commit's) over its run files" in engine({"T1": agrees})
+    assert "its frozen claims.csv (commit <code>def</code>) gives every claim the same verdict" in engine({"T1": agrees})
+    assert "not its frozen claims.csv (commit <code>def</code>), which differs on 1 claim (both shown" in \
+        engine({"T1": differs})
+    assert "published (commit <code>def</code>) without a claims.csv" in engine(None)
+    assert engine(None, manifest=None) == " · verdicts: today's claims (that commit's) over these run files"
+
+
+def test_a_versions_rerun_names_its_own_folder_and_commit():
+    from attnlab.report.site import Site
+
+    version = SimpleNamespace(manifest={"commit": "abc"}, rdir="results/2026-v", outdir="results/quick")
+    said = Site.rerun_code(version, "snakemake results/quick/x")
+    assert "# this version's run files: results/2026-v/ (runs at commit abc); a rerun writes results/quick/" in said
+    assert Site.rerun_code(SimpleNamespace(manifest=None), "snakemake x") == "```bash\nsnakemake x\n```\n"
+
+
+def test_the_seeds_said_are_those_of_the_run_files():
+    from attnlab.report.pages.about import seeds_here
+    from attnlab.report.site import seeds_in, seeds_setting
+
+    assert seeds_setting([1337], [1337]) == "1337"
+    assert seeds_setting([1337, 1338, 1339], [1337]) == "1337, 1338, 1339 (its run files are at 1337)"
+    assert seeds_here([1337]) == "The runs behind this site were trained at one seed (1337), as their run files show."
+    assert "at 3 seeds (1, 2, 3)" in seeds_here([1, 2, 3]) and "nothing here was trained" in seeds_here([])
+    chapter = REPO / "results" / "2026-12-02-chapter-cpu-680862e-only-ladder-position"
+    assert seeds_in(chapter) == [1337] and seeds_in(REPO / "results" / "2026-12-02-quick-cpu-4303899") == [1337, 1338, 1339]

@@ -9,7 +9,7 @@ import statistics
 
 from attnlab.config import digest
 from attnlab.report.format import badge, fmt
-from attnlab.report.published import Frozen, beside, frozen_verdicts, unread
+from attnlab.report.published import Frozen, frozen_verdicts, unread
 from attnlab.report.site import holds, parts_cell
 from attnlab.report.verdicts import Verdict
 from attnlab.plan import seeds
@@ -17,8 +17,7 @@ from attnlab.versions import differing, leaves, settings_of
 
 NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
 STATUS = {"same": "same", "changed": "≠ changed", "only here": "only here", "only there": "only there",
-          "unread here": "measured here when published, unread today",
-          "unread there": "measured there when published, unread today", "neither": "not run in either"}
+          "unread here": "unread here today", "unread there": "unread there today", "neither": "not run in either"}
 
 
 def others(site) -> list[dict]:
@@ -170,6 +169,22 @@ def profile_warning(here: dict, there: dict) -> str:
             "verdict that moved may have moved with the settings, not with the code.</p></div>")
 
 
+def verdict_cell(v: Verdict, then: dict) -> str:
+    """A side's verdict; for a claim unread today, the one its version was published with beneath it."""
+    f = then.get(v.claim.id)
+    return badge(v.verdict) + (f'<div class="why">published: {badge(f.verdict)}</div>' if unread(v, f) else "")
+
+
+def value_cell(v: Verdict, then: dict) -> str:
+    """A side's value (± SE); for a claim unread today, the published value and the fields its files lack."""
+    f = then.get(v.claim.id)
+    if not unread(v, f):
+        return parts_cell(v.shown())
+    lacking = ", ".join(f"<code>{html.escape(name)}</code>" for name in v.lacking)
+    return (parts_cell(f.values) + f'<div class="why">as published: measured in that version, but its run files '
+            f"lack {lacking} that today's claim reads</div>")
+
+
 def comparison(site, manifest: dict) -> str:
     """One table: each claim's verdict and value here and in `manifest`'s version, what changed, and by how
     much; a warning first where the two ran different settings."""
@@ -181,13 +196,11 @@ def comparison(site, manifest: dict) -> str:
                 for v, other in pairs}
     pairs.sort(key=lambda pair: statuses[pair[0].claim.id] in NOT_BOTH)  # what both measured first, in order
 
-    def verdict_cell(v: Verdict, then: dict) -> str:  # an unread claim: the verdict it was published with
-        return badge(v.verdict) + (beside(v, then) if unread(v, then.get(v.claim.id)) else "")
     rows = "".join(
         f"<tr><td>{html.escape(mine.claim.id)}</td><td>{verdict_cell(mine, then_here)}</td>"
         f"<td>{verdict_cell(other, then_there)}</td>"
-        f"<td>{STATUS[statuses[mine.claim.id]]}</td><td>{parts_cell(mine.shown())}</td>"
-        f"<td>{parts_cell(other.shown())}</td><td>{change(mine, other)}</td></tr>" for mine, other in pairs)
+        f"<td>{STATUS[statuses[mine.claim.id]]}</td><td>{value_cell(mine, then_here)}</td>"
+        f"<td>{value_cell(other, then_there)}</td><td>{change(mine, other)}</td></tr>" for mine, other in pairs)
     m = manifest
     about = (f"Version <code>{html.escape(m['version'])}</code>: profile {html.escape(m['profile'])}, runs at commit "
              f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}{holds(m)}.")

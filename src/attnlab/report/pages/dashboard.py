@@ -96,10 +96,8 @@ def seed_noise(site, verdicts: list[Verdict]) -> str:
     seeds alone would have given each its verdict, each group split by the verdict on the mean."""
     seeded = [v for v in verdicts if v.survives()]
     if not seeded:
-        seeds = site.config.get("seeds") or [site.config.get("seed")]
-        return (f"These results hold one seed per run ({', '.join(map(str, seeds))}), so they cannot say which of "
-                "the chapter's single-run claims survive seed noise; the quick and chapter profiles train at "
-                "three.\n")
+        return (f"These results hold one seed per run ({', '.join(map(str, site.seeds()))}), so they cannot say "
+                f"which of the chapter's single-run claims survive seed noise{elsewhere(site)}.\n")
     n = max(len(v.single) for v in seeded)
     out = [f"{len(seeded)} claims read runs trained at {n} seeds. The chapter made each from one run; here each "
            "was also judged at every seed alone, as a single run would have been:\n"]
@@ -117,6 +115,14 @@ def seed_noise(site, verdicts: list[Verdict]) -> str:
         out.append(f"\nThe other {unseeded} claims are computed (counts and arithmetic), read no trained run "
                    "(analyses and benchmarks), or read runs made at one seed.")
     return "\n".join(out) + "\n"
+
+
+def elsewhere(site) -> str:
+    """Where results of several seeds are, for a site whose runs have one: the version of record's count (from
+    its run files), where it has more; '' else."""
+    record = site.latest()
+    n = site.seeds_of(record) if record and record != (site.manifest or {}).get("version") else None
+    return f"; the version of record ({html.escape(record)}) was trained at {n} seeds" if n and n > 1 else ""
 
 
 def blocks(site) -> dict[str, str]:
