@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlab.report.format import fmt
+from attnlab.report.format import badge, fmt
 from attnlab.report.verdicts import Verdict
 
 MEASURED_THEN = ("reproduced", "not reproduced", "inconclusive", "holds", "fails", "diverged")
@@ -109,16 +109,18 @@ def reason(v: Verdict, f: Frozen | None) -> str:
 
 
 def beside(v: Verdict, frozen: dict[str, Frozen] | None) -> str:
-    """Under a verdict: the published one where it differs, with the reason (HTML); '' where they agree or the
-    version was published without a claims.csv."""
+    """Under a verdict: the published one where it differs, with the reason, kept short (a moved value's
+    published number; the rest is in the value column) (HTML); '' where they agree or the version was published
+    without a claims.csv."""
     if frozen is None:
         return ""
     f = frozen.get(v.claim.id)
     why = reason(v, f)
     if not why:
         return ""
-    then = f"{f.verdict}{' (' + f.shown() + ')' if f.shown() else ''}" if f else "–"
-    return (f'<div class="why published">published claims.csv: {html.escape(then)}; '
+    then = badge(f.verdict) if f else "–"
+    was = "; ".join(f"{part + ' ' if part else ''}was {f.values[part]}" for part in moved(v, f)) if f else ""
+    return (f'<div class="why published">published: {then}; {html.escape(was + ": " if was else "")}'
             f"{html.escape(why)}</div>")
 
 
