@@ -118,10 +118,11 @@ def beside(v: Verdict, frozen: dict[str, Frozen] | None) -> str:
     why = reason(v, f)
     if not why:
         return ""
-    then = badge(f.verdict) if f else "–"
-    was = "; ".join(f"{part + ' ' if part else ''}was {f.values[part]}" for part in moved(v, f)) if f else ""
-    return (f'<div class="why published">published: {then}; {html.escape(was + ": " if was else "")}'
-            f"{html.escape(why)}</div>")
+    parts = moved(v, f) if f else []
+    if parts:  # the published numbers; today's are in the value column
+        why = ("; ".join(f"{part + ' ' if part else ''}was {f.values[part]}" for part in parts)
+               + f": today's claim computes {'it' if len(parts) == 1 else 'them'} otherwise from the same run files")
+    return (f'<div class="why published">published: {badge(f.verdict) if f else "–"}; {html.escape(why)}</div>')
 
 
 def differing(verdicts: list[Verdict], frozen: dict[str, Frozen] | None) -> list[str]:
