@@ -126,11 +126,11 @@ def test_the_tally_groups_the_claims_the_record_does_not_reproduce():
 
 def test_the_reading_under_a_verdict_table_adds_the_budgets_sentence():
     v = SimpleNamespace(claim=SimpleNamespace(id="C2.3"), verdict="not reproduced", parts={})
-    assert verdict_reading([v], {"seeds": [1, 2, 3]}) == ""
-    text = verdict_reading([v], {"seeds": [1, 2, 3]}, {"C2.3": larger("reproduced")})
+    assert verdict_reading([v], 3) == ""
+    text = verdict_reading([v], 3, {"C2.3": larger("reproduced")})
     assert "**C2.3** at a larger budget: At the chapter's budget" in text and "the quick verdict was the budget's" in text
     reproduced_at_record = {"C2.3": larger("reproduced", record_verdict="reproduced")}
-    assert verdict_reading([v], {}, reproduced_at_record) == ""
+    assert verdict_reading([v], 1, reproduced_at_record) == ""
 
 
 def publish_fake(root, m: dict) -> None:

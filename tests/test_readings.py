@@ -115,7 +115,7 @@ def test_each_part_of_the_verdict_reading_is_labelled_with_its_own_outcome():
     fails = Part("mqa", "measured", 1.079, "not reproduced", se=0.004, k=4.3)
     straddles = Part("gqa", "measured", 1.026, "inconclusive", se=0.003, k=4.3, settle="7")
     text = verdict_reading([verdict("not reproduced", fails, straddles, checks={"mqa": band, "gqa": band})],
-                           {"seeds": [1, 2, 3]})
+                           3)
     assert "**C9.9, mqa** (not reproduced):" in text
     assert "**C9.9, gqa** (inconclusive; the claim: not reproduced):" in text
 
@@ -123,32 +123,32 @@ def test_each_part_of_the_verdict_reading_is_labelled_with_its_own_outcome():
 def test_the_verdict_reading_says_a_real_difference_or_what_would_settle_it():
     band = {"between": [0.5, 1.5]}
     real = Part("gain", "measured", 3.0, "not reproduced", se=0.1, k=2.0)
-    text = verdict_reading([verdict("not reproduced", real, checks={"gain": band})], {"seeds": [1, 2, 3]})
+    text = verdict_reading([verdict("not reproduced", real, checks={"gain": band})], 3)
     assert "C9.9, gain" in text and "a real difference" in text and "1.5 past the test's bound" in text
     seeds = Part("gain", "measured", 1.4, "inconclusive", se=0.1, k=4.3, settle="7")
-    text = verdict_reading([verdict("inconclusive", seeds, checks={"gain": band})], {"seeds": [1, 2, 3]})
-    assert "passes the test" in text and "7 seeds would settle it; the profile trains 3" in text
+    text = verdict_reading([verdict("inconclusive", seeds, checks={"gain": band})], 3)
+    assert "passes the test" in text and "7 seeds would settle it; these runs were trained at 3" in text
     assert "wider than the test's whole band" not in text
     outside = Part("gain", "measured", 1.6, "inconclusive", se=0.1, k=4.3, settle="7")
     assert "the value itself fails the test" in verdict_reading(
-        [verdict("inconclusive", outside, checks={"gain": band})], {"seeds": [1, 2, 3]})
+        [verdict("inconclusive", outside, checks={"gain": band})], 3)
     wide = Part("gain", "measured", 1.0, "inconclusive", se=0.5, k=4.3, settle="budget")
-    text = verdict_reading([verdict("inconclusive", wide, checks={"gain": band})], {"seed": 1})
+    text = verdict_reading([verdict("inconclusive", wide, checks={"gain": band})], 1)
     assert "the budget limits it" in text and "wider than the test's whole band (1)" in text
     many = Part("gain", "measured", 1.4, "inconclusive", se=0.1, k=4.3, settle="more than 30")
-    assert "would need more than 30 seeds" in verdict_reading([verdict("inconclusive", many, checks={"gain": band})], {})
+    assert "would need more than 30 seeds" in verdict_reading([verdict("inconclusive", many, checks={"gain": band})], 1)
     exact = Part("ok", "measured", False, "not reproduced")
-    assert "as it stands" in verdict_reading([verdict("not reproduced", exact, checks={"ok": {"is_true": True}})], {})
+    assert "as it stands" in verdict_reading([verdict("not reproduced", exact, checks={"ok": {"is_true": True}})], 1)
     unknown = Part("gain", "measured", 1.0, "inconclusive", settle="no error estimate")
-    assert "no interval to judge" in verdict_reading([verdict("inconclusive", unknown, checks={"gain": band})], {})
+    assert "no interval to judge" in verdict_reading([verdict("inconclusive", unknown, checks={"gain": band})], 1)
 
 
 def test_the_verdict_reading_lists_only_what_did_not_reproduce():
     band = {"between": [0.5, 1.5]}
     fine = Part("gain", "measured", 1.0, "reproduced", se=0.1, k=2.0)
-    assert verdict_reading([verdict("reproduced", fine, checks={"gain": band})], {}) == ""
+    assert verdict_reading([verdict("reproduced", fine, checks={"gain": band})], 1) == ""
     bad = Part("loss", "measured", 3.0, "not reproduced", se=0.1, k=2.0)
-    text = verdict_reading([verdict("not reproduced", fine, bad, checks={"gain": band, "loss": band})], {})
+    text = verdict_reading([verdict("not reproduced", fine, bad, checks={"gain": band, "loss": band})], 1)
     assert "C9.9, loss" in text and "C9.9, gain" not in text
 
 
@@ -254,7 +254,7 @@ def seeded(cid: str, mean: str, alone: list[str]) -> Verdict:
 
 
 def test_dashboard_groups_say_what_the_seeds_alone_did_and_the_mean_apart():
-    site = SimpleNamespace(config={"seeds": [1, 2, 3]})
+    site = SimpleNamespace(config=3)
     text = dashboard.seed_noise(site, [
         seeded("C2.1", "reproduced", ["reproduced"] * 3),
         seeded("C2.5", "inconclusive", ["reproduced", "inconclusive", "inconclusive"]),

@@ -11,7 +11,9 @@ version is checked the same way.
 """
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import functools
 import importlib.metadata
 import os
 import re
@@ -79,7 +81,15 @@ def scope(only: list[str] | None) -> list[str]:
 
 def settings_of(config_yaml: Path) -> dict:
     """A published version's profile (its config.yaml), validated. A version from before the profile's seeds
-    list gave S1 a count of its own (seq2seq.seeds), which today's schema no longer has: S1 reads the list."""
+    list gave S1 a count of its own (seq2seq.seeds), which today's schema no longer has: S1 reads the list.
+    Validated once per state of the file (every page that compares versions reads every version's)."""
+    path = Path(config_yaml)
+    stat = path.stat() if path.is_file() else None
+    return copy.deepcopy(_validated(str(path), stat and (stat.st_mtime_ns, stat.st_size)))
+
+
+@functools.lru_cache(maxsize=64)
+def _validated(config_yaml: str, state) -> dict:
     doc = read_yaml(config_yaml, "version settings")
     if "seeds" not in doc and isinstance(doc.get("seq2seq"), dict):
         doc["seq2seq"].pop("seeds", None)

@@ -86,10 +86,12 @@ def fill_not_run(template: str, blocks: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def context(results: Path, claims: Path, settings: str | dict | None = None, selector: bool = False) -> Site:
+def context(results: Path, claims: Path, settings: str | dict | None = None, selector: bool = False,
+            known: dict | None = None) -> Site:
     """Everything the pages draw from: the run files under `results`, their verdicts, and the profile
     (`settings`: a validated mapping, inline JSON, or a profile file; default: a version's own config.yaml,
-    else config/<name of the results folder>.yaml). `selector`: the site is one of a tree of versions."""
+    else config/<name of the results folder>.yaml). `selector`: the site is one of a tree of versions. `known`:
+    other versions' verdicts (version -> claim id -> Verdict) under the same claims, shared between sites."""
     if settings is None:
         own = Path(results) / "config.yaml"
         settings = versions.settings_of(own) if own.is_file() else f"config/{Path(results).name}.yaml"
@@ -98,7 +100,8 @@ def context(results: Path, claims: Path, settings: str | dict | None = None, sel
     res = gather(results)
     root = Path(results).resolve().parent.parent  # results/<profile or version>/ -> the project holding them
     return Site(res, claim_registry, evaluate_all(claim_registry, res), cfg, manifest=versions.manifest_of(results),
-                built_from=versions.head(registry.ROOT), selector=selector, versions_root=root)
+                built_from=versions.head(registry.ROOT), selector=selector, versions_root=root,
+                known=known)
 
 
 def nav(docs: Path) -> list[dict]:
@@ -120,6 +123,8 @@ def downloads(site: Site) -> dict[str, str]:
            "ladder.csv": tables.ladder_csv(site.res, site.registry.reference).to_csv(index=False)}
     if site.manifest:
         out["manifest.json"] = (site.res.root / versions.MANIFEST).read_text()
+    if site.frozen() is not None:  # beside today's verdicts, the ones it was published with
+        out["claims-published.csv"] = (site.res.root / "claims.csv").read_text()
     return out
 
 

@@ -30,6 +30,15 @@ def fmt(x, max_str: int | None = None) -> str:
     return "" if x is None else str(x)
 
 
+NOT_RECORDED = "not recorded in this version"  # a field an older version's run file predates
+
+
+def recorded(record: dict, key: str, show=fmt) -> str:
+    """A run file's field as text, or, where the version predates that field, that it did not record it: a page
+    reading an older version's files says so instead of failing."""
+    return show(record[key]) if isinstance(record, dict) and key in record else NOT_RECORDED
+
+
 def cell(x) -> str:
     text = fmt(x) if not isinstance(x, str) else x
     return text.replace("|", "\\|").replace("\n", " ")

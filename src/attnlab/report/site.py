@@ -18,6 +18,7 @@ from attnlab.report.budget import largest, sentence
 from attnlab.report.claims import Registry, accepts, describe, distance, passes
 from attnlab.report import charts, protocols
 from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, span, spread, total
+from attnlab.report.published import beside
 from attnlab.report.results import Results, gather
 from attnlab.report.tables import row_order
 from attnlab.report.verdicts import BUDGET, Verdict, evaluate_all
@@ -45,16 +46,19 @@ class Site:
 
     def __init__(self, res: Results, registry: Registry, verdicts: list[Verdict], config: dict,
                  manifest: dict | None = None, built_from: str = "unknown", selector: bool = False,
-                 versions_root: Path | None = None):
+                 versions_root: Path | None = None, known: dict | None = None):
         self.res, self.registry, self.verdicts, self.config = res, registry, verdicts, config
         self.profile = config.get("profile") or "<profile>"
-        self.rdir = f"results/{self.profile}"
         self.manifest = manifest      # a published version's manifest; None for live results
+        self.outdir = f"results/{self.profile}"  # where a run of the profile writes: the commands' targets
+        self.rdir = f"results/{manifest['version']}" if manifest else self.outdir  # where these run files are
         self.built_from = built_from  # the commit the site's code and prose come from
         self.selector = selector      # built among every published version (`attnlab versions`)
         self.versions_root = versions_root  # the folder whose results/ holds the published versions
-        self._verdicts_of: dict[str, dict[str, Verdict]] = {}
+        # other versions' verdicts, computed once; `known` shares them between the sites of one claims registry
+        self._verdicts_of: dict[str, dict[str, Verdict]] = {} if known is None else known
         self._larger: dict | None = None
+        self._frozen: dict | None = None
 
     def versions(self) -> list[dict]:
         """The manifest of every published version beside these results, newest first."""
@@ -78,6 +82,32 @@ class Site:
             self._verdicts_of[version] = {v.claim.id: v for v in found}
         return self._verdicts_of[version]
 
+    def frozen(self) -> dict | None:
+        """A published version's claims.csv as it was frozen when published (claim id -> published.Frozen);
+        None for live results and for a version published without one."""
+        from attnlab.report.published import frozen_verdicts
+
+        if self.manifest and self._frozen is None:
+            self._frozen = frozen_verdicts(self.res.root) or {}
+        return self._frozen or None
+
+    def engine(self) -> str:
+        """Which claims engine judged the verdicts this site shows, for the stamp (after the site's own commit):
+        today's code over the run files, and for a published version, how its frozen claims.csv (the publish
+        commit's) compares."""
+        from attnlab.report.published import differing
+
+        text = f" · verdicts: today's claims (that commit's) over {'its' if self.manifest else 'these'} run files"
+        if not self.manifest:
+            return text
+        when = f"commit <code>{html.escape(str(self.manifest.get('published_from') or self.manifest['commit']))}</code>"
+        if self.frozen() is None:
+            return text + f"; published ({when}) without a claims.csv of its own"
+        differ = differing(self.verdicts, self.frozen())
+        return text + (f", not its frozen claims.csv ({when}), which differs on {len(differ)} claim"
+                       f"{'s' if len(differ) != 1 else ''} (both shown, with why)" if differ else
+                       f"; its frozen claims.csv ({when}) gives every claim the same verdict and value")
+
     def larger(self) -> dict:
         """Claim id -> budget.Larger: each claim at the largest budget beyond the version of record's where a
         published version measured it, beside the record's verdict ({} where none is larger; see budget.py)."""
@@ -88,12 +118,27 @@ class Site:
         return self._larger
 
     def seeds_of(self, version: str) -> int | None:
-        """How many seeds a published version trained at (its config.yaml's seeds)."""
+        """How many seeds a published version trained at: the seeds its training runs' files are at (its
+        config.yaml's list where it holds no training run)."""
         from attnlab.plan import seeds
         from attnlab.versions import settings_of
 
-        path = self.versions_root / "results" / version / "config.yaml"
-        return len(seeds(settings_of(path))) if path.is_file() else None
+        folder = self.versions_root / "results" / version
+        held = seeds_in(folder)
+        if held:
+            return len(held)
+        return len(seeds(settings_of(folder / "config.yaml"))) if (folder / "config.yaml").is_file() else None
+
+    def held_seeds(self) -> list[int]:
+        """The seeds these results' run files are at (training runs' seed folders, results holding values per
+        seed); [] where none is."""
+        held = {s for run in self.res.by_seed for s in self.res.seeds(run) if s is not None}
+        return sorted(held | {s for what in self.res.files for s in self.res.seeded(what)})
+
+    def seeds(self) -> list:
+        """The seeds these results were trained at, from the run files present; the profile's list where no run
+        file is at a seed."""
+        return self.held_seeds() or list(self.config.get("seeds") or [self.config.get("seed")])
 
     def stamp(self, page: str) -> str:
         """The line atop every page: which results these are (version and commit, whether it is the version of
@@ -109,9 +154,11 @@ class Site:
                     + (" · the version of record" if m["version"] == record else ""))
         else:
             text = f"Unpublished results in <code>{html.escape(str(self.res.root.name))}/</code>"
-        text += f" · site built from commit <code>{html.escape(self.built_from)}</code>"
+        text += f" · site built from commit <code>{html.escape(self.built_from)}</code>" + self.engine()
         text += (' · <a href="downloads/manifest.json">manifest</a>' if m else "") + \
             ' · <a href="downloads/claims.csv">claims.csv</a>'
+        if self.frozen() is not None:
+            text += ' · <a href="downloads/claims-published.csv">claims.csv as published</a>'
         if self.selector and m:
             target = page.removesuffix(".md") + ".html"
             if record and m["version"] != record:
@@ -128,8 +175,16 @@ class Site:
         """The command that (re)builds `target`. Targets go first: --resources and --config take several
         values and would swallow a target written after them."""
         gpu_flag = " --resources gpu=1" if gpu else ""
-        target = f" {self.rdir}/{target}" if target else ""
+        target = f" {self.outdir}/{target}" if target else ""
         return f"snakemake{target} --cores {cores}{gpu_flag} --config profile={self.profile}"
+
+    def rerun_code(self, commands: str) -> str:
+        """Rerun commands as a code block; for a published version, first where its own files are and which
+        commit ran them, since a rerun writes the profile's folder from the code checked out."""
+        if self.manifest:
+            commands = (f"# this version's run files: {self.rdir}/ (runs at commit {self.manifest['commit']}); "
+                        f"a rerun writes {self.outdir}/ with the code checked out\n" + commands)
+        return code(commands)
 
     def run_target(self, experiment: str, runs: list[str]) -> str:
         """The metrics files of training runs at every seed of the profile, as a Snakemake target (bash braces)."""
@@ -147,7 +202,7 @@ class Site:
         e = registry.get(name)
         if rerun is None:
             rerun = self.snakemake(e.result or "", gpu=e.gpu, cores=1 if e.kind == "analysis" else 2)
-        out = {"verdicts": self.verdicts_block(name), "rerun": code(rerun),
+        out = {"verdicts": self.verdicts_block(name), "rerun": self.rerun_code(rerun),
                "provenance": self.provenance_block(self.files_of([name])),
                "seeds": self.seeds_block(name) if e.trains else "", **protocols.blocks(self, name)}
         if self.res.result(name) is None if e.result else not self.res.experiment(name):
@@ -202,7 +257,7 @@ class Site:
         data, model, train = (cfg.get(k) or {} for k in ("data", "model", "train"))
         settings = pd.DataFrame([
             ("profile", self.profile), ("profile digest", digest(cfg)),
-            ("seeds", ", ".join(map(str, cfg.get("seeds") or [cfg.get("seed")]))),
+            ("seeds", seeds_setting(cfg.get("seeds") or [cfg.get("seed")], self.seeds())),
             ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
             ("d_model", model.get("d_model")), ("context", model.get("context")),
             ("steps", train.get("steps")), ("batch", train.get("batch_size")),
@@ -225,14 +280,15 @@ class Site:
             f'<tr><td><a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
             f"{html.escape(v.claim.id)}</a></td><td>{html.escape(v.claim.claim)}</td>"
             f"<td>{parts_cell(v.claim.chapter_value)}</td>"
-            f"<td>{reproduced_cell(v)}</td><td>{badge(v.verdict)}{why_not(v)}{alone(v)}</td></tr>"
+            f"<td>{reproduced_cell(v)}</td><td>{badge(v.verdict)}{why_not(v)}{alone(v)}"
+            f"{beside(v, self.frozen())}</td></tr>"
             for v in chosen)
         survey = {v.claim.id.startswith("S") for v in chosen}  # the survey's claims are S1...S11
         source = "chapter / survey" if len(survey) > 1 else "survey" if survey == {True} else "chapter"
         out = (f'<table class="verdicts"><thead><tr><th>claim</th><th>what the {source} says</th><th>{source}</th>'
                f"<th>reproduced (± SE)</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>\n")
         if not link:
-            out += "\n" + verdict_reading(chosen, self.config, self.larger())
+            out += "\n" + verdict_reading(chosen, len(self.seeds()), self.larger())
             out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)
         return out + "\n"
 
@@ -356,13 +412,26 @@ def why_not(v: Verdict) -> str:
     return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
 
 
-def verdict_reading(verdicts: list[Verdict], config: dict, larger: dict | None = None) -> str:
+def seeds_in(folder: Path) -> list[int]:
+    """The seeds a results folder's training runs have run files at (their seed<k>/ folders)."""
+    found = {p.parent.name.removeprefix("seed") for p in Path(folder).glob("*/*/seed*/metrics.json")}
+    return sorted(int(s) for s in found if s.isdigit())
+
+
+def seeds_setting(listed: list, held: list) -> str:
+    """The profile's seeds for the settings table, and the run files' where they are at other seeds."""
+    text = ", ".join(map(str, listed))
+    return text if sorted(map(str, listed)) == sorted(map(str, held)) else \
+        f"{text} (its run files are at {', '.join(map(str, held))})"
+
+
+def verdict_reading(verdicts: list[Verdict], seeds: int, larger: dict | None = None) -> str:
     """Under a page's verdict table: why each claim that is not reproduced or inconclusive is so, part by part,
     from its interval, its test and the profile's seeds: a real difference (the interval clear of the test) or
     an interval too wide for the distance to the bound (and what would narrow it); then, for a claim neither
     this version nor the version of record reproduces, whether a larger budget changed it (`larger`: claim id ->
-    budget.Larger, where a version of a larger budget is published). '' where there is none."""
-    seeds = len(config.get("seeds") or [config.get("seed")])
+    budget.Larger, where a version of a larger budget is published; `seeds`: how many the runs were trained at).
+    '' where there is none."""
     lines = [f"- **{html.escape(v.claim.id)}{', ' + html.escape(p.name) if p.name else ''}** "
              f"({p.outcome if p.outcome == v.verdict else f'{p.outcome}; the claim: {v.verdict}'}): "
              + html.escape(part_reading(p, v.claim.checks[p.name], seeds), quote=False)
@@ -405,8 +474,8 @@ def part_reading(p, check: dict, seeds: int) -> str:
         return text + ("The evaluation's sampling error alone spans that distance, and more seeds do not shrink "
                        "it: the budget limits it (a longer evaluation would settle it).")
     if p.settle.isdigit():
-        return text + f"At this spread {p.settle} seeds would settle it; the profile trains {seeds}."
-    return text + f"At this spread it {settle_words(p.settle)}; the profile trains {seeds}."
+        return text + f"At this spread {p.settle} seeds would settle it; these runs were trained at {seeds}."
+    return text + f"At this spread it {settle_words(p.settle)}; these runs were trained at {seeds}."
 
 
 def settle_words(settle: str, draws: bool = False) -> str:

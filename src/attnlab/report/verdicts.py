@@ -74,6 +74,7 @@ class Verdict:
     single_parts: dict = field(default_factory=dict)  # seed -> part -> Part: each part as that seed alone judged it
     parts: dict = field(default_factory=dict)  # part -> Part (empty when nothing was computed)
     settle: str = ""  # inconclusive: the seeds that would settle it at the observed spread, "budget", or why not
+    lacking: tuple = ()  # not run: the fields the claim tests for that its run files lack (an older version's)
 
     def shown(self) -> dict[str, str]:
         """The reproduced value by part ("" for a simple claim), with its standard error where the evaluation's
@@ -155,7 +156,38 @@ def _text(value) -> str:
 
 
 class _NotRun(Exception):
-    """One seed's runs cannot give the claim a value; the message says why."""
+    """One seed's runs cannot give the claim a value; the message says why (`lacking`: the fields it reads that
+    the run files do not have)."""
+
+    def __init__(self, message: str, lacking: tuple = ()):
+        super().__init__(message)
+        self.lacking = lacking
+
+
+def lacking_fields(expressions: list[str], scope: dict) -> tuple:
+    """The fields these claim expressions test for (`'field' in ...`) that occur nowhere in what they read: a run
+    file written before its producer recorded them. () where every field tested for is there."""
+    import ast
+
+    tested, names = [], set()
+    for tree in map(ast.parse, expressions):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            if (isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant)
+                    and isinstance(node.left.value, str) and isinstance(node.ops[0], ast.In)):
+                tested.append(node.left.value)
+    present = set().union(*(keys_in(scope[n]) for n in names if n in scope and n != "__builtins__"))
+    return tuple(dict.fromkeys(f for f in tested if f not in present))
+
+
+def keys_in(value) -> set:
+    """Every mapping key anywhere inside a run file's value."""
+    if isinstance(value, dict):
+        return set(value).union(*(keys_in(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(keys_in(v) for v in value))
+    return set()
 
 
 def evaluate(claim: Claim, res: Results) -> Verdict:
@@ -177,7 +209,7 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
     try:
         each = {seed: _measure(claim, view) for seed, view in views.items()}
     except (_NotRun, NotMeasured) as why:  # NotMeasured: the claim read through a diverged run's record
-        return Verdict(claim, "not run", note=str(why))
+        return Verdict(claim, "not run", note=str(why), lacking=getattr(why, "lacking", ()))
     shape = (lambda v: v[""]) if list(claim.code) == [""] else (lambda v: v)
     if len(each) == 1:
         (values, sampling), = each.values()
@@ -283,6 +315,9 @@ def _measure(claim: Claim, res: Results) -> tuple[dict, dict]:
     unmeasured = [part for part, value in values.items() if value is None]
     if unmeasured:  # the producer ran but could not measure this here (e.g. no out-of-memory below a CPU's cap)
         where = ", ".join(f"value{'.' + p if p else ''}" for p in unmeasured)
+        lacking = lacking_fields([claim.values[p] for p in unmeasured], scope)
+        if lacking:
+            raise _NotRun(f"{where} is null: the run files lack {', '.join(lacking)}, which the claim reads", lacking)
         raise _NotRun(f"{where} is null in the run files: this run did not measure it")
     needs_se = any(set(check) & DIRECTIONS for check in claim.checks.values())
     unblocked = [r for r in sorted(claim.trained_rows) if not (res.runs[r].get("eval") or {}).get("val_blocks")]

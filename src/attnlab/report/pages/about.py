@@ -76,6 +76,16 @@ def larger_source(verdicts) -> str:
             f"{len(sources) - seeds}.")
 
 
+def seeds_here(held: list[int]) -> str:
+    """How many seeds the runs behind this site were trained at, from their run files (a version may have run
+    its profile at other seeds than the profile files list today)."""
+    if not held:
+        return "No run file behind this site is at a seed: nothing here was trained."
+    return (f"The runs behind this site were trained at {'one seed' if len(held) == 1 else f'{len(held)} seeds'} "
+            f"({', '.join(map(str, held))}), as their run files show.")
+
+
 def blocks(site) -> dict[str, str]:
     return {"k_table": k_table(), "examples": "\n".join(example(site, *e) for e in EXAMPLES),
-            "max_seeds": str(MAX_SEEDS), "larger_source": larger_source(site.verdicts)}
+            "max_seeds": str(MAX_SEEDS), "larger_source": larger_source(site.verdicts),
+            "seeds_here": seeds_here(site.held_seeds())}

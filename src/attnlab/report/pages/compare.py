@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import html
 import math
+import statistics
 
 from attnlab.config import digest
 from attnlab.report.format import badge, fmt
+from attnlab.report.published import Frozen, frozen_verdicts, unread
 from attnlab.report.site import holds, parts_cell
 from attnlab.report.verdicts import Verdict
 from attnlab.plan import seeds
@@ -15,7 +17,7 @@ from attnlab.versions import differing, leaves, settings_of
 
 NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
 STATUS = {"same": "same", "changed": "≠ changed", "only here": "only here", "only there": "only there",
-          "neither": "not run in either"}
+          "unread here": "unread here today", "unread there": "unread there today", "neither": "not run in either"}
 
 
 def others(site) -> list[dict]:
@@ -25,19 +27,23 @@ def others(site) -> list[dict]:
     return sorted((m for m in site.versions() if m["version"] != own), key=lambda m: m["version"] != record)
 
 
-def status(mine: Verdict, other: Verdict) -> str:
+def status(mine: Verdict, other: Verdict, then_here: Frozen | None = None, then_there: Frozen | None = None) -> str:
     """'same' verdict, 'changed' verdict, or measured in one version only ('only here', 'only there': not run on
-    the other side), which is no change of verdict but a claim one version did not measure, or in neither."""
+    the other side), which is no change of verdict but a claim one version did not measure, or in neither. A side
+    that measured the claim when published (`then_…`: its claims.csv) but whose run files lack a field today's
+    claim reads is 'unread' there, not unmeasured."""
     if mine.verdict == other.verdict == "not run":
         return "neither"
     if mine.verdict == other.verdict:
         return "same"
     if "not run" in (mine.verdict, other.verdict):
-        return "only here" if other.verdict == "not run" else "only there"
+        if other.verdict == "not run":
+            return "unread there" if unread(other, then_there) else "only here"
+        return "unread here" if unread(mine, then_here) else "only there"
     return "changed"
 
 
-NOT_BOTH = ("only here", "only there", "neither")  # not measured in both
+NOT_BOTH = ("only here", "only there", "unread here", "unread there", "neither")  # not measured in both today
 
 
 def tally(statuses: dict[str, str]) -> str:
@@ -48,7 +54,11 @@ def tally(statuses: dict[str, str]) -> str:
     out = f"<strong>{same}</strong> of {'the ' if both < len(statuses) else ''}{both} claims " + \
         ("measured in both have the same verdict" if both < len(statuses) else "have the same verdict in both")
     for key, label in (("changed", "changed"), ("only here", "only here (not run there)"),
-                       ("only there", "only there (not run here)"), ("neither", "not run in either")):
+                       ("only there", "only there (not run here)"),
+                       ("unread there", "measured there when published, but its run files lack a field today's "
+                                        "claim reads"),
+                       ("unread here", "measured here when published, but its run files lack a field today's "
+                                       "claim reads"), ("neither", "not run in either")):
         ids = [claim for claim, s in statuses.items() if s == key]
         if ids:
             out += f"; {label}: {', '.join(ids)}"
@@ -59,28 +69,62 @@ def number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def change_words(diff: float, se: float | None) -> str:
+def change_words(diff: float, se: float | None, how: str = "") -> str:
     """One part's change, here minus there: signed, ± the standard error of the difference where either side has
-    one, and 'within the noise' where the difference does not clear NOISE_K of those errors (no direction is
-    then read into its sign)."""
+    one (`how` it was had, where said), and 'within the noise' where the difference does not clear NOISE_K of
+    those errors (no direction is then read into its sign)."""
     text = ("+" if diff > 0 else "") + fmt(diff)
     if se is None:
         return text
-    text += f"\u00a0±\u00a0{fmt(se)}"
-    return text + (" (within the noise)" if abs(diff) <= NOISE_K * se else "")
+    notes = [how] * bool(how) + ["within the noise"] * (abs(diff) <= NOISE_K * se)
+    return text + f"\u00a0±\u00a0{fmt(se)}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+FLOAT_NOISE = 1e-6  # relative: float32 keeps about seven digits, and a sum of many rounds a few of them
+NEGLIGIBLE = 1e-3   # a difference under this share of the value's own error tells a reader nothing
+
+
+def parts_of(value) -> dict:
+    return {} if value is None else value if isinstance(value, dict) else {"": value}
+
+
+def paired(mine: Verdict, other: Verdict, part: str) -> list[float]:
+    """The part's seed-by-seed differences, here minus there, where both versions computed it at the same seeds
+    (two or more): runs of one seed share their data and initial weights, so their difference is paired; [] else."""
+    here, there = ({seed: parts_of(x).get(part) for seed, x in v.seeds.items()} for v in (mine, other))
+    if len(here) < 2 or set(here) != set(there) or not all(number(x) for x in [*here.values(), *there.values()]):
+        return []
+    return [here[seed] - there[seed] for seed in sorted(here)]
+
+
+def identical(diffs: list[float], values: list[float], errors: list[float]) -> bool:
+    """Whether differences are rounding, not a change: each within float32's noise on the values, or under a
+    thousandth of the larger side's error."""
+    tolerance = max(FLOAT_NOISE * max(map(abs, values)), NEGLIGIBLE * max(errors, default=0.0))
+    return all(abs(d) <= tolerance for d in diffs)
+
+
+def part_change(a: float, b: float, diffs: list[float], errors: list[float]) -> str:
+    """One part's change, here (a) minus there (b): 'identical' where every difference (seed by seed where
+    `diffs` pairs them) is rounding; else the change, ± the error of the paired differences' mean (their spread
+    over √n) where runs of the same seeds pair them, or both sides' errors combined where they are independent."""
+    largest = max(abs(d) for d in diffs or [a - b])
+    if identical(diffs or [a - b], [a, b], errors):
+        return "identical" + (f" (|difference| ≤ {fmt(largest)})" if largest else "")
+    if diffs:
+        return change_words(a - b, statistics.stdev(diffs) / math.sqrt(len(diffs)), f"paired: {len(diffs)} seeds")
+    return change_words(a - b, math.hypot(*errors) if errors else None)
 
 
 def change(mine: Verdict, other: Verdict) -> str:
     """The change cell: each numeric part's value here minus there (parts named as in the value cells), '–'
-    where either side has no number; the difference's error combines both sides' standard errors."""
-    def parts(v):
-        return {} if v.reproduced is None else v.reproduced if isinstance(v.reproduced, dict) else {"": v.reproduced}
-    here, there = parts(mine), parts(other)
+    where either side has no number (see part_change for its error and for 'identical')."""
+    here, there = parts_of(mine.reproduced), parts_of(other.reproduced)
     out = {}
     for part in here:
         if number(here[part]) and number(there.get(part)):
             errors = [e for e in (mine.se.get(part), other.se.get(part)) if e]
-            out[part] = change_words(here[part] - there[part], math.hypot(*errors) if errors else None)
+            out[part] = part_change(here[part], there[part], paired(mine, other, part), errors)
     return parts_cell(out) if out else "–"
 
 
@@ -125,18 +169,38 @@ def profile_warning(here: dict, there: dict) -> str:
             "verdict that moved may have moved with the settings, not with the code.</p></div>")
 
 
+def verdict_cell(v: Verdict, then: dict) -> str:
+    """A side's verdict; for a claim unread today, the one its version was published with beneath it."""
+    f = then.get(v.claim.id)
+    return badge(v.verdict) + (f'<div class="why">published: {badge(f.verdict)}</div>' if unread(v, f) else "")
+
+
+def value_cell(v: Verdict, then: dict) -> str:
+    """A side's value (± SE); for a claim unread today, the published value and the fields its files lack."""
+    f = then.get(v.claim.id)
+    if not unread(v, f):
+        return parts_cell(v.shown())
+    lacking = ", ".join(f"<code>{html.escape(name)}</code>" for name in v.lacking)
+    return (parts_cell(f.values) + f'<div class="why">as published: measured in that version, but its run files '
+            f"lack {lacking} that today's claim reads</div>")
+
+
 def comparison(site, manifest: dict) -> str:
     """One table: each claim's verdict and value here and in `manifest`'s version, what changed, and by how
     much; a warning first where the two ran different settings."""
     folder = site.versions_root / "results" / manifest["version"]
     theirs = site.verdicts_of(manifest["version"])
     pairs = [(mine, theirs[mine.claim.id]) for mine in site.verdicts]
-    statuses = {mine.claim.id: status(mine, other) for mine, other in pairs}
+    then_here, then_there = site.frozen() or {}, frozen_verdicts(folder) or {}
+    statuses = {v.claim.id: status(v, other, then_here.get(v.claim.id), then_there.get(v.claim.id))
+                for v, other in pairs}
     pairs.sort(key=lambda pair: statuses[pair[0].claim.id] in NOT_BOTH)  # what both measured first, in order
+
     rows = "".join(
-        f"<tr><td>{html.escape(mine.claim.id)}</td><td>{badge(mine.verdict)}</td><td>{badge(other.verdict)}</td>"
-        f"<td>{STATUS[statuses[mine.claim.id]]}</td><td>{parts_cell(mine.shown())}</td>"
-        f"<td>{parts_cell(other.shown())}</td><td>{change(mine, other)}</td></tr>" for mine, other in pairs)
+        f"<tr><td>{html.escape(mine.claim.id)}</td><td>{verdict_cell(mine, then_here)}</td>"
+        f"<td>{verdict_cell(other, then_there)}</td>"
+        f"<td>{STATUS[statuses[mine.claim.id]]}</td><td>{value_cell(mine, then_here)}</td>"
+        f"<td>{value_cell(other, then_there)}</td><td>{change(mine, other)}</td></tr>" for mine, other in pairs)
     m = manifest
     about = (f"Version <code>{html.escape(m['version'])}</code>: profile {html.escape(m['profile'])}, runs at commit "
              f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}{holds(m)}.")

@@ -7,7 +7,7 @@ import html
 from collections import Counter
 
 from attnlab import registry
-from attnlab.report import budget
+from attnlab.report import budget, published
 from attnlab.report.format import badge
 from attnlab.report.readings import at_seeds
 from attnlab.report.pages import index as overview
@@ -41,7 +41,8 @@ def row(site, v: Verdict, titles: dict[str, str]) -> str:
             f'<td><a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a></td>'
             f"<td>{html.escape(titles.get(c.experiment, c.experiment))}</td>"
             f"<td>{html.escape(c.claim)}</td><td>{parts_cell(c.chapter_value)}</td><td>{reproduced_cell(v)}</td>"
-            f"<td>{badge(v.verdict)}{why_not(v)}{alone(v)}</td><td>{where(site, v)}</td>{beside}</tr>")
+            f"<td>{badge(v.verdict)}{why_not(v)}{alone(v)}{published.beside(v, site.frozen())}</td>"
+            f"<td>{where(site, v)}</td>{beside}</tr>")
 
 
 def controls(verdicts: list[Verdict], titles: dict[str, str]) -> str:
@@ -126,10 +127,8 @@ def seed_noise(site, verdicts: list[Verdict]) -> str:
     counted by why no seed alone judged them."""
     seeded = [v for v in verdicts if v.survives()]
     if not seeded:
-        seeds = site.config.get("seeds") or [site.config.get("seed")]
-        return (f"These results hold one seed per run ({', '.join(map(str, seeds))}), so they cannot say which of "
-                "the chapter's single-run claims survive seed noise; the quick and chapter profiles train at "
-                "three.\n")
+        return (f"These results hold one seed per run ({', '.join(map(str, site.seeds()))}), so they cannot say "
+                f"which of the chapter's single-run claims survive seed noise{elsewhere(site)}.\n")
     n = max(len(v.single) for v in seeded)
     out = [f"{len(seeded)} claims read runs trained at {n} seeds. The chapter made each from one run; here each "
            "was also judged at every seed alone, as a single run would have been:\n"]
@@ -183,6 +182,14 @@ def unseeded(site, verdicts: list[Verdict]) -> str:
     lines = [f"- **{len(vs)}** {UNSEEDED[key].format(blank)}: {', '.join(linked(v) for v in vs)}."
              for (key, blank), vs in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1]))]
     return f"The other {len(verdicts)} claims are not judged seed by seed:\n\n" + "\n".join(lines)
+
+
+def elsewhere(site) -> str:
+    """Where results of several seeds are, for a site whose runs have one: the version of record's count (from
+    its run files), where it has more; '' else."""
+    record = site.latest()
+    n = site.seeds_of(record) if record and record != (site.manifest or {}).get("version") else None
+    return f"; the version of record ({html.escape(record)}) was trained at {n} seeds" if n and n > 1 else ""
 
 
 def blocks(site) -> dict[str, str]:

@@ -7,7 +7,7 @@ import html
 
 from attnlab import registry
 from attnlab.report import budget
-from attnlab.report.format import badge, code
+from attnlab.report.format import badge
 from attnlab.report.site import anchor
 from attnlab.runfiles import VERDICTS
 
@@ -66,7 +66,7 @@ def blocks(site) -> dict[str, str]:
         "profile": f"`{site.profile}`",
         "results_dir": f"`{site.rdir}/`",
         "settings": site.settings_table(),
-        "rerun": code(site.snakemake(gpu=True)),
+        "rerun": site.rerun_code(site.snakemake(gpu=True)),
         "summary": summary(site.verdicts),
         "budget": larger_budget(site),
         "pages": page_list(site),

@@ -11,7 +11,7 @@ import yaml
 
 from attnlab.errors import diverged_record, is_diverged
 from attnlab.report.charts import fit_page
-from attnlab.report.format import chart, diverged_note, md_table
+from attnlab.report.format import chart, diverged_note, md_table, recorded
 from attnlab.report.readings import Estimate, interval, said, side
 
 NAME = "seq2seq"
@@ -316,14 +316,35 @@ def times_T(g: dict) -> float:
     return g["grad_long"] * g["T_long"] / (g["grad_short"] * g["T_short"])
 
 
+def summary_over_seeds(norm: float, values: list[float]) -> str | None:
+    """Which mean over the seeds' norms a result's summary `norm` is ('geometric mean' or 'arithmetic mean', the
+    one it equals to float precision); None where it is neither."""
+    means = {"geometric mean": geometric_mean(values), "arithmetic mean": sum(values) / len(values)}
+    return next((name for name, m in means.items() if math.isclose(norm, m, rel_tol=1e-9)), None)
+
+
+def gradient_seeds(r: dict) -> str:
+    """How the reading's norms summarise the seeds, from the rows the chart draws: the mean they are and over how
+    many seeds; where the result does not record its own count (a version from before), that too."""
+    kind, g = next(iter(r["gradient"].items()))
+    values = [row["grad"] for row in r["gradient_path"] if row["kind"] == kind and row["T"] == g["T_short"]]
+    mean = summary_over_seeds(g["grad_short"], values) if values else None
+    seeds = len({row["seed"] for row in r["gradient_path"] if row["kind"] == kind})
+    text = f"each norm the {mean or 'summary this version recorded'} over the {seeds} seed{'s' if seeds != 1 else ''}"
+    if mean == "geometric mean" and "seeds" in g:
+        return text + " (the chart's lines)"
+    return (text + f" of the chart's points (its count of seeds: {recorded(g, 'seeds')}; the chart's lines draw "
+            "their geometric mean)")
+
+
 def gradient_reading(r: dict) -> str:
     parts = [f"{KINDS.get(kind, kind)}: from {g['grad_short']:.2e} at T = {g['T_short']} to {g['grad_long']:.2e} at "
              f"T = {g['T_long']}, {g['decades']:.1f} decades (norm × T changes ×{times_T(g):.2g}; input 1 over the "
              f"mean input at T = {g['T_long']}: {g['relative_long']:.2g})" for kind, g in r["gradient"].items()]
     first = next(iter(r["gradient"].values()))
-    return (f"The gradient from the last output to the first input, each norm the geometric mean over the "
-            f"{first['seeds']} seeds (the chart's lines). " + "; ".join(parts) + f". A fall as 1/T would "
-            f"be {math.log10(first['T_long'] / first['T_short']):.1f} decades over this range.\n")
+    return (f"The gradient from the last output to the first input, {gradient_seeds(r)}. " + "; ".join(parts)
+            + f". A fall as 1/T would be {math.log10(first['T_long'] / first['T_short']):.1f} decades over this "
+            "range.\n")
 
 
 def map_rows(m: dict) -> pd.DataFrame:

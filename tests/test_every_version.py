@@ -1,0 +1,226 @@
+"""Every page of every committed version renders with today's code (no mkdocs: build.context, page_blocks and
+render, as the MkDocs hook calls them), so a change that breaks an old version's pages fails here; and what a page
+says of an older version's files it can not read as today's (a field it predates, a claim it cannot judge)."""
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from attnlab import versions
+from attnlab.report import build
+from helpers import REPO
+
+VERSIONS = [m["version"] for m in versions.versions(REPO)]
+PAGES = [page for page in [*build.pages(), *build.STATIC_PAGES] if (REPO / "docs" / page).is_file()]
+
+
+@pytest.fixture(scope="module")
+def known() -> dict:
+    """Other versions' verdicts, shared by every version's site here (each page that compares versions would
+    otherwise recompute all of them, once per version)."""
+    return {}
+
+
+SEEDS_SAID = re.compile(r"(?:Every run (?:here )?was|The runs behind this site were) trained at (one seed|\d+ seeds)")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_page_of_a_committed_version_renders_with_todays_code(version, known):
+    """...and says which engine judged it, points at the version's own folder, and counts the seeds its run files
+    are at, on every page alike."""
+    site = build.context(REPO / "results" / version, REPO / "claims", selector=True, known=known)
+    held = site.held_seeds()
+    for page in PAGES:
+        text = site.stamp(page) + build.render((REPO / "docs" / page).read_text(), build.page_blocks(site, page), page)
+        assert version in text and "<!-- attnlab:" not in text, f"{version}/{page} left a marker unfilled"
+        assert "verdicts: today's claims (that commit's) over its run files" in text
+        folders = set(re.findall(r"`results/([^/`]+)/", text.partition("## Provenance")[2]))
+        assert folders <= {version}, f"{version}/{page}: provenance names run files in {folders - {version}}"
+        for said in SEEDS_SAID.findall(text):
+            assert said == ("one seed" if len(held) == 1 else f"{len(held)} seeds"), f"{version}/{page}: {said}"
+
+
+def test_every_committed_version_is_under_test():
+    folders = sorted(p.name for p in (REPO / "results").iterdir() if p.is_dir() and versions.NAME.match(p.name))
+    assert folders and sorted(VERSIONS) == folders
+
+
+# ---------------------------------------------------------------- a field an older version did not record
+
+def test_a_field_an_older_run_file_lacks_reads_as_not_recorded():
+    from attnlab.report.format import NOT_RECORDED, recorded
+
+    assert recorded({"seeds": 3}, "seeds") == "3"
+    assert recorded({"seeds": 0.5}, "seeds", lambda x: f"{x:.1%}") == "50.0%"
+    assert recorded({}, "seeds") == recorded(None, "seeds") == NOT_RECORDED == "not recorded in this version"
+
+
+def gradient_result(norms: list[float], summary: float, with_count: bool) -> dict:
+    rows = [{"kind": "rnn", "T": T, "seed": k, "grad": g * (1 if T == 2 else 1e-3), "relative": 1.0}
+            for k, g in enumerate(norms) for T in (2, 256)]
+    g = {"T_short": 2, "T_long": 256, "grad_short": summary, "grad_long": summary * 1e-3, "decades": 3.0,
+         "relative_long": 1.0} | ({"seeds": len(norms)} if with_count else {})
+    return {"gradient_path": rows, "gradient": {"rnn": g}}
+
+
+def test_the_gradient_reading_names_the_mean_its_norms_are_and_what_an_old_result_did_not_record():
+    from attnlab.report.pages.seq2seq import geometric_mean, gradient_reading, summary_over_seeds
+
+    norms = [1.0, 4.0]  # geometric mean 2, arithmetic 2.5
+    assert summary_over_seeds(2.0, norms) == "geometric mean"
+    assert summary_over_seeds(2.5, norms) == "arithmetic mean"
+    assert summary_over_seeds(2.2, norms) is None
+    today = gradient_reading(gradient_result(norms, geometric_mean(norms), with_count=True))
+    assert "the geometric mean over the 2 seeds (the chart's lines)" in today and "not recorded" not in today
+    old = gradient_reading(gradient_result(norms, 2.5, with_count=False))
+    assert "the arithmetic mean over the 2 seeds of the chart's points" in old
+    assert "its count of seeds: not recorded in this version" in old
+
+
+# ---------------------------------------------------------------- a claim today's engine cannot read
+
+def test_a_field_a_claim_tests_for_that_the_run_files_lack_is_named():
+    from attnlab.report.verdicts import lacking_fields
+
+    code = ["[r['x'] for r in scores['rows']][0] if 'x_se' in scores['rows'][0] else None",
+            "probe['E4']['g_1'] if 'g_1' in probe['E4'] else None"]
+    scope = {"scores": {"rows": [{"x": 1.0}]}, "probe": {"E4": {"g_2": 1.0}}, "__builtins__": {}}
+    assert lacking_fields(code, scope) == ("x_se", "g_1")
+    scope["scores"]["rows"][0]["x_se"], scope["probe"]["E4"]["g_1"] = 0.1, 1.0
+    assert lacking_fields(code, scope) == ()
+
+
+def claim(kind="measured"):
+    from attnlab.report.claims import Claim
+
+    return Claim("T1", "t", 1, {"a": "1", "b": "2"}, {"a": {"equals": 1}, "b": {"equals": 2}}, "t",
+                 kinds={"a": kind, "b": kind})
+
+
+def verdict(value, word="reproduced", lacking=(), kind="measured", seeds=None, se=None):
+    from attnlab.report.verdicts import Verdict
+
+    return Verdict(claim(kind), word, value, lacking=lacking, seeds=seeds or {}, se=se or {})
+
+
+@pytest.mark.parametrize("today, then, why", [
+    (verdict({"a": 1.0921, "b": 40.0}), ("reproduced", {"a": "1.092", "b": "40"}), ""),  # within its rounding
+    (verdict({"a": 1.0931, "b": 40.0}), ("reproduced", {"a": "1.092", "b": "40"}),
+     "today's claim computes a otherwise from the same run files"),
+    (verdict({"a": 1.092, "b": 40.0}, "inconclusive"), ("reproduced", {"a": "1.092", "b": "40"}),
+     "the same value, judged by today's test and interval rule"),
+    (verdict({"a": 1.0, "b": 2.0}, "holds", kind="computed"), ("reproduced", {"a": "1", "b": "2"}), ""),
+    (verdict(None, "not run", lacking=("x_se",)), ("reproduced", {"a": "1.092"}),
+     "measured in that version, but its run files lack x_se that today's claim reads"),
+    (verdict({"a": 1.0, "b": 2.0}), None, "not in its claims.csv: a claim added since it was published"),
+])
+def test_a_published_verdict_that_differs_from_todays_is_shown_with_why(today, then, why):
+    from attnlab.report.published import Frozen, beside, reason
+
+    frozen = None if then is None else Frozen(*then)
+    assert reason(today, frozen) == why
+    shown = beside(today, {"T1": frozen} if frozen else {}).replace("&#x27;", "'")
+    if "computes a otherwise" in why:  # the published number beside today's
+        assert "a was 1.092: today's claim computes it otherwise from the same run files" in shown
+    else:
+        assert (why in shown) if why else shown == ""
+    assert beside(today, None) == ""  # a version published without a claims.csv
+
+
+def test_both_layouts_of_a_published_claims_csv_are_read(tmp_path):
+    from attnlab.report.published import frozen_verdicts
+
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "claims.csv").write_text(
+        "claim_id,chapter_value,reproduced_value,verdict,note\nT1,a=1,a=1.092; b=40,reproduced,✓\n"
+        "T2,1,\"[' t', 'he']\",reproduced,✓\n")
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "claims.csv").write_text(
+        "claim_id,part,kind,chapter_value,value,value_text,verdict\nT1,a,measured,1,1.0921,,inconclusive\n"
+        "T1,b,measured,1,,true,inconclusive\n")
+    old, new = frozen_verdicts(tmp_path / "old"), frozen_verdicts(tmp_path / "new")
+    assert old["T1"].values == {"a": "1.092", "b": "40"} and old["T2"].values == {"": "[' t', 'he']"}
+    assert new["T1"].verdict == "inconclusive" and new["T1"].values == {"a": "1.092", "b": "true"}
+    assert frozen_verdicts(tmp_path) is None
+
+
+def test_a_claim_measured_when_published_but_unread_today_is_not_an_unmeasured_one():
+    from attnlab.report.pages.compare import status, tally
+    from attnlab.report.published import Frozen
+
+    measured, unread = verdict({"a": 1.0}), verdict(None, "not run", lacking=("x_se",))
+    then = Frozen("reproduced", {"a": "1"})
+    assert status(measured, unread, None, then) == "unread there"
+    assert status(unread, measured, then, None) == "unread here"
+    assert status(measured, verdict(None, "not run"), None, then) == "only here"  # no field lacking: not run
+    assert status(measured, unread, None, Frozen("not run", {})) == "only here"  # not measured then either
+    assert "run files lack a field today's claim reads: C3.2" in tally({"C1": "same", "C3.2": "unread there"})
+    from attnlab.report.pages.compare import value_cell, verdict_cell
+
+    assert "published: <span class=\"verdict verdict-reproduced\">" in verdict_cell(unread, {"T1": then})
+    said = value_cell(unread, {"T1": then})
+    assert "measured in that version, but its run files lack <code>x_se</code> that today's claim reads" in said
+    assert '<span class="part-name">a</span> 1' in said
+    assert "published" not in verdict_cell(measured, {"T1": then}) + value_cell(measured, {"T1": then})
+
+
+# ---------------------------------------------------------------- runs of the same seed are paired
+
+def test_identical_reruns_read_identical_and_runs_of_one_seed_are_paired():
+    from attnlab.report.pages.compare import change
+
+    def at(values, se):
+        return verdict({"a": sum(values) / len(values)}, seeds={1337 + k: {"a": v} for k, v in enumerate(values)},
+                       se={"a": se})
+
+    rerun = change(at([4.0738522, 4.0826485, 4.0402020], 0.1466), at([4.0738522, 4.0826481, 4.0402017], 0.1466))
+    assert "identical" in rerun and "±" not in rerun
+    moved = change(at([4.10, 4.12, 4.06], 0.15), at([4.00, 4.02, 4.00], 0.15))  # +0.1, +0.1, +0.06 seed by seed
+    assert "+0.08667\u00a0±\u00a00.01333 (paired: 3 seeds)" in moved  # the pairs' spread, not both errors
+    apart = change(at([4.10, 3.90, 4.06], 0.15), at([4.00, 4.02, 4.00], 0.15))
+    assert "(paired: 3 seeds; within the noise)" in apart
+    other_seeds = verdict({"a": 4.0}, seeds={7: {"a": 4.0}, 8: {"a": 4.0}}, se={"a": 0.3})
+    assert "+0.09333\u00a0±\u00a00.3354 (within the noise)" in change(at([4.10, 4.12, 4.06], 0.15), other_seeds)
+
+
+# ---------------------------------------------------------------- which engine, which folder, which seeds
+
+def test_the_stamp_says_which_engine_judged_the_verdicts():
+    from attnlab.report.published import Frozen
+    from attnlab.report.site import Site
+
+    manifest = {"commit": "abc", "published_from": "def"}
+    v = verdict({"a": 1.0, "b": 2.0})
+
+    def engine(frozen, manifest=manifest):
+        return Site.engine(SimpleNamespace(built_from="123", manifest=manifest, verdicts=[v], frozen=lambda: frozen))
+    agrees, differs = Frozen("reproduced", {"a": "1", "b": "2"}), Frozen("reproduced", {"a": "1.5", "b": "2"})
+    assert "today's claims (that commit's) over its run files" in engine({"T1": agrees})
+    assert "its frozen claims.csv (commit <code>def</code>) gives every claim the same verdict" in engine({"T1": agrees})
+    assert "not its frozen claims.csv (commit <code>def</code>), which differs on 1 claim (both shown" in \
+        engine({"T1": differs})
+    assert "published (commit <code>def</code>) without a claims.csv" in engine(None)
+    assert engine(None, manifest=None) == " · verdicts: today's claims (that commit's) over these run files"
+
+
+def test_a_versions_rerun_names_its_own_folder_and_commit():
+    from attnlab.report.site import Site
+
+    version = SimpleNamespace(manifest={"commit": "abc"}, rdir="results/2026-v", outdir="results/quick")
+    said = Site.rerun_code(version, "snakemake results/quick/x")
+    assert "# this version's run files: results/2026-v/ (runs at commit abc); a rerun writes results/quick/" in said
+    assert Site.rerun_code(SimpleNamespace(manifest=None), "snakemake x") == "```bash\nsnakemake x\n```\n"
+
+
+def test_the_seeds_said_are_those_of_the_run_files():
+    from attnlab.report.pages.about import seeds_here
+    from attnlab.report.site import seeds_in, seeds_setting
+
+    assert seeds_setting([1337], [1337]) == "1337"
+    assert seeds_setting([1337, 1338, 1339], [1337]) == "1337, 1338, 1339 (its run files are at 1337)"
+    assert seeds_here([1337]) == "The runs behind this site were trained at one seed (1337), as their run files show."
+    assert "at 3 seeds (1, 2, 3)" in seeds_here([1, 2, 3]) and "nothing here was trained" in seeds_here([])
+    chapter = REPO / "results" / "2026-12-02-chapter-cpu-680862e-only-ladder-position"
+    assert seeds_in(chapter) == [1337] and seeds_in(REPO / "results" / "2026-12-02-quick-cpu-4303899") == [1337, 1338, 1339]
