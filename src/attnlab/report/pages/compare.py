@@ -8,7 +8,7 @@ import math
 
 from attnlab.config import digest
 from attnlab.report.format import badge, fmt
-from attnlab.report.site import holds, parts_cell
+from attnlab.report.site import cards_table, holds, parts_cell
 from attnlab.report.verdicts import Verdict
 from attnlab.plan import seeds
 from attnlab.versions import differing, leaves, settings_of
@@ -125,6 +125,10 @@ def profile_warning(here: dict, there: dict) -> str:
             "verdict that moved may have moved with the settings, not with the code.</p></div>")
 
 
+COLUMNS = [("claim", "id"), ("here", "verdict"), ("there", "value"), ("verdict", "value"), ("value here (± SE)", "value"),
+           ("value there (± SE)", "value"), ("change: here − there (± SE)", "value")]
+
+
 def comparison(site, manifest: dict) -> str:
     """One table: each claim's verdict and value here and in `manifest`'s version, what changed, and by how
     much; a warning first where the two ran different settings."""
@@ -133,18 +137,15 @@ def comparison(site, manifest: dict) -> str:
     pairs = [(mine, theirs[mine.claim.id]) for mine in site.verdicts]
     statuses = {mine.claim.id: status(mine, other) for mine, other in pairs}
     pairs.sort(key=lambda pair: statuses[pair[0].claim.id] in NOT_BOTH)  # what both measured first, in order
-    rows = "".join(
-        f"<tr><td>{html.escape(mine.claim.id)}</td><td>{badge(mine.verdict)}</td><td>{badge(other.verdict)}</td>"
-        f"<td>{STATUS[statuses[mine.claim.id]]}</td><td>{parts_cell(mine.shown())}</td>"
-        f"<td>{parts_cell(other.shown())}</td><td>{change(mine, other)}</td></tr>" for mine, other in pairs)
+    rows = [("", [html.escape(mine.claim.id), badge(mine.verdict), badge(other.verdict),
+                  STATUS[statuses[mine.claim.id]], parts_cell(mine.shown()), parts_cell(other.shown()),
+                  change(mine, other)]) for mine, other in pairs]
     m = manifest
     about = (f"Version <code>{html.escape(m['version'])}</code>: profile {html.escape(m['profile'])}, runs at commit "
              f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}{holds(m)}.")
     warning = profile_warning(profile_of(site.config), profile_of(settings_of(folder / "config.yaml")))
     return (f'<div class="compare-version"><p>{about}</p>{warning}<p>{tally(statuses)}</p>'
-            '<div class="compare-scroll"><table class="compare changes"><thead><tr><th>claim</th><th>here</th><th>there</th><th>verdict</th>'
-            "<th>value here (± SE)</th><th>value there (± SE)</th><th>change: here − there (± SE)</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table></div></div>")
+            + cards_table("compare changes", COLUMNS, rows) + "</div>")
 
 
 def blocks(site) -> dict[str, str]:
