@@ -167,7 +167,8 @@ def test_the_dashboard_and_home_page_show_the_chapters_verdict_beside_the_record
     assert "3 of 4 claims" not in text and "claims were measured at the chapter's budget" in text
     home = rendered_page(site, "index", index.blocks)
     assert "## At the chapter's budget" in home and f"<div class=\"why\">{NEW_CHAPTER}</div>" in home  # two: named
-    assert "<th>quick, the version of record</th><th>at the chapter's budget</th>" in home
+    assert ('<th class="c-verdict">quick, the version of record</th>'
+            "<th class=\"c-value\">at the chapter's budget</th>" in home)
     section = home.split("## At the chapter's budget")[1].split("## Settings")[0]
     assert "the quick verdict was the budget's" in section and 'href="depth.html' not in section  # measured only
 

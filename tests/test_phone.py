@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from attnlab.report.build import build_site
+from attnlab.report.format import badge, nobreak
+from attnlab.report.site import cards_table
 from attnlab.versions import latest
 from helpers import CHROMIUM, REPO, playwright_or_skip
 from test_workflow import LocalSite
@@ -51,7 +53,7 @@ MEASURE = """() => {
   return out;
 }"""
 
-UNDONE = """  /* the layout before the cards and the unscaled charts: a wide table scrolls in its box, an svg shrinks to it */
+UNDONE = """/* the layout before: a wide table scrolls in its own box, an svg shrinks to its box */
 .md-typeset table.cards { display: block !important; overflow-x: auto !important; }
 .md-typeset table.cards thead { display: table-header-group !important; }
 .md-typeset table.cards tbody { display: table-row-group !important; }
@@ -102,8 +104,8 @@ def undone(view, url: str) -> dict:
     view.route("**/attnlab-charts.js", lambda route: route.fulfill(body="", content_type="text/javascript"))
     view.goto(url, wait_until="networkidle")
     view.add_style_tag(content=UNDONE)
-    view.wait_for_function("() => [...document.querySelectorAll('.attnlab-chart')].every(c => c.querySelector('svg'))",
-                           timeout=60_000)
+    view.wait_for_function("() => [...document.querySelectorAll('.attnlab-chart')]"
+                           ".every(c => c.querySelector('svg'))", timeout=60_000)
     return view.evaluate(MEASURE)
 
 
@@ -132,3 +134,24 @@ def test_verdicts_in_view_charts_readable_and_numbers_whole_at_390_and_1280_px(r
     assert any("scrolled by table" in line for line in before), before
     assert any("draws" in line for line in before), before
     assert any("breaks across lines" in line for line in before), before
+
+
+def test_a_number_and_its_error_are_kept_whole_and_nothing_else_is_touched():
+    assert nobreak("0.4409\u00a0±\u00a00.009089") == '<span class="num">0.4409\u00a0±\u00a00.009089</span>'
+    marked = nobreak('<span title="seed 1337: 0.44">C2.1 &#x27;L4&#39; -3e-07 (within the noise), 1,234.5</span>')
+    assert marked == ('<span title="seed 1337: 0.44">C2.1 &#x27;L4&#39; <span class="num">-3e-07</span> (within the '
+                      'noise), <span class="num">1,234.5</span></span>')  # no id, entity or attribute split
+    assert nobreak("2026-12-02-chapter-cpu-680862e at 4303899b35ad") == "2026-12-02-chapter-cpu-680862e at 4303899b35ad"
+
+
+def test_a_claims_table_labels_each_value_with_its_column_and_refuses_an_unknown_role():
+    columns = [("claim", "id"), ("ours (± SE)", "value"), ("verdict", "verdict")]
+    table = cards_table("verdicts", columns, [('data-verdict="reproduced"', ["C1.1", "1.5\u00a0±\u00a00.2",
+                                                                             badge("reproduced")]),
+                                              ("", ["C1.2", '<td class="none">–</td>', "2 of 3"])])
+    assert table.startswith('<table class="cards verdicts"><thead><tr><th class="c-id">claim</th>')
+    assert ('<tr data-verdict="reproduced"><td class="c-id" data-label="claim">C1.1</td><td class="c-value" '
+            'data-label="ours (± SE)"><span class="num">1.5\u00a0±\u00a00.2</span></td>') in table
+    assert '<td class="none">–</td><td class="c-verdict" data-label="verdict">2 of 3</td>' in table  # kept as given
+    with pytest.raises(ValueError, match=r"unknown column role \['wide'\]"):
+        cards_table("verdicts", [("claim", "wide")], [])

@@ -150,8 +150,8 @@ def finite(x) -> float | None:
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
-NUMBER = re.compile(r"(?<![\w&#.])[-+−]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?"
-                    r"(?:[\s\u00a0]*±[\s\u00a0]*\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?)?")
+NUMBER = re.compile(r"(?<![\w&#.\-−])[-+−]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?"
+                    r"(?:[\s\u00a0]*±[\s\u00a0]*\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?)?(?![\w\-])")  # not in a name
 TAG = re.compile(r"(<[^>]*>|&[#\w]+;)")  # markup and entities, which hold digits that are no number
 
 
