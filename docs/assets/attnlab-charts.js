@@ -9,7 +9,7 @@
   var embed = window.vegaEmbed;
   if (!embed) return;
   var NARROWEST = 120;  // px: a plot never narrows below this; past it the box scrolls instead
-  var REDRAWS = 4;
+  var REDRAWS = 6;
   var TITLE_CHAR = 7.5;  // px: the width of a character of a title (13 px, bold), about
 
   function copy(x) { return JSON.parse(JSON.stringify(x)); }
@@ -54,6 +54,8 @@
   }
 
   function wrapTitles(spec, chars) {  // a title longer than the box would set the chart's width
+    var x = spec.encoding && spec.encoding.x;  // the x axis's title, centred under a plot that may be narrow
+    if (x && typeof x.title === "string") x.title = lines(x.title, Math.floor(chars / 2));
     var title = spec.title;
     if (typeof title === "string" || Array.isArray(title)) spec.title = {text: title};
     if (spec.title && spec.title.text) {
