@@ -109,7 +109,7 @@ def test_the_cell_names_both_versions_and_reads_only_what_the_record_does_not_re
     assert f"quick, the version of record ({RECORD})" in elsewhere
     assert "budget-reading" not in budget.cell(larger("reproduced", record_verdict="reproduced"), RECORD)
     assert budget.cell(larger(None, record_verdict="reproduced"), RECORD) == (
-        '<td data-label="the chapter&#x27;s budget" class="none"><span title="not measured at the chapter&#x27;s '
+        '<td data-label="at the chapter&#x27;s budget" class="none"><span title="not measured at the chapter&#x27;s '
         'budget">–</span></td>')  # a bare dash, left out on a phone
     assert "Not measured at the chapter's budget." in budget.cell(larger(None), RECORD)  # its reading
 
@@ -160,14 +160,15 @@ def site_over(root, published: list[dict], verdicts: dict) -> Site:
 def test_the_dashboard_and_home_page_show_the_chapters_verdict_beside_the_records(tmp_path):
     site = site_over(tmp_path, PUBLISHED, VERDICTS)
     text = rendered_page(site, "dashboard", dashboard.blocks)
-    assert '<table class="dashboard budget">' in text and "<th>at the chapter's budget</th>" in text
+    assert '<table class="cards dashboard budget">' in text and ">at the chapter's budget</th>" in text
     row = next(r for r in text.split("<tr ") if 'href="ladder.html#claim-C2-3"' in r)
     assert NEW_CHAPTER in row and "the quick verdict was the budget's" in row
     assert f"{NEW_CHAPTER} · at one seed</div>" in row and f"({NEW_CHAPTER}, at one seed) it is reproduced" in row
     assert "3 of 4 claims" not in text and "claims were measured at the chapter's budget" in text
     home = rendered_page(site, "index", index.blocks)
     assert "## At the chapter's budget" in home and f"<div class=\"why\">{NEW_CHAPTER}</div>" in home  # two: named
-    assert "<th>quick, the version of record</th><th>at the chapter's budget</th>" in home
+    assert ('<th class="c-verdict">quick, the version of record</th>'
+            "<th class=\"c-value\">at the chapter's budget</th>" in home)
     section = home.split("## At the chapter's budget")[1].split("## Settings")[0]
     assert "the quick verdict was the budget's" in section and 'href="depth.html' not in section  # measured only
 
@@ -179,4 +180,4 @@ def test_a_site_of_quick_versions_looks_as_before(tmp_path):
     for name, blocks in (("dashboard", dashboard.blocks), ("index", index.blocks)):
         assert rendered_page(site, name, blocks) == rendered_page(before, name, blocks)
     text = rendered_page(site, "dashboard", dashboard.blocks)
-    assert '<table class="dashboard">' in text and "budget" not in text.split("<table")[1].split(">")[0]
+    assert '<table class="cards dashboard">' in text and "budget" not in text.split("<table")[1].split(">")[0]

@@ -116,7 +116,7 @@ def cell(x: Larger, viewed: str | None) -> str:
     if x.record_verdict == "not reproduced":
         out += f'<div class="why budget-reading">{html.escape(sentence(x), quote=False)}</div>'
     bare = ' class="none"' if out.endswith("–</span>") else ""
-    return f'<td data-label="{html.escape(budget_words(x.above))}"{bare}>{out}</td>'
+    return f'<td data-label="at {html.escape(budget_words(x.above))}"{bare}>{out}</td>'
 
 
 OUTCOMES = (("reproduced", "reproduced there (the budget's)"), ("not reproduced", "still not reproduced"),

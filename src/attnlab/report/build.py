@@ -33,6 +33,7 @@ from attnlab.report.verdicts import evaluate_all, seed_table, verdict_table
 MKDOCS = registry.ROOT / "mkdocs.yml"  # the project's site configuration; its hook calls back in here
 MARKER = re.compile(r"<!--\s*attnlab:(\w+)\s*-->")
 VENDOR_JS = ["assets/vendor/vega.min.js", "assets/vendor/vega-lite.min.js", "assets/vendor/vega-embed.min.js"]
+CHARTS_JS = "assets/attnlab-charts.js"  # fits every chart to its box, its text unscaled (wraps vegaEmbed)
 STATIC_PAGES = {"about.md": "How verdicts work"}
 
 
@@ -109,7 +110,7 @@ def nav(docs: Path) -> list[dict]:
     for page in pages():
         if not (docs / page).is_file():
             raise AttnlabError(f"page template missing: {page} in the hand-written docs ({docs})")
-    for js in VENDOR_JS:
+    for js in [*VENDOR_JS, CHARTS_JS]:
         if not (docs / js).is_file():
             raise AttnlabError(f"vendored script missing: {docs / js}")
     return [{title: page} for page, title in {**pages(), **STATIC_PAGES}.items() if (docs / page).is_file()]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from attnlab.errors import why_diverged
 
@@ -156,3 +157,16 @@ def clocks(c) -> str | None:
 def finite(x) -> float | None:
     """x when it is a finite number (not a bool), else None: what a table or chart may show."""
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+NUMBER = re.compile(r"(?<![\w&#.\-−])[-+−]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?"
+                    r"(?:[\s\u00a0]*±[\s\u00a0]*\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?)?(?![\w\-])")  # not in a name
+TAG = re.compile(r"(<[^>]*>|&[#\w]+;)")  # markup and entities, which hold digits that are no number
+
+
+def nobreak(markup: str) -> str:
+    """`markup` with every number (and its ± error) in the text, outside tags and entities, in a span that never
+    breaks (attnlab.css, .num): a number cut across two lines ('0.00 / 9089') reads as two."""
+    def wrap(m: re.Match) -> str:
+        return f'<span class="num">{m.group(0)}</span>'
+    return "".join(part if TAG.fullmatch(part) else NUMBER.sub(wrap, part) for part in TAG.split(markup))

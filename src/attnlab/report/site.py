@@ -17,7 +17,7 @@ from attnlab.config import digest
 from attnlab.report.budget import largest, sentence
 from attnlab.report.claims import Registry, accepts, describe, distance, passes
 from attnlab.report import charts, protocols
-from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, span, spread, total
+from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, nobreak, span, spread, total
 from attnlab.report.published import beside
 from attnlab.report.results import Results, gather
 from attnlab.report.tables import row_order
@@ -276,17 +276,14 @@ class Site:
         chosen = self.page_verdicts(page)
         if not chosen:
             return "_No claims registered for this page._\n"
-        rows = "".join(
-            f'<tr><td><a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
-            f"{html.escape(v.claim.id)}</a></td><td>{html.escape(v.claim.claim)}</td>"
-            f"<td>{parts_cell(v.claim.chapter_value)}</td>"
-            f"<td>{reproduced_cell(v)}</td><td>{badge(v.verdict)}{why_not(v)}{alone(v)}"
-            f"{beside(v, self.frozen())}</td></tr>"
-            for v in chosen)
         survey = {v.claim.id.startswith("S") for v in chosen}  # the survey's claims are S1...S11
         source = "chapter / survey" if len(survey) > 1 else "survey" if survey == {True} else "chapter"
-        out = (f'<table class="verdicts"><thead><tr><th>claim</th><th>what the {source} says</th><th>{source}</th>'
-               f"<th>reproduced (± SE)</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>\n")
+        columns = [("claim", "id"), (f"what the {source} says", "text"), (source, "value"),
+                   ("reproduced (± SE)", "value"), ("verdict", "verdict")]
+        rows = [("", [f'<a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
+                      f"{html.escape(v.claim.id)}</a>", html.escape(v.claim.claim), parts_cell(v.claim.chapter_value),
+                      reproduced_cell(v), f"{badge(v.verdict)}{why_not(v)}{alone(v)}{beside(v, self.frozen())}"]) for v in chosen]
+        out = cards_table("verdicts", columns, rows) + "\n"
         if not link:
             out += "\n" + verdict_reading(chosen, len(self.seeds()), self.larger())
             out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)
@@ -388,6 +385,31 @@ def mixed(prov: dict[str, dict]) -> str:
 def braces(items: list) -> str:
     """One item, or several in bash brace expansion."""
     return str(items[0]) if len(items) == 1 else "{" + ",".join(map(str, items)) + "}"
+
+
+ROLES = ("id", "verdict", "text", "value", "aside")  # what a column of a claims table is; see cards_table
+
+
+def cards_table(kind: str, columns: list[tuple[str, str]], rows: list[tuple[str, list[str]]]) -> str:
+    """Every table of claims (each page's verdicts, the dashboard, the comparison), as one markup that
+    attnlab.css (table.cards) shows as a table on a wide screen and as a card per claim on a narrow one: the
+    claim and its verdict on the first line, the text below, each value led by its column's name (data-label),
+    the asides left out; no cell scrolls. `columns`: (header, role in ROLES); `rows`: (the tr's attributes, its
+    cells' markup; a cell that is already a <td> is kept as it is). Every number of a value never breaks."""
+    unknown = {role for _, role in columns} - set(ROLES)
+    if unknown:
+        raise ValueError(f"cards_table: unknown column role {sorted(unknown)}; the roles are {ROLES}")
+    head = "".join(f'<th class="c-{role}">{html.escape(label, quote=False)}</th>' for label, role in columns)
+
+    def td(content: str, label: str, role: str) -> str:
+        if content.startswith("<td"):
+            return content
+        shown = nobreak(content) if role == "value" else content
+        return f'<td class="c-{role}" data-label="{html.escape(label)}">{shown}</td>'
+    body = "".join(f"<tr{' ' + attrs if attrs else ''}>"
+                   + "".join(td(c, label, role) for c, (label, role) in zip(cells, columns)) + "</tr>"
+                   for attrs, cells in rows)
+    return f'<table class="cards {kind}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def reproduced_cell(v: Verdict) -> str:

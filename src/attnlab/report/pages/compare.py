@@ -10,7 +10,7 @@ import statistics
 from attnlab.config import digest
 from attnlab.report.format import badge, fmt
 from attnlab.report.published import Frozen, frozen_verdicts, unread
-from attnlab.report.site import holds, parts_cell
+from attnlab.report.site import cards_table, holds, parts_cell
 from attnlab.report.verdicts import Verdict
 from attnlab.plan import seeds
 from attnlab.versions import differing, leaves, settings_of
@@ -185,6 +185,10 @@ def value_cell(v: Verdict, then: dict) -> str:
             f"lack {lacking} that today's claim reads</div>")
 
 
+COLUMNS = [("claim", "id"), ("here", "verdict"), ("there", "value"), ("verdict", "value"), ("value here (± SE)", "value"),
+           ("value there (± SE)", "value"), ("change: here − there (± SE)", "value")]
+
+
 def comparison(site, manifest: dict) -> str:
     """One table: each claim's verdict and value here and in `manifest`'s version, what changed, and by how
     much; a warning first where the two ran different settings."""
@@ -195,20 +199,15 @@ def comparison(site, manifest: dict) -> str:
     statuses = {v.claim.id: status(v, other, then_here.get(v.claim.id), then_there.get(v.claim.id))
                 for v, other in pairs}
     pairs.sort(key=lambda pair: statuses[pair[0].claim.id] in NOT_BOTH)  # what both measured first, in order
-
-    rows = "".join(
-        f"<tr><td>{html.escape(mine.claim.id)}</td><td>{verdict_cell(mine, then_here)}</td>"
-        f"<td>{verdict_cell(other, then_there)}</td>"
-        f"<td>{STATUS[statuses[mine.claim.id]]}</td><td>{value_cell(mine, then_here)}</td>"
-        f"<td>{value_cell(other, then_there)}</td><td>{change(mine, other)}</td></tr>" for mine, other in pairs)
+    rows = [("", [html.escape(mine.claim.id), verdict_cell(mine, then_here), verdict_cell(other, then_there),
+                  STATUS[statuses[mine.claim.id]], value_cell(mine, then_here), value_cell(other, then_there),
+                  change(mine, other)]) for mine, other in pairs]
     m = manifest
     about = (f"Version <code>{html.escape(m['version'])}</code>: profile {html.escape(m['profile'])}, runs at commit "
              f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}{holds(m)}.")
     warning = profile_warning(profile_of(site.config), profile_of(settings_of(folder / "config.yaml")))
     return (f'<div class="compare-version"><p>{about}</p>{warning}<p>{tally(statuses)}</p>'
-            '<div class="compare-scroll"><table class="compare changes"><thead><tr><th>claim</th><th>here</th><th>there</th><th>verdict</th>'
-            "<th>value here (± SE)</th><th>value there (± SE)</th><th>change: here − there (± SE)</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table></div></div>")
+            + cards_table("compare changes", COLUMNS, rows) + "</div>")
 
 
 def blocks(site) -> dict[str, str]:

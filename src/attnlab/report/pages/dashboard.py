@@ -11,7 +11,7 @@ from attnlab.report import budget, published
 from attnlab.report.format import badge
 from attnlab.report.readings import at_seeds
 from attnlab.report.pages import index as overview
-from attnlab.report.site import alone, anchor, parts_cell, reproduced_cell, why_not
+from attnlab.report.site import alone, anchor, cards_table, parts_cell, reproduced_cell, why_not
 from attnlab.report.verdicts import Verdict
 from attnlab.runfiles import VERDICTS
 from attnlab.versions import hardware
@@ -33,16 +33,20 @@ def where(site, v: Verdict) -> str:
     return f"{html.escape(results)} · {html.escape(hardware(made))}"
 
 
-def row(site, v: Verdict, titles: dict[str, str]) -> str:
+def row(site, v: Verdict, titles: dict[str, str]) -> tuple[str, list[str]]:
+    """A claim's row of the dashboard: its attributes (what the filters read) and its cells."""
     c, larger = v.claim, site.larger()
-    beside = budget.cell(larger[c.id], (site.manifest or {}).get("version")) if larger else ""
-    return (f'<tr data-verdict="{html.escape(v.verdict)}" data-experiment="{html.escape(c.experiment)}" '
-            f'data-kind="{c.kind}">'
-            f'<td><a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a></td>'
-            f"<td>{html.escape(titles.get(c.experiment, c.experiment))}</td>"
-            f"<td>{html.escape(c.claim)}</td><td>{parts_cell(c.chapter_value)}</td><td>{reproduced_cell(v)}</td>"
-            f"<td>{badge(v.verdict)}{why_not(v)}{alone(v)}{published.beside(v, site.frozen())}</td>"
-            f"<td>{where(site, v)}</td>{beside}</tr>")
+    cells = [f'<a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a>',
+             html.escape(titles.get(c.experiment, c.experiment)), html.escape(c.claim), parts_cell(c.chapter_value),
+             reproduced_cell(v), f"{badge(v.verdict)}{why_not(v)}{alone(v)}{published.beside(v, site.frozen())}", where(site, v)]
+    if larger:
+        cells.append(budget.cell(larger[c.id], (site.manifest or {}).get("version")))
+    return (f'data-verdict="{html.escape(v.verdict)}" data-experiment="{html.escape(c.experiment)}" '
+            f'data-kind="{c.kind}"', cells)
+
+
+COLUMNS = [("claim", "id"), ("experiment", "aside"), ("what it says", "text"), ("source", "value"),
+           ("ours (± SE)", "value"), ("verdict", "verdict"), ("from", "aside")]
 
 
 def controls(verdicts: list[Verdict], titles: dict[str, str]) -> str:
@@ -197,11 +201,9 @@ def blocks(site) -> dict[str, str]:
     summary = "; ".join(f"the {src}'s: " + overview.summary([v for v in site.verdicts if source(v.claim.id) == src])
                         for src in ("chapter", "survey") if any(source(v.claim.id) == src for v in site.verdicts))
     larger = site.larger()
-    at = f"<th>at {html.escape(budget.budget_words(next(iter(larger.values())).above), quote=False)}</th>" if larger else ""
-    table = (f'<table class="dashboard{" budget" if larger else ""}"><thead><tr><th>claim</th><th>experiment</th>'
-             "<th>what it says</th><th>source</th><th>ours (± SE)</th><th>verdict</th><th>from</th>"
-             f"{at}</tr></thead><tbody>"
-             + "".join(row(site, v, titles) for v in site.verdicts) + "</tbody></table>")
+    at = [(f"at {budget.budget_words(next(iter(larger.values())).above)}", "value")] if larger else []
+    table = cards_table("dashboard budget" if larger else "dashboard", COLUMNS + at,
+                        [row(site, v, titles) for v in site.verdicts])
     return {"summary": summary or "no claims registered", "filters": controls(site.verdicts, titles),
             "budget": budget.tally(larger) + "\n",
             "seed_noise": seed_noise(site, site.verdicts),

@@ -7,8 +7,8 @@ import html
 
 from attnlab import registry
 from attnlab.report import budget
-from attnlab.report.format import badge
-from attnlab.report.site import anchor
+from attnlab.report.format import badge, code
+from attnlab.report.site import anchor, cards_table
 from attnlab.runfiles import VERDICTS
 
 
@@ -48,16 +48,14 @@ def larger_budget(site) -> str:
     first = next(iter(larger.values()))
     measured = [(c, larger[c.id]) for c in (v.claim for v in site.verdicts) if larger[c.id].verdict]
     several = len({x.manifest["version"] for _, x in measured}) > 1
-    rows = "".join(
-        f'<tr><td><a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a></td>'
-        f"<td>{badge(x.record_verdict)}</td><td>{badge(x.verdict)}"
-        + (f'<div class="why">{html.escape(x.manifest["version"])}</div>' if several else "")
-        + (f'<div class="why">{html.escape(budget.sentence(x), quote=False)}</div>'
-           if x.record_verdict == "not reproduced" else "") + "</td></tr>"
-        for c, x in measured)
-    table = (f'<table class="budget"><thead><tr><th>claim</th><th>{html.escape(first.record["profile"])}, the '
-             f"version of record</th><th>at {html.escape(budget.budget_words(first.above), quote=False)}</th></tr>"
-             f"</thead><tbody>{rows}</tbody></table>\n") if rows else ""
+    rows = [("", [f'<a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a>', badge(x.record_verdict),
+                  badge(x.verdict)
+                  + (f'<div class="why">{html.escape(x.manifest["version"])}</div>' if several else "")
+                  + (f'<div class="why">{html.escape(budget.sentence(x), quote=False)}</div>'
+                     if x.record_verdict == "not reproduced" else "")]) for c, x in measured]
+    columns = [("claim", "id"), (f"{first.record['profile']}, the version of record", "verdict"),
+               (f"at {budget.budget_words(first.above)}", "value")]
+    table = cards_table("budget", columns, rows) + "\n" if rows else ""
     return f"## At {budget.budget_words(first.above)}\n\n{budget.tally(larger)}\n\n{table}"
 
 
