@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -244,6 +245,12 @@ BAD = {  # name -> (edit of the smoke profile, the setting the one line must nam
                          "position.E5-rope.train.eval_contexts.0"),
     "no S4 head counts": (lambda c, t: c["multihead"].update(heads=[]), "multihead.heads"),
     "an unknown spec field": (lambda c, t: c["ladder"]["L1"].update(width=3), "('width' was unexpected)"),
+    "a seed past numpy's range": (lambda c, t: c.update(seeds=[2**70]), "config error at 'seeds.0': "
+                                  f"{2**70} is greater than the maximum of 4294967295; allowed: 0 to 4294967295"),
+    "more seeds than the verdicts weigh": (lambda c, t: c.update(seeds=list(range(1_000))),
+                                           "config error at 'seeds': 1,000 entries, more than the 30 allowed"),
+    "threads past the schema's maximum": (lambda c, t: c.update(threads=100_000), "config error at 'threads': "
+                                          "100000 is greater than the maximum of 256; allowed: 1 to 256"),
 }
 
 
