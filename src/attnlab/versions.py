@@ -329,7 +329,7 @@ def check_version(folder: Path) -> dict:
     if missing:
         raise AttnlabError(f"version {folder.name} is damaged: {len(missing)} of its run files are missing "
                            f"({folder / missing[0]}{', …' if len(missing) > 1 else ''}); restore them from git")
-    check_files(folder, held, claim_ids_at(m.get("published_from"), folder))
+    check_files(folder, held, claim_ids_at(m.get("published_from"), folder) if "claims.csv" in held else None)
     return m
 
 
