@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -244,6 +245,12 @@ BAD = {  # name -> (edit of the smoke profile, the setting the one line must nam
                          "position.E5-rope.train.eval_contexts.0"),
     "no S4 head counts": (lambda c, t: c["multihead"].update(heads=[]), "multihead.heads"),
     "an unknown spec field": (lambda c, t: c["ladder"]["L1"].update(width=3), "('width' was unexpected)"),
+    "a seed past numpy's range": (lambda c, t: c.update(seeds=[2**70]), "config error at 'seeds.0': "
+                                  f"{2**70} is greater than the maximum of 4294967295; allowed: 0 to 4294967295"),
+    "more seeds than the verdicts weigh": (lambda c, t: c.update(seeds=list(range(1_000))),
+                                           "config error at 'seeds': 1,000 entries, more than the 30 allowed"),
+    "threads past the schema's maximum": (lambda c, t: c.update(threads=100_000), "config error at 'threads': "
+                                          "100000 is greater than the maximum of 256; allowed: 1 to 256"),
 }
 
 
@@ -290,7 +297,7 @@ DAMAGE = {  # name -> (damage a results folder or a version's copy: the path it 
     "a curve.csv with a garbled number": (rewrite("curve.csv", lambda b: b.replace(b"\n1,", b"\n1x,", 1)),
                                           "curve.csv", BOTH),
     "a claims.csv cut inside a row": (cut("claims.csv", inside=True), "claims.csv", BOTH),
-    "a claims.csv cut at a line end": (cut("claims.csv"), "claims.csv", PUBLISH),  # complete against the registry
+    "a claims.csv cut at a line end": (cut("claims.csv"), "claims.csv", BOTH),  # complete against its registry
     "a claims.csv with a garbled verdict": (
         rewrite("claims.csv", lambda b: b.replace(b",reproduced,", b",repr0duced,", 1)), "claims.csv", BOTH),
     "a probes.csv cut at a line end": (cut("probes.csv"), "probes.csv", VERSION),  # the smoke fixture has no probes
@@ -308,6 +315,10 @@ DAMAGE = {  # name -> (damage a results folder or a version's copy: the path it 
     "a missing manifest.json": (remove("manifest.json"), "manifest.json", VERSION),
     "a run file the manifest lists, missing": (remove("result.json"), "result.json", VERSION),
     "a training run's curve.csv, missing": (remove("curve.csv"), "curve.csv", VERSION),
+    "a version's profile, missing": (remove("config.yaml"), "config.yaml", VERSION),
+    "a metrics.json field of the wrong type": (  # the publish fixture's metrics.json has no n_params
+        rewrite("metrics.json", lambda b: re.sub(rb'"n_params": (\d+)', rb'"n_params": "\1"', b, count=1)),
+        "metrics.json", VERSION),
 }
 
 

@@ -44,6 +44,17 @@ def test_a_bad_profile_is_named_in_one_line(tmp_path, change, named):
         check_profile(path)
 
 
+def test_a_profile_that_gives_a_key_twice_is_named_at_its_line(tmp_path):
+    text = (PROFILE / "config.yaml").read_text()
+    (tmp_path / "config.yaml").write_text(text + "executor: local\n")
+    line = len(text.splitlines()) + 1
+    first = next(i for i, row in enumerate(text.splitlines(), 1) if row.startswith("executor:"))
+    with pytest.raises(AttnlabError) as err:
+        check_profile(tmp_path)
+    assert str(err.value) == (f"SLURM profile {tmp_path / 'config.yaml'} is not valid YAML at line {line}, column 1: "
+                              f"key 'executor' is given twice (first at line {first}); keep one")
+
+
 def test_the_cli_reports_an_unknown_resource_in_one_line(tmp_path):
     path = bad_profile(tmp_path, lambda p: p["set-resources"]["train"].update(gpu_count=1))
     proc = subprocess.run([sys.executable, "-m", "attnlab", "check", "--config", "config/smoke.yaml",

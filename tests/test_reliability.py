@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -338,6 +339,70 @@ def test_a_broken_profile_file_is_named_with_its_line(tmp_path, content, message
     with pytest.raises(AttnlabError, match=message) as err:
         chosen({"profile": str(path)}, [])
     assert str(path) in str(err.value)
+
+
+BOMB = "profile: smoke\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))  # 9**9 values
+
+
+@pytest.mark.parametrize("content,problem", [
+    ("profile: smoke\nseeds: [1]\nseeds: [2]\n",
+     "at line 3, column 1: key 'seeds' is given twice (first at line 2); keep one"),
+    ("profile: smoke\ntrain: {steps: 40, steps: 5}\n",
+     "at line 2, column 20: key 'train.steps' is given twice (first at line 2); keep one"),
+    ("profile: smoke\nladder:\n  L1: {}\n  L2: {}\n  L1: {mlp: true}\n",
+     "at line 5, column 3: key 'ladder.L1' is given twice (first at line 3); keep one"),
+    (BOMB, "at line 7, column 4: its aliases expand 'f' to more than 100,000 values (an alias bomb?)"),
+    ("profile: smoke\na: &a [1, *a]\n",
+     "at line 2, column 4: an alias at 'a[1]' refers to a node that holds it, so it never ends"),
+])
+def test_a_profile_that_yaml_would_read_wrongly_or_forever_is_one_line_naming_the_key(tmp_path, content, problem):
+    """A key given twice would let the last one win silently; aliases that expand past every sane size would
+    hang every later walk of the settings. Both are named at their line, at once, as --config and --configfile
+    give the file."""
+    path = tmp_path / "profile.yaml"
+    path.write_text(content)
+    for configfiles in ([], [str(path)]):
+        began = time.perf_counter()
+        with pytest.raises(AttnlabError) as err:
+            chosen({"profile": str(path)} if not configfiles else yaml.safe_load(content), configfiles)
+        assert str(err.value) == f"config file {path} is not valid YAML {problem}"
+        assert time.perf_counter() - began < 5
+
+
+def test_aliases_that_expand_to_a_sane_size_are_read():
+    text = "profile: smoke\nbase: &b {steps: 5}\none: *b\nmerged: {<<: *b, steps: 6}\nrows: [" + ", ".join(
+        ["*b"] * 1000) + "]\n"
+    doc = yaml.load(text, Loader=attnlab.config.StrictLoader)
+    assert doc["one"] == {"steps": 5} and doc["merged"] == {"steps": 6} and len(doc["rows"]) == 1000
+
+
+@pytest.mark.parametrize("kind", ["a bare name", "a .yaml name"])
+def test_a_folder_given_as_the_profile_is_called_a_folder(tmp_path, kind):
+    folder = tmp_path / ("profile" if kind == "a bare name" else "profile.yaml")
+    folder.mkdir()
+    with pytest.raises(AttnlabError) as err:
+        chosen({"profile": str(folder)}, [])
+    assert str(err.value) == (f"config file {folder} is a folder, not a profile: give a profile's YAML file, or "
+                              "the name of one in config/ (smoke, quick or chapter)")
+    with pytest.raises(AttnlabError) as err:  # any other YAML file the project reads (claims, a version's profile)
+        attnlab.config.read_yaml(folder, "claims file")
+    assert str(err.value) == f"claims file {folder} is a folder, not a file: give a YAML file"
+
+
+@pytest.mark.parametrize("setting,edge,past", [("seeds", [0, 2**32 - 1], [2**32]),
+                                               ("seeds", list(range(30)), list(range(31))),
+                                               ("threads", 256, 257), ("threads", 1, 0)])
+def test_seeds_and_threads_are_bounded_on_both_sides(setting, edge, past):
+    assert validate({**smoke(), setting: edge})[setting] == edge
+    with pytest.raises(AttnlabError, match=f"config error at '{setting}"):
+        validate({**smoke(), setting: past})
+
+
+def test_the_most_seeds_a_profile_takes_are_the_most_the_verdicts_weigh():
+    from attnlab.report.verdicts import MAX_SEEDS
+
+    assert attnlab.config.schema()["properties"]["seeds"]["maxItems"] == MAX_SEEDS
 
 
 def test_config_profile_picks_a_profile_and_overrides_lay_over_it():

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -14,7 +17,7 @@ from attnlab.check import check, check_results
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
 from attnlab.versions import expected
-from helpers import REPO, kill_while_training
+from helpers import REPO, alive, children, kill_while_training, wait_for
 
 
 def test_the_plan_is_the_dag_in_an_order_it_can_run():
@@ -85,6 +88,53 @@ def test_bad_input_is_one_line_before_any_job(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err == "attnlab.runner: error: config error at 'seeds': [1337, 1337] has non-unique elements"
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("flags,line", [
+    (["--jobs", "0"], "--jobs 0: at least one job must run at once (give --jobs 1 or more)"),
+    (["--jobs", "-3"], "--jobs -3: at least one job must run at once (give --jobs 1 or more)"),
+    (["--threads", "0"], "--threads 0: torch threads per job must be 1 to 256, as a profile's `threads`"),
+    (["--threads", "100000"], "--threads 100000: torch threads per job must be 1 to 256, as a profile's `threads`"),
+])
+def test_a_run_of_no_jobs_or_threads_is_one_line_before_any_job(tmp_path, capsys, flags, line):
+    """--jobs 0 once ran nothing and wrote a claims.csv of every claim 'not run', exiting 0."""
+    assert runner.main(["smoke", "--results", str(tmp_path / "r"), *flags]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"attnlab.runner: error: {line}"]
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the job's end is read from /proc")
+def test_a_runner_stopped_by_sigterm_says_so_in_one_line_and_takes_its_job_with_it(tmp_path):
+    """SIGTERM twice, as `timeout` sends it (to the runner, then to its whole group): one line naming what was
+    stopped and what is kept, no traceback, the signal's exit code, and no job left running."""
+    results = tmp_path / "smoke"
+    proc = subprocess.Popen([sys.executable, "-m", "attnlab.runner", "smoke", "--results", str(results), "--jobs", "1",
+                             "--only", "ladder"], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while not proc.stdout.readline().startswith("  started"):  # printed once the job is the runner's to stop
+            assert proc.poll() is None, proc.stderr.read()
+        job = wait_for(lambda: children(proc.pid), 60, "the runner's first job")[0]
+        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGTERM)
+        err = proc.communicate(timeout=60)[1]
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert err.splitlines() == [f"attnlab.runner: stopped by SIGTERM: 1 running job was stopped (prepare_data); "
+                                f"0 finished jobs are kept in {results}, and the same command resumes from them"], err
+    wait_for(lambda: not alive(job), 60, "the stopped job to end")
+
+
+def test_a_stop_says_what_it_stopped_and_what_it_kept():
+    stopped = runner.Stopped("SIGINT")
+    assert runner.stopped_line(stopped, None) == "stopped by SIGINT before any job started; nothing was run"
+    stopped.running, stopped.finished = ["a", "b", "c", "d"], 1
+    assert runner.stopped_line(stopped, Path("r")) == ("stopped by SIGINT: 4 running jobs were stopped (a, b, c, …); "
+                                                      "1 finished job is kept in r, and the same command resumes "
+                                                      "from them")
+    stopped.running = []
+    assert runner.stopped_line(stopped, Path("r")).startswith("stopped by SIGINT: no job was running; 1 finished")
 
 
 @pytest.mark.parametrize("case", ["a file", "read-only"])

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import shutil
 import subprocess
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -16,7 +18,7 @@ from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json, write_json
 from attnlab.registry import experiments as registered
-from attnlab.versions import MANIFEST, claim_ids, expected, publish, versions
+from attnlab.versions import MANIFEST, check_version, claim_ids, claim_ids_at, expected, publish, versions
 from helpers import DAMAGE, REPO
 
 
@@ -345,6 +347,28 @@ def test_a_damaged_file_is_refused_in_one_line_naming_it(verb, case, tmp_path, c
         line = one_line_error(capsys, ["versions", "--claims", str(REPO / "claims"), "--site", str(tmp_path / "site")])
         assert not (tmp_path / "site" / NEWEST).exists()
     assert path.name == name and str(path) in line, line
+
+
+def test_a_run_file_field_of_the_wrong_type_is_named_with_the_file_not_as_a_claims_error(tmp_path):
+    """A count written as text once surfaced as claim C2.8's TypeError, after other versions' sites were built."""
+    shutil.copytree(REPO / "results" / NEWEST, tmp_path / NEWEST)
+    path = sorted((tmp_path / NEWEST / "ladder").rglob("metrics.json"))[0]
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps({**doc, "n_params": str(doc["n_params"])}))
+    with pytest.raises(AttnlabError) as err:
+        check_version(tmp_path / NEWEST)
+    assert str(err.value) == (f"run file {path}: its field 'n_params' is '{doc['n_params']}' (a str), not a count: "
+                              "it is garbled")
+
+
+def test_every_complete_version_holds_the_claims_of_the_registry_it_was_published_with():
+    """What check_version holds a version's claims.csv to (as publish did): the registry at its publishing commit,
+    from git; a commit this checkout lacks (or text that is no commit) checks it row by row only."""
+    for m in versions(REPO):
+        if (REPO / "results" / m["version"] / "claims.csv").is_file():
+            rows = pd.read_csv(REPO / "results" / m["version"] / "claims.csv")
+            assert sorted(claim_ids_at(m["published_from"], REPO)) == sorted(set(rows["claim_id"])), m["version"]
+    assert claim_ids_at("0" * 12, REPO) is None and claim_ids_at("--output=x", REPO) is None
 
 
 def test_a_damaged_run_file_is_named_wherever_results_are_read(project):

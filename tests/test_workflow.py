@@ -369,6 +369,11 @@ FILES = {  # a profile file that cannot be read: (its text or None for no file, 
     "an empty profile file": ("", "is empty"),
     "a profile that is a list": ("- a\n- b\n", "must hold a mapping of settings"),
     "a profile with a YAML syntax error": ("profile: smoke\nseed: [1,\n  x: 2\n", "is not valid YAML at line 4"),
+    "a profile that gives a key twice": ("profile: smoke\nseeds: [1]\nseeds: [2]\n",
+                                         "at line 3, column 1: key 'seeds' is given twice (first at line 2)"),
+    "a profile that is an alias bomb": ("profile: smoke\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")),
+        "its aliases expand 'f' to more than 100,000 values"),
 }
 
 

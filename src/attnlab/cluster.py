@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from attnlab.config import StrictLoader
 from attnlab.errors import AttnlabError
 
 # The plugin exposes no list of the resources it reads; these are the ones its documentation names
@@ -52,11 +53,14 @@ def check_profile(path: str | Path) -> dict:
     path = Path(path)
     file = path / "config.yaml" if path.is_dir() else path
     try:
-        profile = yaml.safe_load(file.read_text()) or {}
+        profile = yaml.load(file.read_text(), Loader=StrictLoader) or {}  # noqa: S506 - a SafeLoader
     except OSError as err:
         raise AttnlabError(f"SLURM profile {file} cannot be read ({err.strerror})") from None
     except yaml.YAMLError as err:
-        raise AttnlabError(f"SLURM profile {file} is not valid YAML ({' '.join(str(err).split())})") from None
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or " ".join(str(err).split())
+        raise AttnlabError(f"SLURM profile {file} is not valid YAML{where}: {problem}") from None
     if not isinstance(profile, dict):
         raise AttnlabError(f"SLURM profile {file} is not a mapping of Snakemake options")
     where = f"SLURM profile {file}: "

@@ -157,13 +157,61 @@ def size(n_bytes: float) -> str:
     return f"{gib * 1024:,.1f} MiB" if gib < 1 else f"{gib:,.1f} GiB" if gib < 1000 else f"{gib / 1024:,.0f} TiB"
 
 
+MAX_VALUES = 100_000  # the values a profile's aliases may expand it to: ~100x the chapter's whole profile
+
+
+class StrictLoader(yaml.SafeLoader):
+    """YAML as a profile must be: every key of a mapping given once (YAML says so; PyYAML would keep the last
+    silently), and aliases that do not expand the document past MAX_VALUES values (an alias bomb: a few lines
+    that every later walk of the settings would take hours over) or into itself."""
+
+    def construct_document(self, node):
+        _check_node(node, "", {}, set())
+        return super().construct_document(node)
+
+
+def _check_node(node, where: str, sizes: dict, open_nodes: set) -> int:
+    """The number of values `node` expands to, aliases followed; raises at a key given twice, or an alias that
+    expands the document past MAX_VALUES or contains itself. Each node is walked once (`sizes`), however often
+    aliases repeat it."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    if id(node) in open_nodes:
+        raise yaml.constructor.ConstructorError(None, None, f"an alias at '{where or '<top level>'}' refers to "
+                                                f"a node that holds it, so it never ends", node.start_mark)
+    open_nodes.add(id(node))
+    size = 1
+    if isinstance(node, yaml.MappingNode):
+        first = {}
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else None
+            at = f"{where}.{name}" if where else str(name)
+            if name is not None and key.tag != "tag:yaml.org,2002:merge":
+                if name in first:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key '{at}' is given twice (first at line {first[name] + 1}); keep one",
+                        key.start_mark)
+                first[name] = key.start_mark.line
+            size += _check_node(value, at, sizes, open_nodes)
+    elif isinstance(node, yaml.SequenceNode):
+        size += sum(_check_node(item, f"{where}[{i}]", sizes, open_nodes) for i, item in enumerate(node.value))
+    open_nodes.discard(id(node))
+    if size > MAX_VALUES and size > len(sizes) + 1:  # more values than nodes so far: aliases repeat some
+        raise yaml.constructor.ConstructorError(None, None, f"its aliases expand '{where or '<top level>'}' to "
+                                                f"more than {MAX_VALUES:,} values (an alias bomb?)", node.start_mark)
+    sizes[id(node)] = size
+    return size
+
+
 def read_yaml(path: str | Path, what: str) -> dict:
-    """A YAML mapping from `path`; `what` names the file in the one-line error."""
+    """A YAML mapping from `path` (read by StrictLoader); `what` names the file in the one-line error."""
     path = Path(path)
+    if path.is_dir():
+        raise AttnlabError(f"{what} {path} is a folder, not a file: give a YAML file")
     if not path.is_file():
         raise AttnlabError(f"{what} not found: {path}")
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.load(path.read_text(), Loader=StrictLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -228,9 +276,14 @@ def chosen(config: dict, configfiles) -> dict:
     it into `config`), else the one named by `--config profile=NAME|FILE` (quick by default) with any other
     `--config key=value` laid over it. Read here, so that a missing or broken file is named with its line."""
     if configfiles:
+        for file in configfiles:  # read again as a profile is: a key given twice or an alias bomb is named
+            read_yaml(file, "config file")
         return resolve(dict(config))
     name = str(config.get("profile", "quick"))
     path = Path(name) if name.endswith((".yaml", ".yml")) else Path("config") / f"{name}.yaml"
+    if not path.is_file() and Path(name).is_dir():
+        raise AttnlabError(f"config file {name} is a folder, not a profile: give a profile's YAML file, or the "
+                           "name of one in config/ (smoke, quick or chapter)")
     overrides = {k: _typed(v) for k, v in config.items() if k != "profile"}
     if "seed" in overrides and "seeds" not in overrides:  # --config seed=7: train every run once, at seed 7
         overrides["seeds"] = [overrides.pop("seed")]

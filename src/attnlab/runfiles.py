@@ -54,11 +54,17 @@ def read_run_file(path: str | Path) -> dict:
 
 
 def read_metrics(path: str | Path) -> dict:
-    """A training run's metrics.json: a run file with the spec, status and steps of the run."""
+    """A training run's metrics.json: a run file with the spec, status and steps of the run, and each field the
+    claims read (METRIC_FIELDS) of its kind where it is there."""
     m = read_run_file(path)
     if not (isinstance(m.get("spec"), dict) and isinstance(m.get("status"), str) and _count(m.get("steps"))):
         raise AttnlabError(f"run file {path} lacks a training run's spec, status or steps: "
                            "it is not a whole metrics.json")
+    for key, (fits, kind) in METRIC_FIELDS.items():
+        if key in m and not fits(m[key]):
+            shown = repr(m[key]) if len(repr(m[key])) <= 40 else repr(m[key])[:37] + "..."
+            raise AttnlabError(f"run file {path}: its field '{key}' is {shown} (a {type(m[key]).__name__}), "
+                               f"not {kind}: it is garbled")
     return m
 
 
@@ -138,7 +144,8 @@ def check_claims(path: Path, ids: Sequence[str] | None = None) -> None:
         what = (f"lacks {len(missing)} of its {len(ids)} claims ({', '.join(missing[:3])}" if missing else
                 f"holds {len(stray)} claims it does not ({', '.join(stray[:3])}")
         raise AttnlabError(f"{path} is not complete against the claims registry: it {what}"
-                           f"{', …' if len(missing or stray) > 3 else ''}); rerun the claims rule to rewrite it")
+                           f"{', …' if len(missing or stray) > 3 else ''}); rerun the claims rule to rewrite it "
+                           "(a published version's: restore it from git)")
 
 
 def check_files(folder: Path, rels: Iterable[str], claim_ids: Sequence[str] | None = None) -> None:
@@ -173,3 +180,19 @@ def _number(cell: str) -> bool:
 
 def _count(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _number_or_null(value) -> bool:
+    return value is None or isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _mapping_or_null(value) -> bool:
+    return value is None or isinstance(value, dict)
+
+
+METRIC_FIELDS = {  # a training run's fields that claims compute with (report.claims.ROW_VIEWS) -> their kind
+    "n_params": (_count, "a count"),
+    "param_breakdown": (lambda v: isinstance(v, dict) and all(map(_count, v.values())), "a mapping of counts"),
+    **{key: (_number_or_null, "a number or null") for key in ("val_ppl", "train_ppl", "val_loss", "train_loss")},
+    **{key: (_mapping_or_null, "a mapping or null") for key in ("val_ppl_at", "probes_first", "probes_last")},
+}

@@ -31,6 +31,32 @@ from attnlab.plan import with_needs
 from attnlab.registry import named
 
 
+class Stopped(BaseException):  # not an Exception: no `except Exception` on the way may swallow it
+    """The runner was told to stop (SIGTERM, or Ctrl-C): `signal` names it; execute fills in its jobs."""
+
+    def __init__(self, signal_name: str):
+        super().__init__(signal_name)
+        self.signal_name, self.running, self.finished = signal_name, [], None
+
+
+STOP: list[str] = []  # the signal that asked the runner to stop, once one has
+
+
+def stop(signum, frame) -> None:
+    """The first SIGTERM or SIGINT stops the runner where it is; later ones are ignored (a second, as `timeout`
+    sends to the whole process group, would otherwise break into the clean-up)."""
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)
+    STOP.append(signal.Signals(signum).name)
+    raise Stopped(STOP[0])
+
+
+def stopping() -> None:
+    """Raise Stopped if a signal asked to stop, even where the handler's exception was swallowed on its way."""
+    if STOP:
+        raise Stopped(STOP[0])
+
+
 @dataclass
 class Job:
     name: str                 # e.g. ladder/L9/seed1337, winograd, prepare_data
@@ -86,6 +112,7 @@ def launch(argv: list[str], log: Path) -> subprocess.Popen:
 def ended(procs) -> list[subprocess.Popen]:
     """The processes of `procs` that have ended, as soon as one has."""
     while not (out := [p for p in procs if p.poll() is not None]):
+        stopping()
         time.sleep(0.1)
     return out
 
@@ -125,6 +152,9 @@ def execute(todo: list[Job], results: Path, n_jobs: int, commit: str) -> list[st
                     ledger.write_text(json.dumps(stamp(job, commit)))
                 print(f"  [{len(finished)}/{total}] {job.name}: {'done' if rc == 0 else 'FAILED, see its log'} "
                       f"in {now - began:.1f} s ({now - t0:.0f} s so far)", flush=True)
+    except Stopped as stopped:
+        stopped.running, stopped.finished = sorted(job.name for job, _ in running.values()), len(finished)
+        raise
     finally:  # stopped early (Ctrl-C, SIGTERM, a bug): no job outlives the runner
         for proc in running:
             proc.kill()
@@ -132,10 +162,6 @@ def execute(todo: list[Job], results: Path, n_jobs: int, commit: str) -> list[st
 
 
 def main(argv=None) -> int:
-    from attnlab.check import check, check_results
-    from attnlab.config import chosen, command_line
-    from attnlab.provenance import git_commit
-
     p = argparse.ArgumentParser(prog="python -m attnlab.runner", description=__doc__.split("\n\n")[0])
     p.add_argument("profile", help="smoke, quick, chapter or a profile file")
     p.add_argument("--results", help="where the run files go (default results/<profile>)")
@@ -146,13 +172,20 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="+", metavar="EXPERIMENT",
                    help="only these experiments (and the jobs they need), e.g. --only ladder position")
     a = p.parse_args(argv)
-    try:
+    results = None
+    try:  # a stop can come at any line, the imports (torch's takes seconds) included
+        from attnlab.check import check, check_results
+        from attnlab.config import chosen, command_line
+        from attnlab.provenance import git_commit
+
+        check_counts(a.jobs, a.threads)
         overrides = command_line(a.set)
         only = named(a.only)  # an unknown experiment is one line here
         cfg = check(chosen({"profile": a.profile, **overrides}, []), only=only)  # before anything runs
         results = Path(a.results or f"results/{cfg['profile']}")
         todo = jobs(cfg, results, a.threads, only)
         check_results(results, write=True)  # as the Snakefile does: one line if it cannot take the run files
+        stopping()
         failed = execute(todo, results, a.jobs, git_commit())
         if failed:
             raise AttnlabError(f"{len(failed)} jobs failed or were skipped ({', '.join(failed[:3])}"
@@ -166,8 +199,33 @@ def main(argv=None) -> int:
     except (AttnlabError, ValueError) as err:
         print(f"attnlab.runner: error: {err}", file=sys.stderr)
         return 1
+    except Stopped as stopped:
+        print(f"attnlab.runner: {stopped_line(stopped, results)}", file=sys.stderr)
+        return 128 + signal.Signals[stopped.signal_name]
+
+
+def check_counts(jobs: int, threads: int) -> None:
+    """--jobs and --threads: at least one job at once, and torch threads within the profile schema's range."""
+    from attnlab.runs import common_schema
+
+    if jobs < 1:
+        raise AttnlabError(f"--jobs {jobs}: at least one job must run at once (give --jobs 1 or more)")
+    most = common_schema()["properties"]["threads"]["maximum"]
+    if not 1 <= threads <= most:
+        raise AttnlabError(f"--threads {threads}: torch threads per job must be 1 to {most}, as a profile's `threads`")
+
+
+def stopped_line(stopped: Stopped, results: Path | None) -> str:
+    """What a stop did, in one line: the jobs it stopped, and that what finished is kept for a rerun."""
+    if stopped.finished is None:
+        return f"stopped by {stopped.signal_name} before any job started; nothing was run"
+    n, names = len(stopped.running), ", ".join(stopped.running[:3]) + (", …" if len(stopped.running) > 3 else "")
+    ran = f"{n} running job{'s were' if n > 1 else ' was'} stopped ({names})" if n else "no job was running"
+    kept = f"{stopped.finished} finished job{' is' if stopped.finished == 1 else 's are'} kept in {results}"
+    return f"stopped by {stopped.signal_name}: {ran}; {kept}, and the same command resumes from them"
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # through execute's `finally`
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, stop)  # through execute's `finally`: no job outlives the runner
     sys.exit(main())

@@ -96,7 +96,12 @@ def schema_error(err: jsonschema.ValidationError, where: str) -> AttnlabError:
             whole, frac, sign, exp = number.groups()
             hint = (f"; YAML 1.1 reads {err.instance} as text: write it with a dot and a signed exponent, "
                     f"{whole}{frac if frac and len(frac) > 1 else '.0'}e{sign or '+'}{exp}")
-    return AttnlabError(f"config error at '{where}': {err.message}{hint}")
+    message = err.message
+    if err.validator in ("minimum", "maximum") and {"minimum", "maximum"} <= err.schema.keys():
+        hint = f"; allowed: {err.schema['minimum']} to {err.schema['maximum']}"
+    elif err.validator == "maxItems":  # jsonschema's own message would print the whole list
+        message = f"{len(err.instance):,} entries, more than the {err.validator_value} allowed"
+    return AttnlabError(f"config error at '{where}': {message}{hint}")
 
 
 def longest_window(cfg: dict, name: str) -> int:

@@ -15,10 +15,12 @@ import copy
 import datetime as dt
 import functools
 import importlib.metadata
+import io
 import os
 import re
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 import yaml
@@ -319,10 +321,16 @@ def versions(root: Path = registry.ROOT) -> list[dict]:
 
 
 def check_version(folder: Path) -> dict:
-    """A published version's manifest, once every file it holds is checked (runfiles) and every run file its
-    manifest lists (and each training run's curve) is there; raises naming the first damaged or missing one."""
+    """A published version's manifest, once its profile (config.yaml) is there and reads as one, every run file
+    its manifest lists (and each training run's curve) is there, and every file it holds is checked as `publish`
+    checked it (runfiles; claims.csv complete against the claims registry it was published with); raises naming
+    the first damaged or missing one."""
     folder = Path(folder)
     m = read_manifest(folder)
+    profile = folder / "config.yaml"
+    if not profile.is_file():
+        raise AttnlabError(f"version {folder.name} is damaged: its profile {profile} is missing; restore it from git")
+    settings_of(profile)
     held = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
                   if p.suffix in (".json", ".csv") and p.name != MANIFEST)
     wanted = [*(m.get("runs") or {}).get("run_files", []),
@@ -331,8 +339,27 @@ def check_version(folder: Path) -> dict:
     if missing:
         raise AttnlabError(f"version {folder.name} is damaged: {len(missing)} of its run files are missing "
                            f"({folder / missing[0]}{', …' if len(missing) > 1 else ''}); restore them from git")
-    check_files(folder, held)
+    check_files(folder, held, claim_ids_at(m.get("published_from"), folder) if "claims.csv" in held else None)
     return m
+
+
+def claim_ids_at(commit: str | None, folder: Path) -> list[str] | None:
+    """The id of every claim in the claims registry at `commit` (what `publish` held claims.csv to), read from
+    the git history of the repository holding `folder`, else of this checkout; None where neither has it (a
+    shallow clone, a copy outside git): claims.csv is then checked row by row only."""
+    if not re.fullmatch(r"[0-9a-f]{7,40}", str(commit)):  # a manifest's text never reaches git as an option
+        return None
+    for where in (Path(folder), registry.ROOT):
+        try:
+            done = subprocess.run(["git", "archive", "--format=tar", str(commit), "claims"], cwd=where,
+                                  capture_output=True, check=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
+            files = [tar.extractfile(f).read() for f in tar.getmembers() if f.name.endswith(".yaml") and f.isfile()]
+        return [str(c["id"]) for text in files for c in (yaml.safe_load(text) or {}).get("claims") or []
+                if isinstance(c, dict) and "id" in c]
+    return None
 
 
 def manifest_of(results: Path) -> dict | None:
