@@ -115,7 +115,8 @@ def test_c41_not_reproduced_when_the_chapters_definition_falls_with_depth(tmp_pa
 
 def test_c41_not_run_on_run_files_from_before_the_definition(tmp_path):
     v = c41(write_runs(tmp_path, legacy=True))
-    assert v.verdict == "not run" and "null in the run files" in v.note
+    assert v.verdict == "not run" and v.lacking == ("grad_qkv_1",)
+    assert "is null: the run files lack grad_qkv_1, which the claim reads" in v.note
 
 
 # ------------------------------------------------------------------ the page's reading, both sides

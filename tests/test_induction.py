@@ -296,9 +296,11 @@ def test_s10_1_and_s10_3_are_read_at_every_seed_and_judged_on_the_larger_error(t
 
 
 def test_the_version_of_record_leaves_s10_1_and_s10_3_not_run():
-    """Its result file holds the control models at one seed and no error over the windows: nothing to judge on."""
+    """Its result file holds the control models at one seed and no per-seed record: nothing to judge on, and the
+    verdict names the field it lacks."""
     for v in s10(REPO / "results" / "2026-11-30-quick-cpu-3c6d867", "S10.1", "S10.3"):
-        assert v.verdict == "not run" and "null in the run files" in v.note
+        assert v.verdict == "not run" and v.lacking == ("by_seed",)
+        assert "is null: the run files lack by_seed, which the claim reads" in v.note
 
 
 @pytest.mark.parametrize("icl, se, said", [(0.45, 0.19, "the loss rises with position"),
