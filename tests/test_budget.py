@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import yaml
 
 from attnlab.config import load
+from attnlab.pooling import Pool
 from attnlab.report import budget
 from attnlab.report.budget import Larger, largest, sentence, tally
 from attnlab.report.claims import load_registry
@@ -153,7 +154,9 @@ def site_over(root, published: list[dict], verdicts: dict) -> Site:
     record = next(m for m in versions(root) if m["version"] == RECORD)
     site = Site(res, registry, evaluate_all(registry, res), {"profile": "quick", "seeds": [1, 2, 3]},
                 manifest=record, versions_root=root)
-    site.verdicts_of = lambda name: {k: SimpleNamespace(verdict=v) for k, v in verdicts.get(name, {}).items()}
+    site.verdicts_of = lambda name: {k: SimpleNamespace(verdict=v, claim=registry.by_id(k), shown=lambda: {"": "1.5"})
+                                      for k, v in verdicts.get(name, {}).items()}
+    site.pool_of = lambda name: Pool(name, gather(root / "results" / name))  # each alone: none pooled
     return site
 
 

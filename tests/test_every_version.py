@@ -216,11 +216,14 @@ def test_a_versions_rerun_names_its_own_folder_and_commit():
 
 def test_the_seeds_said_are_those_of_the_run_files():
     from attnlab.report.pages.about import seeds_here
-    from attnlab.report.site import seeds_in, seeds_setting
+    from attnlab.report.results import gather
+    from attnlab.report.site import seed_folders, seeds_setting
 
     assert seeds_setting([1337], [1337]) == "1337"
     assert seeds_setting([1337, 1338, 1339], [1337]) == "1337, 1338, 1339 (its run files are at 1337)"
     assert seeds_here([1337]) == "The runs behind this site were trained at one seed (1337), as their run files show."
     assert "at 3 seeds (1, 2, 3)" in seeds_here([1, 2, 3]) and "nothing here was trained" in seeds_here([])
-    chapter = REPO / "results" / "2026-12-02-chapter-cpu-680862e-only-ladder-position"
-    assert seeds_in(chapter) == [1337] and seeds_in(REPO / "results" / "2026-12-02-quick-cpu-4303899") == [1337, 1338, 1339]
+    chapter = REPO / "results" / "2026-12-02-chapter-cpu-680862e-only-ladder-position-set-seeds"
+    assert seed_folders(gather(chapter)) == [1337]
+    assert seed_folders(gather(REPO / "results" / "2026-12-02-quick-cpu-4303899")) == [1337, 1338, 1339]
+    assert seed_folders(gather(REPO / "results" / "2026-11-30-quick-cpu-6211b28")) == []  # before seed folders

@@ -437,7 +437,9 @@ def two_versions(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("versions")
     fake_version(root, OLD, "2026-01-01T00:00:00+00:00")
-    fake_version(root, NEW, "2026-02-01T00:00:00+00:00", val={"L2": 330.0})  # C2.1 no longer holds
+    # C2.1 no longer holds: another run, so another commit (the same commit, settings and seed are the same run)
+    fake_version(root, NEW, "2026-02-01T00:00:00+00:00", {"commit": "fed321cba987", "published_from": "fed321cba987"},
+                 val={"L2": 330.0})
     (root / "results" / "smoke").mkdir()  # a live run folder is not a version
     (root / "results" / "LATEST").write_text(OLD + "\n")
     out = root / "site"
@@ -452,7 +454,8 @@ def test_every_version_gets_a_stamped_site_with_a_selector_and_a_comparison(two_
     for name in (new, old):
         for page in ("index", "ladder", "about", "compare"):
             text = (out / name / f"{page}.html").read_text()
-            assert f"Version <code>{name}</code> · runs at commit <code>abc123def456</code>" in text, (name, page)
+            commit = "fed321cba987" if name == new else "abc123def456"
+            assert f"Version <code>{name}</code> · runs at commit <code>{commit}</code>" in text, (name, page)
             assert f'<option value="../{old}/{page}.html"' in text and f'<option value="../{new}/{page}.html"' in text
             assert "site built from commit <code>" in text
     compare = (out / new / "compare.html").read_text()

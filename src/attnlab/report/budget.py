@@ -47,6 +47,8 @@ class Larger:
     record: dict
     above: str  # the largest budget published above the record's
     seeds: int | None = None  # the seeds that version trained at (one: its error is the evaluation's alone)
+    shown: str = ""   # its value there (± SE), as the verdict tables show a value
+    pooled: str = ""  # the versions and seeds pooled into it (pooling.Pool.words); '' for one version alone
 
     @property
     def profile(self) -> str:
@@ -108,8 +110,10 @@ def cell(x: Larger, viewed: str | None) -> str:
     if x.verdict is None:
         out = f'<span title="not measured at {html.escape(words)}">–</span>'
     else:
-        out = (f'{badge(x.verdict)}<div class="why">{html.escape(x.profile)} · {html.escape(x.manifest["version"])}'
-               f'{html.escape(seeds_words(x.seeds).replace(",", " ·"))}</div>')
+        out = (f'{badge(x.verdict)}' + (f'<div class="value">{html.escape(x.shown)}</div>' if x.shown else "")
+               + f'<div class="why">{html.escape(x.profile)} · '
+               + (html.escape(x.pooled) if x.pooled else html.escape(x.manifest["version"]))
+               + f'{html.escape(seeds_words(x.seeds).replace(",", " ·"))}</div>')
     if viewed != x.record["version"]:
         out += (f'<div class="why">{html.escape(x.record["profile"])}, the version of record '
                 f'({html.escape(x.record["version"])}): {badge(x.record_verdict)}</div>')

@@ -27,6 +27,7 @@ from attnlab.errors import AttnlabError
 from attnlab.report import tables
 from attnlab.report.claims import load_registry
 from attnlab.report.site import NOT_RUN, Site
+from attnlab.pooling import pool
 from attnlab.report.results import gather
 from attnlab.report.verdicts import evaluate_all, seed_table, verdict_table
 
@@ -98,11 +99,13 @@ def context(results: Path, claims: Path, settings: str | dict | None = None, sel
         settings = versions.settings_of(own) if own.is_file() else f"config/{Path(results).name}.yaml"
     cfg = settings if isinstance(settings, dict) else load_settings(str(settings))
     claim_registry = load_registry(claims)
-    res = gather(results)
     root = Path(results).resolve().parent.parent  # results/<profile or version>/ -> the project holding them
-    return Site(res, claim_registry, evaluate_all(claim_registry, res), cfg, manifest=versions.manifest_of(results),
+    manifest = versions.manifest_of(results)
+    found = pool(root, manifest["version"]) if manifest else None  # a version: with the seeds pooled with it
+    res = found.results if found else gather(results)
+    return Site(res, claim_registry, evaluate_all(claim_registry, res), cfg, manifest=manifest,
                 built_from=versions.head(registry.ROOT), selector=selector, versions_root=root,
-                known=known)
+                known=known, pool=found, folder=Path(results))
 
 
 def nav(docs: Path) -> list[dict]:
@@ -123,9 +126,9 @@ def downloads(site: Site) -> dict[str, str]:
            "claims_by_seed.csv": seed_table(site.verdicts).to_csv(index=False),
            "ladder.csv": tables.ladder_csv(site.res, site.registry.reference).to_csv(index=False)}
     if site.manifest:
-        out["manifest.json"] = (site.res.root / versions.MANIFEST).read_text()
+        out["manifest.json"] = (site.folder / versions.MANIFEST).read_text()
     if site.frozen() is not None:  # beside today's verdicts, the ones it was published with
-        out["claims-published.csv"] = (site.res.root / "claims.csv").read_text()
+        out["claims-published.csv"] = (site.folder / "claims.csv").read_text()
     return out
 
 

@@ -49,6 +49,7 @@ class Results:
     run_paths: dict[str, str] = field(default_factory=dict)   # run name -> that file's path relative to root
     by_seed: dict[str, dict] = field(default_factory=dict)    # run name -> {seed: metrics.json}, every seed
     seed_paths: dict[str, dict] = field(default_factory=dict)  # run name -> {seed: path relative to root}
+    owner: dict[str, str] = field(default_factory=dict)  # run name -> its experiment
 
     def result(self, experiment: str) -> dict | None:
         """The parsed result file of an experiment that is not training (None when it has not run)."""
@@ -56,7 +57,8 @@ class Results:
 
     def experiment(self, name: str) -> dict[str, dict]:
         """The training runs of one experiment, by run name."""
-        return {n: m for n, m in self.runs.items() if self.run_paths[n].startswith(name + "/")}
+        return {n: m for n, m in self.runs.items()
+                if self.owner.get(n, self.run_paths.get(n, "").split("/")[0]) == name}
 
     def seeds(self, run: str) -> list[int]:
         """The seeds a training run has run files for (one, unknown (None), for a file from before seeds)."""
@@ -120,7 +122,8 @@ class Results:
 
     def at(self, seed: int) -> Results:
         """These results as one seed saw them: each run's metrics at that seed, each seeded result's entry."""
-        view = Results(root=self.root, file_paths=self.file_paths, by_seed=self.by_seed, seed_paths=self.seed_paths)
+        view = Results(root=self.root, file_paths=self.file_paths, by_seed=self.by_seed, seed_paths=self.seed_paths,
+                       owner=self.owner)
         for name, per_seed in self.by_seed.items():
             if seed in per_seed:
                 view.runs[name], view.run_paths[name] = per_seed[seed], self.seed_paths[name][seed]
@@ -177,7 +180,7 @@ def gather(results_dir: str | Path) -> Results:
         rel = None if e.trains else result_file(root, e)
         if rel and (root / rel).is_file():
             res.files[e.name], res.file_paths[e.name] = _records(read_json(root / rel)), rel
-    owner: dict[str, str] = {}
+    owner = res.owner
     for experiment in registry.training():
         # <run>/seed<k>/metrics.json; <run>/metrics.json is a version's from before seeds (its one seed)
         for path in sorted(root.glob(f"{experiment}/*/seed*/metrics.json")) + sorted(root.glob(f"{experiment}/*/metrics.json")):

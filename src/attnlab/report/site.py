@@ -46,8 +46,11 @@ class Site:
 
     def __init__(self, res: Results, registry: Registry, verdicts: list[Verdict], config: dict,
                  manifest: dict | None = None, built_from: str = "unknown", selector: bool = False,
-                 versions_root: Path | None = None, known: dict | None = None):
+                 versions_root: Path | None = None, known: dict | None = None, pool=None,
+                 folder: Path | None = None):
         self.res, self.registry, self.verdicts, self.config = res, registry, verdicts, config
+        self.pool = pool  # a published version's pooling.Pool: its seeds and those pooled with it (None: live)
+        self.folder = Path(folder) if folder else res.root  # the version's (or live results') own folder
         self.profile = config.get("profile") or "<profile>"
         self.manifest = manifest      # a published version's manifest; None for live results
         self.outdir = f"results/{self.profile}"  # where a run of the profile writes: the commands' targets
@@ -57,6 +60,7 @@ class Site:
         self.versions_root = versions_root  # the folder whose results/ holds the published versions
         # other versions' verdicts, computed once; `known` shares them between the sites of one claims registry
         self._verdicts_of: dict[str, dict[str, Verdict]] = {} if known is None else known
+        self._pools: dict = {}
         self._larger: dict | None = None
         self._frozen: dict | None = None
 
@@ -78,9 +82,19 @@ class Site:
         if self.manifest and version == self.manifest["version"]:
             return {v.claim.id: v for v in self.verdicts}
         if version not in self._verdicts_of:
-            found = evaluate_all(self.registry, gather(self.versions_root / "results" / version))
+            found = evaluate_all(self.registry, self.pool_of(version).results)
             self._verdicts_of[version] = {v.claim.id: v for v in found}
         return self._verdicts_of[version]
+
+    def pool_of(self, version: str):
+        """A published version's results with the seeds pooled with it (pooling.pool), computed once."""
+        from attnlab.pooling import pool
+
+        if self.pool is not None and version == self.pool.version:
+            return self.pool
+        if version not in self._pools:
+            self._pools[version] = pool(self.versions_root, version, self.versions())
+        return self._pools[version]
 
     def frozen(self) -> dict | None:
         """A published version's claims.csv as it was frozen when published (claim id -> published.Frozen);
@@ -88,7 +102,7 @@ class Site:
         from attnlab.report.published import frozen_verdicts
 
         if self.manifest and self._frozen is None:
-            self._frozen = frozen_verdicts(self.res.root) or {}
+            self._frozen = frozen_verdicts(self.folder) or {}
         return self._frozen or None
 
     def engine(self) -> str:
@@ -112,19 +126,30 @@ class Site:
         """Claim id -> budget.Larger: each claim at the largest budget beyond the version of record's where a
         published version measured it, beside the record's verdict ({} where none is larger; see budget.py)."""
         if self._larger is None:
-            self._larger = largest([v.claim for v in self.verdicts], self.versions(), self.latest(),
-                                   lambda name: {k: v.verdict for k, v in self.verdicts_of(name).items()},
-                                   self.seeds_of)
+            found = largest([v.claim for v in self.verdicts], self.versions(), self.latest(),
+                            lambda name: {k: v.verdict for k, v in self.verdicts_of(name).items()}, self.seeds_of)
+            self._larger = {k: self.detailed(k, x) for k, x in found.items()}
         return self._larger
 
+    def detailed(self, claim_id: str, x):
+        """A claim at a larger budget with its value there and the versions and seeds pooled into it."""
+        import dataclasses
+
+        if x.verdict is None:
+            return x
+        v = self.verdicts_of(x.manifest["version"])[claim_id]
+        shown = "; ".join(f"{p}: {t}" if p else t for p, t in v.shown().items())
+        return dataclasses.replace(x, shown=shown, pooled=self.pool_of(x.manifest["version"]).words(v.claim.experiment))
+
     def seeds_of(self, version: str) -> int | None:
-        """How many seeds a published version trained at: the seeds its training runs' files are at (its
-        config.yaml's list where it holds no training run)."""
+        """How many seeds a published version's verdicts rest on: the seeds its training runs' files are at, with
+        those pooled with it (its config.yaml's list where it holds no training run)."""
         from attnlab.plan import seeds
         from attnlab.versions import settings_of
 
         folder = self.versions_root / "results" / version
-        held = seeds_in(folder)
+        res = self.pool_of(version).results
+        held = seed_folders(res)
         if held:
             return len(held)
         return len(seeds(settings_of(folder / "config.yaml"))) if (folder / "config.yaml").is_file() else None
@@ -151,7 +176,9 @@ class Site:
         if m:
             text = (f"Version <code>{html.escape(m['version'])}</code> · runs at commit <code>{m['commit']}</code> on "
                     f"{html.escape(m['hardware'])} · published {m['published'][:10]}" + holds(m)
-                    + (" · the version of record" if m["version"] == record else ""))
+                    + (" · the version of record" if m["version"] == record else "")
+                    + (f" · with the seeds of {len(self.pool_versions()) - 1} other version"
+                       f"{'s' if len(self.pool_versions()) > 2 else ''} pooled in" if len(self.pool_versions()) > 1 else ""))
         else:
             text = f"Unpublished results in <code>{html.escape(str(self.res.root.name))}/</code>"
         text += f" · site built from commit <code>{html.escape(self.built_from)}</code>" + self.engine()
@@ -284,6 +311,9 @@ class Site:
                       f"{html.escape(v.claim.id)}</a>", html.escape(v.claim.claim), parts_cell(v.claim.chapter_value),
                       reproduced_cell(v), f"{badge(v.verdict)}{why_not(v)}{alone(v)}{beside(v, self.frozen())}"]) for v in chosen]
         out = cards_table("verdicts", columns, rows) + "\n"
+        pooled = self.pool.words(page) if self.pool and page else ""
+        if pooled:
+            out += f"\nThese verdicts rest on the seeds of every version of this budget whose runs were shaped alike, {html.escape(pooled)}.\n"
         if not link:
             out += "\n" + verdict_reading(chosen, len(self.seeds()), self.larger())
             out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)
@@ -314,7 +344,7 @@ class Site:
         fields = {"commit": "commit", "config_hash": "config hash", "profile": "profile", "device": "device",
                   "clocks": "GPU clocks", "torch": "torch", "date": "date", "wall_seconds": "wall (s)",
                   "seed": "seed"}
-        rows = [{"file": f"`{self.rdir}/{f}`", **{k: prov[f].get(k) for k in fields}} for f in used]
+        rows = [{"file": f"`{self.shown(f)}`", **{k: prov[f].get(k) for k in fields}} for f in used]
         for r in rows:
             r["clocks"] = clocks(r["clocks"])
         shared = ("commit", "config_hash", "profile", "device", "torch", "seed")
@@ -342,7 +372,18 @@ class Site:
         if names is None:
             return list(prov)
         folders = {f for n in names for f in (n, registry.get(n).formerly) if f}
-        return [f for f in prov if f.split("/")[0] in folders]
+        return [f for f in prov if f.split("/")[1 if self.pool else 0] in folders]
+
+    def pool_versions(self) -> list[str]:
+        """The versions whose run files this site reads: its own, and those pooled with it."""
+        if not self.pool:
+            return []
+        return list(dict.fromkeys(v for members in self.pool.members.values() for v, _ in members))
+
+    def shown(self, rel: str) -> str:
+        """A run file's path as a reader finds it in the repository: a published version's paths start at its
+        own folder (or the folder of the version pooled with it)."""
+        return f"results/{rel}" if self.pool else f"{self.rdir}/{rel}"
 
     def chapter_value(self, claim_id: str):
         """What the chapter says for a claim (None if the registry has no such claim)."""
@@ -434,10 +475,10 @@ def why_not(v: Verdict) -> str:
     return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
 
 
-def seeds_in(folder: Path) -> list[int]:
-    """The seeds a results folder's training runs have run files at (their seed<k>/ folders)."""
-    found = {p.parent.name.removeprefix("seed") for p in Path(folder).glob("*/*/seed*/metrics.json")}
-    return sorted(int(s) for s in found if s.isdigit())
+def seed_folders(res: Results) -> list[int]:
+    """The seeds a results' training runs have seed<k>/ folders at (a version from before seeds kept one folder
+    a run, its seed in the provenance: none)."""
+    return sorted({s for paths in res.seed_paths.values() for s, p in paths.items() if Path(p).parent.name == f"seed{s}"})
 
 
 def seeds_setting(listed: list, held: list) -> str:

@@ -29,7 +29,8 @@ def where(site, v: Verdict) -> str:
     made = {f: prov[f] for f in files if f in prov}
     if not made:
         return "–"
-    results = site.manifest["version"] if site.manifest else f"{site.res.root.name}/"
+    results = (", ".join(sorted({f.split("/")[0] for f in made})) if site.pool else site.manifest["version"]) \
+        if site.manifest else f"{site.res.root.name}/"
     return f"{html.escape(results)} · {html.escape(hardware(made))}"
 
 
@@ -39,8 +40,8 @@ def row(site, v: Verdict, titles: dict[str, str]) -> tuple[str, list[str]]:
     cells = [f'<a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a>',
              html.escape(titles.get(c.experiment, c.experiment)), html.escape(c.claim), parts_cell(c.chapter_value),
              reproduced_cell(v), f"{badge(v.verdict)}{why_not(v)}{alone(v)}{published.beside(v, site.frozen())}", where(site, v)]
-    if larger:
-        cells.append(budget.cell(larger[c.id], (site.manifest or {}).get("version")))
+    if larger:  # the larger budget leads: right after what the source says
+        cells.insert(4, budget.cell(larger[c.id], (site.manifest or {}).get("version")))
     return (f'data-verdict="{html.escape(v.verdict)}" data-experiment="{html.escape(c.experiment)}" '
             f'data-kind="{c.kind}"', cells)
 
@@ -198,11 +199,15 @@ def elsewhere(site) -> str:
 
 def blocks(site) -> dict[str, str]:
     titles = {e.name: e.title for e in registry.load()}
-    summary = "; ".join(f"the {src}'s: " + overview.summary([v for v in site.verdicts if source(v.claim.id) == src])
+    summary = "; ".join(f"the {src}'s: " + overview.headline(site, [v for v in site.verdicts if source(v.claim.id) == src])
                         for src in ("chapter", "survey") if any(source(v.claim.id) == src for v in site.verdicts))
     larger = site.larger()
-    at = [(f"at {budget.budget_words(next(iter(larger.values())).above)}", "value")] if larger else []
-    table = cards_table("dashboard budget" if larger else "dashboard", COLUMNS + at,
+    columns = COLUMNS
+    if larger:
+        record = next(iter(larger.values())).record["profile"]
+        columns = [*COLUMNS[:4], (f"at {budget.budget_words(next(iter(larger.values())).above)}", "value"),
+                   (f"ours at {record} (± SE)", "value"), (f"{record} verdict", "verdict"), COLUMNS[-1]]
+    table = cards_table("dashboard budget" if larger else "dashboard", columns,
                         [row(site, v, titles) for v in site.verdicts])
     return {"summary": summary or "no claims registered", "filters": controls(site.verdicts, titles),
             "budget": budget.tally(larger) + "\n",

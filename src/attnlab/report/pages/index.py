@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from types import SimpleNamespace
 
 import html
 
@@ -18,8 +19,30 @@ def summary(verdicts) -> str:
     computed = [v for v in verdicts if v.claim.kind == "computed"]
     out = counted(measured, f"of {len(measured)} measured claims")
     if computed:
-        out += f" (and {len(computed)} computed claims, which hold or fail by arithmetic: {counted(computed, '')})"
+        out += (f" (and {len(computed)} computed claim{'s' if len(computed) != 1 else ''}, which hold"
+                f"{'s' if len(computed) == 1 else ''} or fail{'s' if len(computed) == 1 else ''} by arithmetic: "
+                f"{counted(computed, '')})")
     return out or "no claims registered"
+
+
+def headline(site, verdicts=None) -> str:
+    """The summary that leads: where a larger budget than the version of record's measured claims (the
+    chapter's own, see budget.py), their verdicts there first, pooled over versions, then the others' at the
+    record's budget; the record's summary alone where nothing larger is published."""
+    verdicts = site.verdicts if verdicts is None else verdicts
+    larger = site.larger()
+    there = [SimpleNamespace(claim=v.claim, verdict=larger[v.claim.id].verdict) for v in verdicts
+             if v.claim.id in larger and larger[v.claim.id].verdict]
+    if not there:
+        return summary(verdicts)
+    first = next(iter(larger.values()))
+    seeds = sorted({x.seeds for v in there if (x := larger[v.claim.id]).seeds})
+    at_seeds = budget.seeds_words(seeds[0]) if len(seeds) == 1 else f", at {seeds[0]} to {seeds[-1]} seeds" if seeds else ""
+    rest = [v for v in verdicts if not (v.claim.id in larger and larger[v.claim.id].verdict)]
+    out = f"at {budget.budget_words(first.above)}{at_seeds}: {summary(there)}"
+    if rest:
+        out += f"; the other {len(rest)} at the {first.record['profile']} budget of the version of record: {summary(rest)}"
+    return out
 
 
 def counted(verdicts, label: str) -> str:
@@ -65,7 +88,7 @@ def blocks(site) -> dict[str, str]:
         "results_dir": f"`{site.rdir}/`",
         "settings": site.settings_table(),
         "rerun": site.rerun_code(site.snakemake(gpu=True)),
-        "summary": summary(site.verdicts),
+        "summary": headline(site),
         "budget": larger_budget(site),
         "pages": page_list(site),
         "verdicts": site.verdicts_block(None, link=True),

@@ -1,0 +1,166 @@
+"""Seeds that add up across published versions.
+
+A CPU owner publishes a seed a night; a GPU owner publishes three at once. Either way, a training experiment is
+judged on the union of the seeds of every published version whose runs of it were shaped alike:
+
+- the same profile (the budget: a profile's file names it), on the same hardware (a GPU's run of a seed is not
+  its CPU run: until their agreement is tested, a GPU's versions pool with each other only);
+- the same settings for every job of the experiment but the seed (plan.Job.settings, read from each version's
+  own config.yaml, with `seed` left out);
+- the same code: no file that shapes those runs (versions.run_shaping) differs between the two commits.
+
+A seed that two such versions both hold must carry the same numbers, or nothing is pooled: the error names the
+run, the seed and both versions. Only training experiments pool (their seeds are separate folders); an analysis
+or benchmark states one result file, read from the version it is published in.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attnlab import registry
+from attnlab.errors import AttnlabError
+from attnlab.plan import plan
+from attnlab.report.results import Results, gather
+
+COMPARED = ("val_ppl", "train_ppl", "status", "steps")  # what must agree where two versions hold one seed
+REL_TOL = 1e-6  # float rounding between two machines' reads of one file; a rerun that differs is another run
+
+
+@dataclass
+class Pool:
+    """A version's results with the seeds of the versions pooled with it: `members` names, per training
+    experiment, each version pooled and the seeds it gave (this version first)."""
+    version: str
+    results: Results
+    members: dict[str, list[tuple[str, list[int]]]] = field(default_factory=dict)
+
+    @property
+    def pooled(self) -> bool:
+        """Whether any experiment holds seeds of a version other than this one."""
+        return any(len(vs) > 1 for vs in self.members.values())
+
+    def seeds(self, experiment: str) -> list[int]:
+        return sorted(s for _, seeds in self.members.get(experiment, []) for s in seeds)
+
+    def words(self, experiment: str) -> str:
+        """'pooled over 2 versions: A (seed 1337), B (seed 1338)'; '' where the experiment is not pooled."""
+        members = self.members.get(experiment) or []
+        if len(members) < 2:
+            return ""
+        named = ", ".join(f"{v} (seed{'s' if len(s) > 1 else ''} {', '.join(map(str, s))})" for v, s in members)
+        return f"pooled over {len(members)} versions: {named}"
+
+
+def training_settings(cfg: dict, experiment: str) -> dict[str, str]:
+    """Run -> the settings its jobs read, but the seed (canonical JSON): what two versions must share."""
+    out = {}
+    for job in plan(cfg, [experiment]):
+        if job.run:
+            read = json.loads(job.settings)
+            read.pop("seed", None)
+            out[job.run] = json.dumps(read, sort_keys=True)
+    return out
+
+
+def why_apart(root: Path, a: dict, b: dict, experiment: str) -> str | None:
+    """Why versions `a` and `b` (manifests) cannot pool `experiment`; None where they can."""
+    from attnlab.versions import run_shaping, settings_of
+
+    if a["profile"] != b["profile"]:
+        return f"other profiles ({a['profile']}, {b['profile']})"
+    if a.get("hardware") != b.get("hardware"):  # one seed on two devices is two runs, not one run read twice
+        return f"other hardware ({a.get('hardware')}, {b.get('hardware')})"
+    cfg_a, cfg_b = (settings_of(Path(root, "results", m["version"], "config.yaml")) for m in (a, b))
+    if training_settings(cfg_a, experiment) != training_settings(cfg_b, experiment):
+        return "other settings"
+    if a["commit"] != b["commit"] and changed(root, a["commit"], b["commit"], tuple(run_shaping(cfg_a, [experiment]))):
+        return f"the code that shapes its runs differs between {a['commit'][:7]} and {b['commit'][:7]}"
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def changed(root: Path, a: str, b: str, paths: tuple[str, ...]) -> bool:
+    """Whether any of `paths` differs between commits a and b; True where git cannot tell (a shallow clone, a
+    copy outside git): versions it cannot compare are not pooled."""
+    done = subprocess.run(["git", "diff", "--quiet", a, b, "--", *paths], cwd=root, capture_output=True)
+    return done.returncode != 0
+
+
+def holds(m: dict, experiment: str) -> bool:
+    return m.get("complete", True) or experiment in (m.get("experiments") or [])
+
+
+def pool(root: Path, version: str, published: list[dict] | None = None) -> Pool:
+    """`version`'s results (root/results/<version>/) with, for each training experiment it holds, the seeds of
+    every published version that pools with it (newest first). Paths in the results are relative to
+    root/results/ (each starts with its version's folder). Raises in one line where two versions pooled hold
+    one seed with different numbers."""
+    from attnlab.versions import versions
+
+    results_root = Path(root, "results")
+    published = versions(root) if published is None else published
+    by_name = {m["version"]: m for m in published}
+    own = by_name[version]
+    res = _prefixed(gather(results_root / version), version)
+    out = Pool(version, res)
+    for e in registry.training():
+        if not holds(own, e) or not res.experiment(e):
+            continue
+        out.members[e] = [(version, _seeds(res, e))]
+        for m in published:
+            if m["version"] == version or not holds(m, e) or why_apart(root, own, m, e):
+                continue
+            theirs = _prefixed(gather(results_root / m["version"]), m["version"])
+            added = _merge(res, theirs, e, version, m["version"])
+            if added:
+                out.members[e].append((m["version"], added))
+    return out
+
+
+def _seeds(res: Results, experiment: str) -> list[int]:
+    return sorted({s for run in res.experiment(experiment) for s in res.seeds(run) if s is not None})
+
+
+def _prefixed(res: Results, version: str) -> Results:
+    """`res` with every path relative to the folder holding the versions (`<version>/...`)."""
+    res.root = res.root.parent
+    res.file_paths = {k: f"{version}/{p}" for k, p in res.file_paths.items()}
+    res.run_paths = {k: f"{version}/{p}" for k, p in res.run_paths.items()}
+    res.seed_paths = {k: {s: f"{version}/{p}" for s, p in d.items()} for k, d in res.seed_paths.items()}
+    return res
+
+
+def _merge(res: Results, theirs: Results, experiment: str, mine: str, other: str) -> list[int]:
+    """Add to `res` the seeds of `experiment`'s runs that `theirs` holds and `res` does not; a seed both hold
+    must agree (COMPARED). Returns the seeds added."""
+    added = set()
+    for run in theirs.experiment(experiment):
+        for seed, m in theirs.by_seed[run].items():
+            held = res.by_seed.get(run, {}).get(seed)
+            if held is not None:
+                _same(held, m, run, seed, res.seed_paths[run][seed], theirs.seed_paths[run][seed])
+                continue
+            res.by_seed.setdefault(run, {})[seed] = m
+            res.owner[run] = experiment
+            res.seed_paths.setdefault(run, {})[seed] = theirs.seed_paths[run][seed]
+            added.add(seed)
+    for run in res.by_seed:  # a run only `theirs` held: its first seed is what Results.runs shows
+        if run not in res.runs:
+            first = res.seeds(run)[0]
+            res.runs[run], res.run_paths[run] = res.by_seed[run][first], res.seed_paths[run][first]
+    return sorted(s for s in added if s is not None)
+
+
+def _same(a: dict, b: dict, run: str, seed, path_a: str, path_b: str) -> None:
+    for key in COMPARED:
+        x, y = a.get(key), b.get(key)
+        same = (math.isclose(x, y, rel_tol=REL_TOL) if all(isinstance(v, (int, float)) for v in (x, y)) else x == y)
+        if not same:
+            raise AttnlabError(f"run {run} at seed {seed} is in two versions pooled together with different "
+                               f"numbers ({key} {x} in results/{path_a}, {y} in results/{path_b}): a seed is "
+                               "one run; publish one of them under other settings, or remove one version")

@@ -1,0 +1,136 @@
+"""Seeds that add up across versions: two published versions of one budget, shaped alike, are judged on the union
+of their seeds; a seed held twice with other numbers is refused; other settings or other code keep them apart;
+the verdicts, the dashboard and the home page name what they pooled."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from attnlab.errors import AttnlabError
+from attnlab.pooling import pool, why_apart
+from attnlab.report import build
+from attnlab.report.claims import load_registry
+from attnlab.report.verdicts import evaluate
+from helpers import REPO
+
+CHAPTER = REPO / "results" / "2026-12-02-chapter-cpu-680862e-only-ladder-position-set-seeds"
+A, B = "2026-12-02-chapter-cpu-680862e-only-ladder-position", "2026-12-05-chapter-cpu-680862e-only-ladder-position"
+
+
+def edit_json(path: Path, change) -> None:
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+
+
+def reseed(folder: Path, seed: int, shift: float) -> None:
+    """Move every training run of a version to `seed`, its perplexities moved by `shift` (another run)."""
+    for metrics in sorted(folder.glob("*/*/seed*/metrics.json")):
+        def change(m):
+            m["provenance"]["seed"] = seed
+            for key in ("val_ppl", "train_ppl"):
+                if isinstance(m.get(key), (int, float)):
+                    m[key] += shift
+        edit_json(metrics, change)
+        metrics.parent.rename(metrics.parent.with_name(f"seed{seed}"))
+    config = yaml.safe_load((folder / "config.yaml").read_text())
+    config["seeds"], config["seed"] = [seed], seed
+    (folder / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+@pytest.fixture
+def two(tmp_path):
+    """A project holding the committed chapter version (seed 1337) and a second one at seed 1338, same commit."""
+    results = tmp_path / "results"
+    shutil.copytree(CHAPTER, results / A)
+    shutil.copytree(CHAPTER, results / B)
+    reseed(results / B, 1338, 0.5)
+    for name, when in ((A, "2026-12-02T09:28:55+00:00"), (B, "2026-12-05T09:00:00+00:00")):
+        edit_json(results / name / "manifest.json", lambda m: m.update(version=name, published=when))
+    return tmp_path
+
+
+def test_two_versions_of_one_budget_pool_their_seeds(two):
+    p = pool(two, A)
+    assert p.pooled and p.seeds("ladder") == [1337, 1338] and p.seeds("position") == [1337, 1338]
+    assert p.members["ladder"] == [(A, [1337]), (B, [1338])]
+    assert p.words("ladder") == f"pooled over 2 versions: {A} (seed 1337), {B} (seed 1338)"
+    assert p.results.seeds("L9") == [1337, 1338]
+    assert p.results.seed_paths["L9"][1338] == f"{B}/ladder/L9/seed1338/metrics.json"
+    assert (p.results.root / p.results.seed_paths["L9"][1338]).is_file()
+    # a claim on the ladder is now the mean of two seeds, with the seeds' spread in its error
+    c23 = load_registry(REPO / "claims").by_id("C2.3")
+    v = evaluate(c23, p.results)
+    assert sorted(v.seeds) == [1337, 1338] and v.note.startswith("mean of 2 seeds")
+    # from the other side, the same pool
+    assert pool(two, B).seeds("ladder") == [1337, 1338]
+
+
+def test_a_seed_in_two_versions_with_other_numbers_is_refused(two):
+    results = two / "results"
+    shutil.rmtree(results / B)
+    shutil.copytree(CHAPTER, results / B)  # seed 1337 again ...
+    edit_json(results / B / "manifest.json", lambda m: m.update(version=B, published="2026-12-05T09:00:00+00:00"))
+    edit_json(results / B / "ladder" / "L3" / "seed1337" / "metrics.json", lambda m: m.update(val_ppl=m["val_ppl"] + 1))
+    with pytest.raises(AttnlabError) as err:  # ... with one number changed
+        pool(two, A)
+    message = str(err.value)
+    assert "\n" not in message and "run L3 at seed 1337" in message and A in message and B in message
+
+
+def test_the_same_seed_twice_with_the_same_numbers_counts_once(two):
+    results = two / "results"
+    shutil.rmtree(results / B)
+    shutil.copytree(CHAPTER, results / B)
+    edit_json(results / B / "manifest.json", lambda m: m.update(version=B, published="2026-12-05T09:00:00+00:00"))
+    p = pool(two, A)
+    assert p.seeds("ladder") == [1337] and not p.pooled
+
+
+def test_other_settings_keep_versions_apart(two):
+    config = yaml.safe_load((two / "results" / B / "config.yaml").read_text())
+    config["train"]["steps"] = 2000
+    (two / "results" / B / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    assert not pool(two, A).pooled
+    manifests = {m: json.loads((two / "results" / m / "manifest.json").read_text()) for m in (A, B)}
+    assert why_apart(two, manifests[A], manifests[B], "ladder") == "other settings"
+
+
+def test_other_profiles_and_other_code_keep_versions_apart(two):
+    manifests = {m: json.loads((two / "results" / m / "manifest.json").read_text()) for m in (A, B)}
+    quick = {**manifests[B], "profile": "quick"}
+    assert why_apart(two, manifests[A], quick, "ladder").startswith("other profiles")
+    gpu = {**manifests[B], "hardware": "nvidia-h200"}
+    assert why_apart(two, manifests[A], gpu, "ladder") == "other hardware (cpu, nvidia-h200)"
+    # two commits of a repository: the second changes a file that shapes training runs, then only the README
+    git = lambda *args: subprocess.run(["git", *args], cwd=two, check=True, capture_output=True, text=True).stdout.strip()
+    git("init", "-q")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "one")
+    first = git("rev-parse", "HEAD")
+    (two / "src" / "attnlab").mkdir(parents=True)
+    (two / "src" / "attnlab" / "train.py").write_text("# changed\n")
+    git("add", "src")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "two")
+    second = git("rev-parse", "HEAD")
+    (two / "README.md").write_text("words\n")
+    git("add", "README.md")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "three")
+    third = git("rev-parse", "HEAD")
+    at = lambda m, c: {**manifests[m], "commit": c}
+    assert "code that shapes its runs differs" in why_apart(two, at(A, first), at(B, second), "ladder")
+    assert why_apart(two, at(A, second), at(B, third), "ladder") is None
+
+
+def test_the_site_of_a_pooled_version_names_what_it_pooled(two):
+    site = build.context(two / "results" / A, REPO / "claims")
+    assert site.pool.pooled and site.seeds() == [1337, 1338]
+    from attnlab.report.site import verdict_reading  # noqa: F401 - the page reads the pool through the site
+    ladder = [v for v in site.verdicts if v.claim.experiment == "ladder" and v.claim.kind == "measured"]
+    assert ladder and all(len(v.seeds) == 2 for v in ladder if v.verdict not in ("not run", "diverged"))
+    assert all(f.startswith((A, B)) for f in site.res.provenance())
+    assert site.files_of(["ladder"]) and all("/ladder/" in f for f in site.files_of(["ladder"]))
