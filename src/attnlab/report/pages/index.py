@@ -1,38 +1,25 @@
 """The overview: the profile, its settings, every claim's verdict, and the provenance of every run file."""
 from __future__ import annotations
 
-from collections import Counter
-
 import html
 
 from attnlab import registry
 from attnlab.report import budget
 from attnlab.report.format import badge, code
-from attnlab.report.site import anchor, cards_table
-from attnlab.runfiles import VERDICTS
+from attnlab.report.site import OURS, anchor, cards_table, origin_mark, tally
 
 
 def summary(verdicts) -> str:
-    """The headline: the measured claims' verdicts; the computed claims (arithmetic, counts) counted apart."""
-    measured = [v for v in verdicts if v.claim.kind == "measured"]
-    computed = [v for v in verdicts if v.claim.kind == "computed"]
-    out = counted(measured, f"of {len(measured)} measured claims")
-    if computed:
-        out += f" (and {len(computed)} computed claims, which hold or fail by arithmetic: {counted(computed, '')})"
-    return out or "no claims registered"
-
-
-def counted(verdicts, label: str) -> str:
-    counts = Counter(v.verdict for v in verdicts)
-    listed = ", ".join(f"**{counts[k]}** {k}" for k in VERDICTS if counts[k])
-    return f"{listed} {label}".strip() if listed else ""
+    """The headline: the sources' claims by kind and verdict (the computed ones apart from the measured), then the
+    project's own findings (origin: ours), counted apart from the sources' claims."""
+    return tally(verdicts, bold=True)
 
 
 def page_list(site) -> str:
     """Every experiment's page, in the registry's order, with the claims it holds (none kept by hand)."""
     lines = []
     for e in registry.load():
-        ids = [v.claim.id for v in site.page_verdicts(e.name)]
+        ids = [v.claim.id + (f" ({OURS})" if v.claim.ours else "") for v in site.page_verdicts(e.name)]
         lines.append(f"- [{e.title}]({e.name}.md)" + (f": {', '.join(ids)}" if ids else ""))
     return "\n".join(lines) + "\n"
 
@@ -48,7 +35,8 @@ def larger_budget(site) -> str:
     first = next(iter(larger.values()))
     measured = [(c, larger[c.id]) for c in (v.claim for v in site.verdicts) if larger[c.id].verdict]
     several = len({x.manifest["version"] for _, x in measured}) > 1
-    rows = [("", [f'<a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a>', badge(x.record_verdict),
+    rows = [("", [f'<a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a>{origin_mark(c)}',
+                  badge(x.record_verdict),
                   badge(x.verdict)
                   + (f'<div class="why">{html.escape(x.manifest["version"])}</div>' if several else "")
                   + (f'<div class="why">{html.escape(budget.sentence(x), quote=False)}</div>'
@@ -56,7 +44,7 @@ def larger_budget(site) -> str:
     columns = [("claim", "id"), (f"{first.record['profile']}, the version of record", "verdict"),
                (f"at {budget.budget_words(first.above)}", "value")]
     table = cards_table("budget", columns, rows) + "\n" if rows else ""
-    return f"## At {budget.budget_words(first.above)}\n\n{budget.tally(larger)}\n\n{table}"
+    return f"## At {budget.budget_words(first.above)}\n\n{budget.tally(larger, frozenset(v.claim.id for v in site.verdicts if v.claim.ours))}\n\n{table}"
 
 
 def blocks(site) -> dict[str, str]:
