@@ -588,7 +588,7 @@ def tally(verdicts, bold: bool = False) -> str:
     ours = [v for v in verdicts if v.claim.ours]
     out = by_kind(sources, bold=bold)
     if ours:
-        out += ("; counted apart, " if out else "") + (f"the project's own findings (marked {OURS}: the sources "
+        out += ("; counted apart, " if out else "") + (f"the project's own findings (marked “{OURS}”; the sources "
                                                        f"never state them): {by_kind(ours, 'findings', bold)}")
     return out or "no claims registered"
 

@@ -80,11 +80,13 @@ class Verdict:
 
     def shown(self) -> dict[str, str]:
         """The reproduced value by part ("" for a simple claim), with its standard error where the evaluation's
-        sampling or the seeds give one (v ± se); {} when nothing was computed."""
+        sampling or the seeds give one (v ± se), and a descriptive part said to be untested; {} when nothing was
+        computed."""
         if self.reproduced is None:
             return {}
         parts = self.reproduced if isinstance(self.reproduced, dict) else {"": self.reproduced}
-        return {p: fmt(v) + (f"\u00a0±\u00a0{fmt(self.se[p])}" if self.se.get(p) else "") for p, v in parts.items()}
+        return {p: fmt(v) + (f"\u00a0±\u00a0{fmt(self.se[p])}" if self.se.get(p) else "")
+                + (" (descriptive: not tested)" if self.claim.kinds.get(p) == DESCRIPTIVE else "") for p, v in parts.items()}
 
     def per_seed(self) -> dict[str, list]:
         """Part -> its value at each seed, in seed order ({} for a claim that reads one seed)."""
