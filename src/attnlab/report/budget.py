@@ -136,10 +136,11 @@ def tally(larger: dict[str, Larger], ours: frozenset = frozenset()) -> str:
     mine = {k: x for k, x in larger.items() if k in ours}
     out = (f"{sum(bool(x.verdict) for x in theirs.values())} of {len(theirs)} claims were measured at "
            f"{budget_words(first.above)}"
-           + (f" (and {sum(bool(x.verdict) for x in mine.values())} of the project's own {len(mine)} findings)"
+           + (f" (and {sum(bool(x.verdict) for x in mine.values())} of {len(mine)} of the project's own findings)"
               if mine else "")
            + (f" (version{'s' if len(names) > 1 else ''} {', '.join(names)})" if names else "")
-           + f"; beside each, the {first.record['profile']} verdict of the version of record ({first.record['version']}).")
+           + f"; beside each, the {first.record['profile']} verdict of the version of record "
+             f"({first.record['version']}).")
     for label, group in (("sources' claims" if mine else "claims", theirs), ("own findings", mine)):
         failing = {k: x for k, x in group.items() if x.record_verdict == "not reproduced"}
         if failing:

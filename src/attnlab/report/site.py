@@ -283,8 +283,9 @@ class Site:
         columns = [("claim", "id"), (f"what the {source} says", "text"), (source, "value"),
                    ("reproduced (± SE)", "value"), ("verdict", "verdict")]
         rows = [("", [f'<a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
-                      f"{html.escape(v.claim.id)}</a>{origin_mark(v.claim)}", html.escape(v.claim.claim), parts_cell(v.claim.chapter_value),
-                      reproduced_cell(v), f"{badge(v.verdict)}{why_not(v)}{alone(v)}{beside(v, self.frozen())}"]) for v in chosen]
+                      f"{html.escape(v.claim.id)}</a>{origin_mark(v.claim)}", html.escape(v.claim.claim),
+                      parts_cell(v.claim.chapter_value), reproduced_cell(v),
+                      f"{badge(v.verdict)}{why_not(v)}{alone(v)}{beside(v, self.frozen())}"]) for v in chosen]
         out = cards_table("verdicts", columns, rows) + "\n"
         if not link:
             out = f'<p class="page-tally">On this page: {html.escape(tally(chosen))}.</p>\n\n' + out

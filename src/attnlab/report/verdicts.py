@@ -85,8 +85,9 @@ class Verdict:
         if self.reproduced is None:
             return {}
         parts = self.reproduced if isinstance(self.reproduced, dict) else {"": self.reproduced}
+        untested = " (descriptive: not tested)"
         return {p: fmt(v) + (f"\u00a0±\u00a0{fmt(self.se[p])}" if self.se.get(p) else "")
-                + (" (descriptive: not tested)" if self.claim.kinds.get(p) == DESCRIPTIVE else "") for p, v in parts.items()}
+                + (untested if self.claim.kinds.get(p) == DESCRIPTIVE else "") for p, v in parts.items()}
 
     def per_seed(self) -> dict[str, list]:
         """Part -> its value at each seed, in seed order ({} for a claim that reads one seed)."""
@@ -264,7 +265,8 @@ def judge_claim(claim: Claim, values: dict, noise: dict, shape=lambda v: v, pref
     return Verdict(claim, verdict, shape(values), note, se, parts=parts, settle=settle)
 
 
-MARKS = {"reproduced": "✓", "holds": "✓", "not reproduced": "✗", "fails": "✗", "inconclusive": "?", DESCRIPTIVE: "·"}
+MARKS = {"reproduced": "✓", "holds": "✓", "not reproduced": "✗", "fails": "✗", "inconclusive": "?",
+         DESCRIPTIVE: "·"}
 
 
 def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:

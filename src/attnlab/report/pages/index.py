@@ -44,7 +44,8 @@ def larger_budget(site) -> str:
     columns = [("claim", "id"), (f"{first.record['profile']}, the version of record", "verdict"),
                (f"at {budget.budget_words(first.above)}", "value")]
     table = cards_table("budget", columns, rows) + "\n" if rows else ""
-    return f"## At {budget.budget_words(first.above)}\n\n{budget.tally(larger, frozenset(v.claim.id for v in site.verdicts if v.claim.ours))}\n\n{table}"
+    ours = frozenset(v.claim.id for v in site.verdicts if v.claim.ours)
+    return f"## At {budget.budget_words(first.above)}\n\n{budget.tally(larger, ours)}\n\n{table}"
 
 
 def blocks(site) -> dict[str, str]:
