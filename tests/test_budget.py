@@ -125,6 +125,16 @@ def test_the_tally_groups_the_claims_the_record_does_not_reproduce():
     assert tally({}) == ""
 
 
+def test_the_tally_counts_our_own_findings_apart_from_the_sources_claims():
+    found = largest(CLAIMS, PUBLISHED, RECORD, VERDICTS.__getitem__)
+    text = tally(found, frozenset({"C4.1"}))  # as if C4.1 were the project's own finding
+    assert text.startswith("3 of 3 claims were measured at the chapter's budget (and 0 of 1 of the project's own "
+                           "findings)")
+    assert ("Of the 2 sources' claims it does not reproduce: reproduced there (the budget's): C2.3; still not "
+            "reproduced: C5.1. Of the 1 own findings it does not reproduce: not measured there: C4.1.") in text
+    assert tally(found, frozenset()) == tally(found)
+
+
 def test_the_reading_under_a_verdict_table_adds_the_budgets_sentence():
     v = SimpleNamespace(claim=SimpleNamespace(id="C2.3"), verdict="not reproduced", parts={})
     assert verdict_reading([v], 3) == ""

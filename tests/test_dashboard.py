@@ -40,10 +40,13 @@ def test_registered_matches_parts_but_not_other_claims():
 def test_dashboard_lists_every_claim_with_its_verdict_and_link(tmp_path):
     site = site_for(tmp_path, {"profile": "smoke"})  # no run files: every claim is 'not run'
     text = rendered_page(site, "dashboard", dashboard.blocks)
-    rows = re.findall(r'<tr data-verdict="([^"]+)" data-experiment="([^"]+)" data-kind="([^"]+)">(.*?)</tr>', text)
-    assert len(rows) == len(site.verdicts) and {v for v, _, _, _ in rows} == {"not run"}
-    for v, (verdict, experiment, kind, cells) in zip(site.verdicts, rows):
+    rows = re.findall(r'<tr data-verdict="([^"]+)" data-experiment="([^"]+)" data-kind="([^"]+)" '
+                      r'data-whose="([^"]+)">(.*?)</tr>', text)
+    assert len(rows) == len(site.verdicts) and {v for v, _, _, _, _ in rows} == {"not run"}
+    for v, (verdict, experiment, kind, whose, cells) in zip(site.verdicts, rows):
         assert experiment == v.claim.experiment and kind == v.claim.kind
+        assert whose == ("ours" if v.claim.ours else "survey" if v.claim.id.startswith("S") else "chapter")
+        assert ("our finding</span>" in cells) == v.claim.ours
         assert f'href="{experiment}.html#claim-{v.claim.id.replace(".", "-")}"' in cells
     assert 'option value="not run">not run (' in text and "dashboard-experiment" in text
     assert "the chapter's" in text and "the survey's" in text

@@ -262,22 +262,59 @@ def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_fil
     assert "<!-- attnlab:" not in page and lines[3] in page
 
 
-def test_the_headline_counts_measured_claims_and_computed_ones_apart(tmp_path):
+def test_the_headline_counts_measured_claims_and_computed_ones_apart_and_ours_apart_from_both(tmp_path):
     from attnlab.report.pages import dashboard, index
     from helpers import site_for
     from test_report import CONFIG, write_fake_results
 
     site = site_for(write_fake_results(tmp_path / "r", val={"L4": 66.0}), CONFIG)
-    measured = [v for v in site.verdicts if v.claim.kind == "measured"]
-    computed = [v for v in site.verdicts if v.claim.kind == "computed"]
+    theirs = [v for v in site.verdicts if not v.claim.ours]
+    measured = [v for v in theirs if v.claim.kind == "measured"]
+    computed = [v for v in theirs if v.claim.kind == "computed"]
+    ours = [v for v in site.verdicts if v.claim.ours]
     assert {v.verdict for v in computed} == {"holds", "not run"} and "holds" not in {v.verdict for v in measured}
+    assert ours and {v.claim.id for v in ours} >= {"S1.3", "S8.1", "S8.3", "S8.4"}
     ran = sum(v.verdict == "holds" for v in computed)
     headline = index.blocks(site)["summary"]
-    assert headline.startswith("**") and f"of {len(measured)} measured claims" in headline
-    assert f"(and {len(computed)} computed claims, which hold or fail by arithmetic: **{ran}** holds" in headline
-    assert "**1** not reproduced" in headline.split("(and")[0]  # C2.3
+    sources, _, own = headline.partition("; counted apart, the project's own findings")
+    assert headline.startswith("**") and f"of {len(measured)} measured claims" in sources
+    assert f"**{ran}** holds, **{len(computed) - ran}** not run of {len(computed)} computed claims" in sources
+    assert "**1** not reproduced" in sources.split(";")[0]  # C2.3
+    assert f"of {len(ours)} measured findings" in own and "claims" not in own
     board = dashboard.blocks(site)
     assert 'option value="holds">holds (' in board["filters"] and "the chapter's: " in board["summary"]
+    assert f"the project's own findings (the sources never state them): **{len(ours)}** not run" in board["summary"]
+    assert 'option value="ours">' in board["filters"] and board["table"].count('data-whose="ours"') == len(ours)
+
+
+def _verdict(verdict: str, kind: str = "measured", ours: bool = False):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(verdict=verdict, claim=SimpleNamespace(kind=kind, ours=ours))
+
+
+def test_a_tally_never_counts_our_findings_with_the_sources_claims():
+    from attnlab.report.site import tally
+
+    theirs = [_verdict("reproduced"), _verdict("reproduced"), _verdict("inconclusive"), _verdict("holds", "computed")]
+    assert tally(theirs) == ("2 reproduced, 1 inconclusive of 3 measured claims; "
+                             "1 holds of 1 computed claims, which hold or fail by arithmetic")
+    ours = [_verdict("reproduced", ours=True), _verdict("not reproduced", ours=True)]
+    both = tally(theirs + ours)
+    assert both.startswith(tally(theirs) + "; counted apart, the project's own findings")
+    assert both.endswith("1 reproduced, 1 not reproduced of 2 measured findings")
+    assert tally(ours).startswith("the project's own findings") and "claims" not in tally(ours)
+    described = tally([_verdict("descriptive", "descriptive")])
+    assert described == "1 descriptive claims, shown and tested by nothing"
+    assert tally([]) == "no claims registered"
+
+
+def test_the_dashboards_filter_counts_ours_apart():
+    from attnlab.report.pages.dashboard import option_count
+
+    vs = [_verdict("reproduced"), _verdict("reproduced"), _verdict("reproduced", ours=True)]
+    assert option_count(vs, "reproduced") == "2 + 1 of ours"
+    assert option_count(vs[:2], "reproduced") == "2"
 
 
 def test_a_cut_claims_by_seed_csv_is_named(tmp_path):
@@ -378,8 +415,9 @@ def test_a_claim_whose_only_error_is_the_seeds_spread_is_not_said_to_be_missed_b
 
 def test_a_paired_difference_is_judged_at_its_seeds_degrees_of_freedom_where_the_seeds_decide():
     paired = cl.SAFE_BUILTINS["paired_se"]
-    assert paired({"se": 0.1, "seeds": 3, "se_from": "seeds"}) == [0.1, 2]
-    assert paired({"se": 0.1, "seeds": 3, "se_from": "held-out rows"}) == 0.1
+    by_seeds, held_out = (paired({"se": 0.1, "seeds": 3, "se_from": f}) for f in ("seeds", "held-out rows"))
+    assert by_seeds == [0.1, 2] and (by_seeds.seeds, by_seeds.spread) == (3, True)
+    assert held_out == [0.1, math.inf] and (held_out.seeds, held_out.spread) == (3, False)  # normal k, 3 seeds
 
 
 @pytest.mark.parametrize("expr, k", [("seed_se(0.1, 3)", 4.303), ("seed_se(0.1, 3, False)", 1.96),

@@ -249,7 +249,7 @@ def test_ladder_says_each_rung_higher_or_lower_only_beyond_the_noise():
 # ------------------------------------------------------------------ the dashboard
 
 def seeded(cid: str, mean: str, alone: list[str]) -> Verdict:
-    return Verdict(SimpleNamespace(id=cid, experiment="ladder", kind="measured"), mean,
+    return Verdict(SimpleNamespace(id=cid, experiment="ladder", kind="measured", ours=False), mean,
                    single={1337 + i: x for i, x in enumerate(alone)})
 
 
@@ -567,7 +567,8 @@ def unseeded_site(files: dict, runs: dict | None = None):
 
 
 def unseeded(cid: str, kind: str = "measured", verdict: str = "reproduced", files=("seq2seq",), rows=()) -> Verdict:
-    return Verdict(SimpleNamespace(id=cid, experiment="seq2seq", kind=kind, files=set(files), rows=set(rows)), verdict)
+    return Verdict(SimpleNamespace(id=cid, experiment="seq2seq", kind=kind, files=set(files), rows=set(rows),
+                                   ours=False), verdict)
 
 
 @pytest.mark.parametrize("seq2seq, pooled", [

@@ -127,21 +127,29 @@ OUTCOMES = (("reproduced", "reproduced there (the budget's)"), ("not reproduced"
             ("inconclusive", "inconclusive there"), ("diverged", "diverged there"))
 
 
-def tally(larger: dict[str, Larger]) -> str:
+def tally(larger: dict[str, Larger], ours: frozenset = frozenset()) -> str:
     """The larger budget in one paragraph: how many claims it measured, in which versions, and what became there
-    of the claims the version of record does not reproduce, by id. '' where nothing is larger."""
+    of the claims the version of record does not reproduce, by id; `ours` (the ids of the project's own findings)
+    counted apart from the sources' claims. '' where nothing is larger."""
     if not larger:
         return ""
     first = next(iter(larger.values()))
     measured = [x for x in larger.values() if x.verdict]
     names = sorted({x.manifest["version"] for x in measured})
-    out = (f"{len(measured)} of {len(larger)} claims were measured at {budget_words(first.above)}"
+    theirs = {k: x for k, x in larger.items() if k not in ours}
+    mine = {k: x for k, x in larger.items() if k in ours}
+    out = (f"{sum(bool(x.verdict) for x in theirs.values())} of {len(theirs)} claims were measured at "
+           f"{budget_words(first.above)}"
+           + (f" (and {sum(bool(x.verdict) for x in mine.values())} of {len(mine)} of the project's own findings)"
+              if mine else "")
            + (f" (version{'s' if len(names) > 1 else ''} {', '.join(names)})" if names else "")
-           + f"; beside each, the {first.record['profile']} verdict of the version of record ({first.record['version']}).")
-    failing = {k: x for k, x in larger.items() if x.record_verdict == "not reproduced"}
-    if failing:
-        groups = [(label, [k for k, x in failing.items() if x.verdict == key]) for key, label in OUTCOMES]
-        groups.append(("not measured there", [k for k, x in failing.items() if x.verdict is None]))
-        out += (f" Of the {len(failing)} claims it does not reproduce: "
-                + "; ".join(f"{label}: {', '.join(ids)}" for label, ids in groups if ids) + ".")
+           + f"; beside each, the {first.record['profile']} verdict of the version of record "
+             f"({first.record['version']}).")
+    for label, group in (("sources' claims" if mine else "claims", theirs), ("own findings", mine)):
+        failing = {k: x for k, x in group.items() if x.record_verdict == "not reproduced"}
+        if failing:
+            groups = [(words, [k for k, x in failing.items() if x.verdict == key]) for key, words in OUTCOMES]
+            groups.append(("not measured there", [k for k, x in failing.items() if x.verdict is None]))
+            out += (f" Of the {len(failing)} {label} it does not reproduce: "
+                    + "; ".join(f"{words}: {', '.join(ids)}" for words, ids in groups if ids) + ".")
     return html.escape(out, quote=False)

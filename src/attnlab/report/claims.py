@@ -54,10 +54,34 @@ def _ratio_se(a: dict, b: dict) -> float:
     return math.sqrt(a["se"] ** 2 + r ** 2 * b["se"] ** 2) / abs(b["mean"])
 
 
-def _seed_se(se: float | None, n: int, from_seeds: bool = True) -> list | float | None:
-    """A producer's recorded error of a mean over n seeds (or draws, or batches) as a stated one: [se, n − 1], so
-    that k is Student's t there; as it is (normal) where `from_seeds` is false (a held-out sampling error won)."""
-    return [se, n - 1] if se is not None and from_seeds else se
+class SeedMean(list):
+    """A stated error of a mean over `seeds` seeds, as [se, df]. `spread`: the error is the seeds' own spread
+    (sd / √n, at n − 1 degrees of freedom), which more seeds shrink, so it is no sampling error and seeds settle
+    it; else a held-out sampling error won (normal), which seeds do not shrink. Either way the mean is over
+    `seeds` seeds (claims.csv's n_seeds)."""
+
+    def __init__(self, se: float, df: float, seeds: int, spread: bool):
+        super().__init__([se, df])
+        self.seeds, self.spread = seeds, spread
+
+
+def _seed_se(se: float | None, n: int, from_seeds: bool = True) -> SeedMean | None:
+    """A producer's recorded error of a mean over n seeds (the profile's seeds, or a sweep's initialisations) as a
+    stated one: [se, n − 1], so that k is Student's t there, a spread of the seeds; normal where `from_seeds` is
+    false (a held-out sampling error won)."""
+    return None if se is None else SeedMean(se, n - 1 if from_seeds else math.inf, n, from_seeds)
+
+
+def _draws_se(se: float | None, n: int) -> list | None:
+    """A producer's recorded error of a mean over n draws of its inputs (not seeds of a training): [se, n − 1]."""
+    return None if se is None else [se, n - 1]
+
+
+def _seeds_sem(xs) -> SeedMean | None:
+    """sem(xs) for draws that are seeds (one value per seed or initialisation): the seeds' spread, which more seeds
+    shrink."""
+    xs = list(xs)
+    return None if len(xs) < 2 else _seed_se(stats.mean_se(xs)[1], len(xs))
 
 
 def _paired_se(d: dict) -> list | float | None:
@@ -85,9 +109,17 @@ def _gsem(xs) -> list | None:
     return None if logs is None else [_gmean(xs) * math.log(10) * logs[0], logs[1]]
 
 
+def _seeds_gsem(xs) -> SeedMean | None:
+    """gsem(xs) for draws that are seeds: the seeds' spread, which more seeds shrink."""
+    xs = list(xs)
+    out = _gsem(xs)
+    return None if out is None else _seed_se(out[0], len(xs))
+
+
 SAFE_BUILTINS |= {"log10": math.log10, "zip": zip, "mean": _mean, "sem": _sem, "slope_se": _slope_se,
                   "ratio_se": _ratio_se, "seed_se": _seed_se, "paired_se": _paired_se,
-                  "fit_se": _fit_se, "gmean": _gmean, "gsem": _gsem}
+                  "fit_se": _fit_se, "gmean": _gmean, "gsem": _gsem, "draws_se": _draws_se,
+                  "seeds_sem": _seeds_sem, "seeds_gsem": _seeds_gsem}
 # ----------------------------------------------------------------- (end of the errors the stored rows allow)
 
 # ----------------------------------------------------------------- errors of per-example lists (S9)
@@ -109,7 +141,9 @@ ROW_VIEWS = {  # name in expressions -> field of <experiment>/<run>/metrics.json
 NEEDS_TRAINED = {"ppl", "train_ppl", "probe_end", "ppl_at"}  # these are meaningless for a diverged run
 CHECKS = {"equals", "between", "target", "abs_le", "is_true", "above", "below"}
 DIRECTIONS = {"above", "below"}  # checks of a direction: a tie passes nothing
-KINDS = ("measured", "computed")  # computed: arithmetic on the settings or a fixed count, judged without noise
+KINDS = ("measured", "computed", "descriptive")  # computed: arithmetic on the settings or a fixed count, judged
+# without noise; descriptive: shown beside the claim, tested by nothing (a number the source's statement does not fix)
+ORIGINS = ("source", "ours")  # whose statement a claim tests: the chapter's or the survey's, or the project's own
 SAMPLED_VIEWS = {"ppl", "train_ppl", "ppl_at"}  # the views the evaluation's jackknife re-reads
 
 _ALLOWED_NODES = (
@@ -139,11 +173,20 @@ class Claim:
     se_code: dict = field(default_factory=dict, repr=False)  # part -> expression of its standard error ('se:')
     kinds: dict = field(default_factory=dict)         # part -> "measured" or "computed"
     sampled: set[str] = field(default_factory=set)    # parts that read a perplexity (the jackknife's to vary)
+    origin: str = "source"  # "ours": a statement the sources never make, the project's own finding
 
     @property
     def kind(self) -> str:
-        """"computed" when every part is: the claim is then judged holds / fails, apart from the measured ones."""
-        return "computed" if all(k == "computed" for k in self.kinds.values()) else "measured"
+        """"computed" when every tested part is (the claim is then judged holds / fails, apart from the measured
+        ones); "descriptive" when no part is tested; else "measured"."""
+        tested = [k for k in self.kinds.values() if k != "descriptive"]
+        if not tested:
+            return "descriptive"
+        return "computed" if all(k == "computed" for k in tested) else "measured"
+
+    @property
+    def ours(self) -> bool:
+        return self.origin == "ours"
 
 
 @dataclass
@@ -199,7 +242,7 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
     for key in ("claim", "chapter_value", "value", "check", "tolerance_note"):
         if key not in entry:
             raise bad(f"missing '{key}'")
-    unknown = set(entry) - {"id", "claim", "chapter_value", "value", "check", "tolerance_note", "se", "kind"}
+    unknown = set(entry) - {"id", "claim", "chapter_value", "value", "check", "tolerance_note", "se", "kind", "origin"}
     if unknown:
         raise bad(f"unknown keys {sorted(unknown)}")
     value, check = entry["value"], entry["check"]
@@ -215,18 +258,23 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
                   "each part it covers, with the same part names")
     if list(values) == [""] and isinstance(chapter, dict):
         raise bad("'chapter_value' has parts but 'value' is one expression: give 'value' the same parts")
+    origin = entry.get("origin", "source")
+    if origin not in ORIGINS:
+        raise bad(f"'origin' must be one of {list(ORIGINS)} (ours: a statement the sources never make), got {origin!r}")
     claim = Claim(id=cid, claim=str(entry["claim"]), chapter_value=entry["chapter_value"],
-                  values={}, checks={}, tolerance_note=str(entry["tolerance_note"]), experiment=experiment)
+                  values={}, checks={}, tolerance_note=str(entry["tolerance_note"]), experiment=experiment,
+                  origin=origin)
+    claim.kinds = _parse_kind(entry.get("kind", "measured"), list(values), bad)
     for part, expr in values.items():
         label = f"value{'.' + part if part else ''}"
         if not isinstance(expr, str) or not expr.strip():
             raise bad(f"{label} must be an expression string")
         claim.values[part] = expr
         claim.code[part] = _compile(expr, claim, label)
-        claim.checks[part] = _parse_check(checks[part], cid, part)
+        claim.checks[part] = _descriptive_check(checks[part], part, bad) if claim.kinds[part] == "descriptive" \
+            else _parse_check(checks[part], cid, part)
         if {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)} & SAMPLED_VIEWS:
             claim.sampled.add(part)
-    claim.kinds = _parse_kind(entry.get("kind", "measured"), list(values), bad)
     se = entry.get("se")
     if se is not None:  # the sampling error a result file states for a value (e.g. a held-out accuracy's)
         se = {"": se} if list(values) == [""] and not isinstance(se, dict) else se
@@ -238,6 +286,13 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
                 raise bad(f"{label} must be an expression string")
             claim.se_code[str(part)] = _compile(expr, claim, label)
     return claim
+
+
+def _descriptive_check(check, part: str, bad) -> dict:
+    """A descriptive part is tested by nothing: its check must be null, so that no test is shown that is not run."""
+    if check is not None:
+        raise bad(f"check{'.' + part if part else ''}: a descriptive part is tested by nothing; give it check null")
+    return {}
 
 
 def _parse_kind(kind, parts: list[str], bad) -> dict[str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -22,6 +23,7 @@ from attnlab.report.published import beside
 from attnlab.report.results import Results, gather
 from attnlab.report.tables import row_order
 from attnlab.report.verdicts import BUDGET, Verdict, evaluate_all
+from attnlab.runfiles import VERDICTS
 
 
 NOT_RUN = "not run"  # the key of a missing result's warning among a page's blocks (no marker has a space)
@@ -308,13 +310,15 @@ class Site:
         columns = [("claim", "id"), (f"what the {source} says", "text"), (source, "value"),
                    ("reproduced (± SE)", "value"), ("verdict", "verdict")]
         rows = [("", [f'<a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
-                      f"{html.escape(v.claim.id)}</a>", html.escape(v.claim.claim), parts_cell(v.claim.chapter_value),
-                      reproduced_cell(v), f"{badge(v.verdict)}{why_not(v)}{alone(v)}{beside(v, self.frozen())}"]) for v in chosen]
+                      f"{html.escape(v.claim.id)}</a>{origin_mark(v.claim)}", html.escape(v.claim.claim),
+                      parts_cell(v.claim.chapter_value), reproduced_cell(v),
+                      f"{badge(v.verdict)}{why_not(v)}{alone(v)}{beside(v, self.frozen())}"]) for v in chosen]
         out = cards_table("verdicts", columns, rows) + "\n"
         pooled = self.pool.words(page) if self.pool and page else ""
         if pooled:
             out += f"\nThese verdicts rest on the seeds of every version of this budget whose runs were shaped alike, {html.escape(pooled)}.\n"
         if not link:
+            out = f'<p class="page-tally">On this page: {html.escape(tally(chosen))}.</p>\n\n' + out
             out += "\n" + verdict_reading(chosen, len(self.seeds()), self.larger())
             out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)
         return out + "\n"
@@ -329,7 +333,8 @@ class Site:
         files += [f for run in sorted(c.rows) for f in (self.res.seed_paths.get(run) or {run: self.res.path(run)}).values()]
         links = ", ".join(f'<a href="runs/{html.escape(f)}"><code>{html.escape(f)}</code></a>'
                           if f in self.res.provenance() else f"<code>{html.escape(f)}</code> (not run)" for f in files)
-        return (f'<details class="claim" id="{anchor(c.id)}"><summary><strong>{html.escape(c.id)}</strong> · '
+        return (f'<details class="claim" id="{anchor(c.id)}"><summary><strong>{html.escape(c.id)}</strong>'
+                f'{origin_mark(c)} · '
                 f"{html.escape(v.verdict)} · how it is computed and tested</summary>\n"
                 f"<p>Computed from the run files as</p><ul>{values}</ul>\n"
                 f"<p>Test: {html.escape(v.note or '–')}</p>\n" + seed_lines(v) +
@@ -472,6 +477,8 @@ def why_not(v: Verdict) -> str:
     if v.verdict == "inconclusive":
         draws = all(p.draws for p in v.parts.values() if p.settle == BUDGET)
         return f'<div class="why">{html.escape(settle_words(v.settle, draws))}</div>'
+    if v.claim.kind == "descriptive":
+        return '<div class="why">descriptive: shown, tested by nothing</div>'
     return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
 
 
@@ -588,6 +595,47 @@ def seed_lines(v: Verdict) -> str:
                     "</li>"
                     for seed, value in v.seeds.items())
     return f"<p>At each seed alone (as one run would have judged it):</p><ul>{items}</ul>\n"
+
+
+OURS = "our finding"  # the mark beside a claim of origin: ours
+OURS_TITLE = "the project's own finding: a statement the chapter and the survey never make"
+
+
+def origin_mark(claim) -> str:
+    """Beside a claim's id wherever it is listed: 'ours' for a statement the sources never make ('' for theirs)."""
+    return f' <span class="origin-ours" title="{html.escape(OURS_TITLE)}">{OURS}</span>' if claim.ours else ""
+
+
+def by_kind(verdicts, noun: str = "claims", bold: bool = False) -> str:
+    """Verdicts counted by kind: the measured ones' verdicts, then the computed ones' (arithmetic: hold or fail)
+    and the descriptive ones (tested by nothing), each apart; '' for none. `bold`: the counts in Markdown bold."""
+    def number(n: int) -> str:
+        return f"**{n}**" if bold else str(n)
+
+    def listed(vs) -> str:
+        counts = Counter(v.verdict for v in vs)
+        return ", ".join(f"{number(counts[k])} {k}" for k in VERDICTS if counts[k])
+
+    groups = [(kind, [v for v in verdicts if v.claim.kind == kind]) for kind in ("measured", "computed", "descriptive")]
+    words = {"measured": "{listed} of {n} measured {noun}",
+             "computed": "{listed} of {n} computed {noun}, which hold or fail by arithmetic",
+             "descriptive": "{n} descriptive {noun}, shown and tested by nothing"}
+    one = {"claims": "claim", "findings": "finding"}.get(noun, noun)
+    return "; ".join(words[kind].format(listed=listed(vs), n=len(vs), noun=noun if len(vs) != 1 else one)
+                     .replace("which hold or fail", "which hold or fail" if len(vs) != 1 else "which holds or fails")
+                     for kind, vs in groups if vs)
+
+
+def tally(verdicts, bold: bool = False) -> str:
+    """A list of claims counted, as a clause: the sources' claims (the chapter's and the survey's) by kind and
+    verdict, then the project's own findings (origin: ours) apart from them, never in the same count."""
+    sources = [v for v in verdicts if not v.claim.ours]
+    ours = [v for v in verdicts if v.claim.ours]
+    out = by_kind(sources, bold=bold)
+    if ours:
+        out += ("; counted apart, " if out else "") + (f"the project's own findings (marked “{OURS}”; the sources "
+                                                       f"never state them): {by_kind(ours, 'findings', bold)}")
+    return out or "no claims registered"
 
 
 def anchor(claim_id: str) -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from attnlab.errors import AttnlabError, why_diverged
-from attnlab.report.claims import (DIRECTIONS, EXACT, ROW_VIEWS, SAFE_BUILTINS, Claim, Registry, check_value,
-                                   describe, distance, judge, load_registry, passes, t95)
+from attnlab.report.claims import (DIRECTIONS, EXACT, ROW_VIEWS, SAFE_BUILTINS, Claim, Registry, SeedMean,
+                                   check_value, describe, distance, judge, load_registry, passes, t95)
 from attnlab.report.format import fmt
 from attnlab.report.results import NotMeasured, Results, diverged, gather
 from attnlab.runfiles import MEASURED
@@ -22,6 +22,7 @@ BY_SEED_COLUMNS = ["claim_id", "part", "seed", "value", "value_text", "seed_verd
 MAX_SEEDS = 30  # beyond this many seeds, "more than 30" settles nothing a budget would pay for
 NO_ERROR = "no error estimate"
 BUDGET = "budget"
+DESCRIPTIVE = "descriptive"  # a part (or a whole claim) shown, tested by nothing; never counted as reproduced
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Part:
     settle: str = ""
     why: str = ""
     draws: bool = False  # its error besides the seeds' is a stated spread over draws, not an evaluation's sampling
+    n_seeds: int = 1  # the seeds behind its value (a mean over seeds, in the run files or a producer's result)
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -78,11 +80,14 @@ class Verdict:
 
     def shown(self) -> dict[str, str]:
         """The reproduced value by part ("" for a simple claim), with its standard error where the evaluation's
-        sampling or the seeds give one (v ± se); {} when nothing was computed."""
+        sampling or the seeds give one (v ± se), and a descriptive part said to be untested; {} when nothing was
+        computed."""
         if self.reproduced is None:
             return {}
         parts = self.reproduced if isinstance(self.reproduced, dict) else {"": self.reproduced}
-        return {p: fmt(v) + (f"\u00a0±\u00a0{fmt(self.se[p])}" if self.se.get(p) else "") for p, v in parts.items()}
+        untested = " (descriptive: not tested)"
+        return {p: fmt(v) + (f"\u00a0±\u00a0{fmt(self.se[p])}" if self.se.get(p) else "")
+                + (untested if self.claim.kinds.get(p) == DESCRIPTIVE else "") for p, v in parts.items()}
 
     def per_seed(self) -> dict[str, list]:
         """Part -> its value at each seed, in seed order ({} for a claim that reads one seed)."""
@@ -96,7 +101,7 @@ class Verdict:
         alone; 'no error alone' where no seed's runs alone have an error to judge it by (its only error is the
         seeds' spread), so one run could not have decided it (None for a claim that reads one seed, and for a
         computed one, which no seed moves)."""
-        if len(self.single) < 2 or self.claim.kind == "computed":
+        if len(self.single) < 2 or self.claim.kind in ("computed", DESCRIPTIVE):
             return None
         if self.unjudged >= set(self.single):
             return "no error alone"
@@ -132,7 +137,7 @@ class Verdict:
                 "value": p.value if number else None,
                 "value_text": "" if p is None or number else _text(p.value),
                 "se": p.se if p else None, "k": p.k if p else None, "lo": lo, "hi": hi,
-                "n_seeds": max(len(self.seeds), 1) if p else None,
+                "n_seeds": max(len(self.seeds), p.n_seeds) if p else None,
                 "verdict": self.verdict, "part_verdict": p.outcome if p else self.verdict,
                 "settle": p.settle if p else "", "note": p.why if p else self.note,
             })
@@ -225,16 +230,29 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
 
 
 def _one_seed(sampling: dict) -> dict[str, Noise]:
-    """One seed's (or one run's) error: its sampling error alone, part -> (error, degrees of freedom)."""
-    return {part: Noise(1, None, *se_df) for part, se_df in sampling.items()}
+    """One seed's (or one run's) error: its sampling error alone, part -> (error, degrees of freedom); a stated
+    error of a mean over seeds (SeedMean) says how many seeds, and where it is their spread it is the seeds'
+    error, not a sampling error (so more seeds would settle it)."""
+    return {part: _stated_noise(se_df) for part, se_df in sampling.items()}
+
+
+def _stated_noise(se_df) -> Noise:
+    se, df = se_df
+    if not isinstance(se_df, SeedMean):
+        return Noise(1, None, se, df)
+    if se_df.spread:
+        return Noise(se_df.seeds, se * math.sqrt(se_df.seeds))
+    return Noise(se_df.seeds, None, se, df)
 
 
 def judge_claim(claim: Claim, values: dict, noise: dict, shape=lambda v: v, prefix: str = "") -> Verdict:
     """The claim's verdict from its parts': a computed claim holds when every part does; a measured one is not
     reproduced when any part fails, else inconclusive when any part straddles, else reproduced."""
     parts = {p: judge_part(claim, p, v, noise.get(p)) for p, v in values.items()}
-    outcomes = [p.outcome for p in parts.values()]
-    if claim.kind == "computed":
+    outcomes = [p.outcome for p in parts.values() if p.outcome != DESCRIPTIVE]
+    if claim.kind == DESCRIPTIVE:
+        verdict = DESCRIPTIVE
+    elif claim.kind == "computed":
         verdict = "holds" if all(o == "holds" for o in outcomes) else "fails"
     elif any(o in ("not reproduced", "fails") for o in outcomes):
         verdict = "not reproduced"
@@ -247,7 +265,8 @@ def judge_claim(claim: Claim, values: dict, noise: dict, shape=lambda v: v, pref
     return Verdict(claim, verdict, shape(values), note, se, parts=parts, settle=settle)
 
 
-MARKS = {"reproduced": "✓", "holds": "✓", "not reproduced": "✗", "fails": "✗", "inconclusive": "?"}
+MARKS = {"reproduced": "✓", "holds": "✓", "not reproduced": "✗", "fails": "✗", "inconclusive": "?",
+         DESCRIPTIVE: "·"}
 
 
 def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
@@ -255,17 +274,22 @@ def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
     it fails as a whole, inconclusive when it holds a bound; a computed part (and an exact test) on the value
     alone. k is Student's t (95 %, two-sided) at the degrees of freedom of the larger error source."""
     check, kind = claim.checks[name], claim.kinds[name]
-    check_value(check, value, claim.id, name)
     label = f"{name}: " if name else ""
+    seeds = noise.n if noise else 1
+    if kind == DESCRIPTIVE:
+        shown = f"{fmt(value)} ± {fmt(noise.at(noise.n)[0])}" if noise and noise.at(noise.n)[0] is not None else fmt(value)
+        return Part(name, kind, value, DESCRIPTIVE, why=f"· {label}{shown}: descriptive, tested by nothing",
+                    n_seeds=seeds)
+    check_value(check, value, claim.id, name)
     if kind == "computed" or set(check) & EXACT:
         ok = passes(check, value)
         outcome = ("holds" if ok else "fails") if kind == "computed" else MEASURED[0 if ok else 1]
         why = f"{fmt(value)} {'passes' if ok else 'fails'} {describe(check)}"
-        return Part(name, kind, value, outcome, why=f"{MARKS[outcome]} {label}{why}")
+        return Part(name, kind, value, outcome, why=f"{MARKS[outcome]} {label}{why}", n_seeds=seeds)
     se, df = noise.at(noise.n) if noise else (None, math.inf)
     if se is None:
         why = f"{fmt(value)} against {describe(check)}: {NO_ERROR}, so no interval to judge"
-        return Part(name, kind, value, "inconclusive", settle=NO_ERROR, why=f"? {label}{why}")
+        return Part(name, kind, value, "inconclusive", settle=NO_ERROR, why=f"? {label}{why}", n_seeds=seeds)
     k = t95(df)
     lo, hi = value - k * se, value + k * se
     outcome = {"pass": "reproduced", "fail": "not reproduced", "straddle": "inconclusive"}[judge(check, value, lo, hi)]
@@ -275,7 +299,7 @@ def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
     why = (f"{fmt(value)} ± {fmt(k)} × SE {fmt(se)} = [{fmt(lo)}, {fmt(hi)}] {said}"
            + (f"; settles with {settle} seeds" if settle.isdigit() else f"; {settle}" if settle else ""))
     return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}",
-                _over_draws(claim, name, noise))
+                _over_draws(claim, name, noise), seeds)
 
 
 def _over_draws(claim: Claim, name: str, noise: Noise) -> bool:
@@ -344,7 +368,10 @@ def _sampling(claim: Claim, part: str, views: list[Results], stated: list) -> tu
 def _stated(stated: list) -> tuple[float | None, float]:
     """The errors a part's `se:` states, one per seed, as one: their mean, at the fewest degrees of freedom among
     them. Each is a number (normal: a binomial error), or [se, df] where the error has few (a mean over n draws:
-    n − 1; a line through n points: n − 2), or None: a seed that states none leaves the part without one."""
+    n − 1; a line through n points: n − 2), or None: a seed that states none leaves the part without one. One
+    stated error of a mean over seeds (SeedMean: a result that pooled its seeds itself) stays one, seeds and all."""
+    if len(stated) == 1 and isinstance(stated[0], SeedMean):
+        return stated[0]
     pairs = [s if isinstance(s, (list, tuple)) else (s, math.inf) for s in stated]
     if any(se is None for se, _ in pairs):
         return None, math.inf

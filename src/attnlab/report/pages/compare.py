@@ -10,7 +10,7 @@ import statistics
 from attnlab.config import digest
 from attnlab.report.format import badge, fmt
 from attnlab.report.published import Frozen, frozen_verdicts, unread
-from attnlab.report.site import cards_table, holds, parts_cell
+from attnlab.report.site import cards_table, holds, origin_mark, parts_cell
 from attnlab.report.verdicts import Verdict
 from attnlab.plan import seeds
 from attnlab.versions import differing, leaves, settings_of
@@ -199,9 +199,9 @@ def comparison(site, manifest: dict) -> str:
     statuses = {v.claim.id: status(v, other, then_here.get(v.claim.id), then_there.get(v.claim.id))
                 for v, other in pairs}
     pairs.sort(key=lambda pair: statuses[pair[0].claim.id] in NOT_BOTH)  # what both measured first, in order
-    rows = [("", [html.escape(mine.claim.id), verdict_cell(mine, then_here), verdict_cell(other, then_there),
-                  STATUS[statuses[mine.claim.id]], value_cell(mine, then_here), value_cell(other, then_there),
-                  change(mine, other)]) for mine, other in pairs]
+    rows = [("", [html.escape(mine.claim.id) + origin_mark(mine.claim), verdict_cell(mine, then_here),
+                  verdict_cell(other, then_there), STATUS[statuses[mine.claim.id]], value_cell(mine, then_here),
+                  value_cell(other, then_there), change(mine, other)]) for mine, other in pairs]
     m = manifest
     about = (f"Version <code>{html.escape(m['version'])}</code>: profile {html.escape(m['profile'])}, runs at commit "
              f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}{holds(m)}.")

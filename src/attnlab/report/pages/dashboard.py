@@ -9,9 +9,10 @@ from collections import Counter
 from attnlab import registry
 from attnlab.report import budget, published
 from attnlab.report.format import badge
-from attnlab.report.readings import at_seeds
 from attnlab.report.pages import index as overview
-from attnlab.report.site import alone, anchor, cards_table, parts_cell, reproduced_cell, why_not
+from attnlab.report.readings import at_seeds
+from attnlab.report.site import (OURS, alone, anchor, by_kind, cards_table, origin_mark, parts_cell, reproduced_cell,
+                                 why_not)
 from attnlab.report.verdicts import Verdict
 from attnlab.runfiles import VERDICTS
 from attnlab.versions import hardware
@@ -19,6 +20,15 @@ from attnlab.versions import hardware
 
 def source(claim_id: str) -> str:
     return "survey" if claim_id.startswith("S") else "chapter"
+
+
+def whose(v: Verdict) -> str:
+    """Whose statement a claim tests: 'chapter', 'survey', or 'ours' (the project's own finding)."""
+    return "ours" if v.claim.ours else source(v.claim.id)
+
+
+WHOSE = {"chapter": "the chapter's", "survey": "the survey's",
+         "ours": "the project's own findings (the sources never state them)"}
 
 
 def where(site, v: Verdict) -> str:
@@ -37,22 +47,32 @@ def where(site, v: Verdict) -> str:
 def row(site, v: Verdict, titles: dict[str, str]) -> tuple[str, list[str]]:
     """A claim's row of the dashboard: its attributes (what the filters read) and its cells."""
     c, larger = v.claim, site.larger()
-    cells = [f'<a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a>',
+    cells = [f'<a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a>{origin_mark(c)}',
              html.escape(titles.get(c.experiment, c.experiment)), html.escape(c.claim), parts_cell(c.chapter_value),
              reproduced_cell(v), f"{badge(v.verdict)}{why_not(v)}{alone(v)}{published.beside(v, site.frozen())}", where(site, v)]
     if larger:  # the larger budget leads: right after what the source says
         cells.insert(4, budget.cell(larger[c.id], (site.manifest or {}).get("version")))
     return (f'data-verdict="{html.escape(v.verdict)}" data-experiment="{html.escape(c.experiment)}" '
-            f'data-kind="{c.kind}"', cells)
+            f'data-kind="{c.kind}" data-whose="{whose(v)}"', cells)
 
 
 COLUMNS = [("claim", "id"), ("experiment", "aside"), ("what it says", "text"), ("source", "value"),
            ("ours (± SE)", "value"), ("verdict", "verdict"), ("from", "aside")]
 
 
+def option_count(verdicts: list[Verdict], verdict: str) -> str:
+    """A verdict's count in the filter: the sources' claims, and the project's own findings apart ('3 + 1 ours')."""
+    theirs = sum(v.verdict == verdict and not v.claim.ours for v in verdicts)
+    ours = sum(v.verdict == verdict and v.claim.ours for v in verdicts)
+    return f"{theirs} + {ours} of ours" if ours else str(theirs)
+
+
 def controls(verdicts: list[Verdict], titles: dict[str, str]) -> str:
     counts = Counter(v.verdict for v in verdicts)
-    by_verdict = "".join(f'<option value="{k}">{k} ({counts[k]})</option>' for k in VERDICTS if counts[k])
+    by_verdict = "".join(f'<option value="{k}">{k} ({option_count(verdicts, k)})</option>'
+                         for k in VERDICTS if counts[k])
+    held = dict.fromkeys(whose(v) for v in verdicts)
+    by_whose = "".join(f'<option value="{w}">{html.escape(WHOSE[w])}</option>' for w in WHOSE if w in held)
     used = dict.fromkeys(v.claim.experiment for v in verdicts)
     by_experiment = "".join(f'<option value="{html.escape(e)}">{html.escape(titles.get(e, e))}</option>'
                             for e in used)
@@ -61,6 +81,8 @@ def controls(verdicts: list[Verdict], titles: dict[str, str]) -> str:
             f"{by_verdict}</select></label> "
             '<label>experiment <select id="dashboard-experiment"><option value="">all</option>'
             f"{by_experiment}</select></label> "
+            '<label>whose claim <select id="dashboard-whose"><option value="">all</option>'
+            f"{by_whose}</select></label> "
             '<span id="dashboard-count" aria-live="polite"></span></div>')
 
 
@@ -68,12 +90,14 @@ SCRIPT = """<script>
 (function () {
   var verdict = document.getElementById("dashboard-verdict");
   var experiment = document.getElementById("dashboard-experiment");
+  var whose = document.getElementById("dashboard-whose");
   var rows = document.querySelectorAll("table.dashboard tbody tr");
   function filter() {
     var shown = 0;
     rows.forEach(function (r) {
       var on = (!verdict.value || r.dataset.verdict === verdict.value) &&
-               (!experiment.value || r.dataset.experiment === experiment.value);
+               (!experiment.value || r.dataset.experiment === experiment.value) &&
+               (!whose.value || r.dataset.whose === whose.value);
       r.hidden = !on;
       if (on) shown++;
     });
@@ -81,6 +105,7 @@ SCRIPT = """<script>
   }
   verdict.addEventListener("change", filter);
   experiment.addEventListener("change", filter);
+  whose.addEventListener("change", filter);
   filter();
 })();
 </script>"""
@@ -153,11 +178,12 @@ def seed_noise(site, verdicts: list[Verdict]) -> str:
 
 
 def linked(v: Verdict) -> str:
-    return f"[{html.escape(v.claim.id)}]({v.claim.experiment}.md#{anchor(v.claim.id)})"
+    return f"[{html.escape(v.claim.id)}]({v.claim.experiment}.md#{anchor(v.claim.id)})" + (f" ({OURS})" if v.claim.ours else "")
 
 
 UNSEEDED = {  # why_unseeded() -> the words for claims no seed alone judged
     "computed": "computed (counts and arithmetic), which no seed moves",
+    "descriptive": "descriptive (shown, tested by nothing)",
     "pooled": "from one analysis that trained its models at {} seeds and states only their mean and its error "
               "(no seed judged alone)",
     "once": "from run files made once, {}",
@@ -167,8 +193,8 @@ UNSEEDED = {  # why_unseeded() -> the words for claims no seed alone judged
 
 def why_unseeded(site, v: Verdict) -> tuple[str, str]:
     """Why no seed alone judged a claim: (key of UNSEEDED, what fills its blank: the seeds named)."""
-    if v.claim.kind == "computed":
-        return "computed", ""
+    if v.claim.kind in ("computed", "descriptive"):
+        return v.claim.kind, ""
     if v.verdict in ("not run", "diverged"):
         return "no value", ""
     seeds = sorted({s for f in v.claim.files for s in site.res.recorded_seeds(f)}
@@ -199,8 +225,10 @@ def elsewhere(site) -> str:
 
 def blocks(site) -> dict[str, str]:
     titles = {e.name: e.title for e in registry.load()}
-    summary = "; ".join(f"the {src}'s: " + overview.headline(site, [v for v in site.verdicts if source(v.claim.id) == src])
-                        for src in ("chapter", "survey") if any(source(v.claim.id) == src for v in site.verdicts))
+    summary = "; ".join(f"{WHOSE[w]}: " + overview.headline(
+        site, [v for v in site.verdicts if whose(v) == w],
+        lambda vs, w=w: by_kind(vs, "findings" if w == "ours" else "claims", bold=True))
+        for w in WHOSE if any(whose(v) == w for v in site.verdicts))
     larger = site.larger()
     columns = COLUMNS
     if larger:
@@ -210,6 +238,6 @@ def blocks(site) -> dict[str, str]:
     table = cards_table("dashboard budget" if larger else "dashboard", columns,
                         [row(site, v, titles) for v in site.verdicts])
     return {"summary": summary or "no claims registered", "filters": controls(site.verdicts, titles),
-            "budget": budget.tally(larger) + "\n",
+            "budget": budget.tally(larger, frozenset(v.claim.id for v in site.verdicts if v.claim.ours)) + "\n",
             "seed_noise": seed_noise(site, site.verdicts),
             "table": table + "\n" + SCRIPT}

@@ -1,7 +1,6 @@
 """The overview: the profile, its settings, every claim's verdict, and the provenance of every run file."""
 from __future__ import annotations
 
-from collections import Counter
 from types import SimpleNamespace
 
 import html
@@ -9,53 +8,41 @@ import html
 from attnlab import registry
 from attnlab.report import budget
 from attnlab.report.format import badge, code
-from attnlab.report.site import anchor, cards_table
-from attnlab.runfiles import VERDICTS
+from attnlab.report.site import OURS, anchor, cards_table, origin_mark, tally
 
 
 def summary(verdicts) -> str:
-    """The headline: the measured claims' verdicts; the computed claims (arithmetic, counts) counted apart."""
-    measured = [v for v in verdicts if v.claim.kind == "measured"]
-    computed = [v for v in verdicts if v.claim.kind == "computed"]
-    out = counted(measured, f"of {len(measured)} measured claims")
-    if computed:
-        out += (f" (and {len(computed)} computed claim{'s' if len(computed) != 1 else ''}, which hold"
-                f"{'s' if len(computed) == 1 else ''} or fail{'s' if len(computed) == 1 else ''} by arithmetic: "
-                f"{counted(computed, '')})")
-    return out or "no claims registered"
+    """The headline: the sources' claims by kind and verdict (the computed ones apart from the measured), then the
+    project's own findings (origin: ours), counted apart from the sources' claims."""
+    return tally(verdicts, bold=True)
 
 
-def headline(site, verdicts=None) -> str:
+def headline(site, verdicts=None, count=summary) -> str:
     """The summary that leads: where a larger budget than the version of record's measured claims (the
     chapter's own, see budget.py), their verdicts there first, pooled over versions, then the others' at the
-    record's budget; the record's summary alone where nothing larger is published."""
+    record's budget; the record's summary alone where nothing larger is published. `count` words a list of
+    verdicts (default: the sources' claims and ours, apart)."""
     verdicts = site.verdicts if verdicts is None else verdicts
     larger = site.larger()
     there = [SimpleNamespace(claim=v.claim, verdict=larger[v.claim.id].verdict) for v in verdicts
              if v.claim.id in larger and larger[v.claim.id].verdict]
     if not there:
-        return summary(verdicts)
+        return count(verdicts)
     first = next(iter(larger.values()))
     seeds = sorted({x.seeds for v in there if (x := larger[v.claim.id]).seeds})
     at_seeds = budget.seeds_words(seeds[0]) if len(seeds) == 1 else f", at {seeds[0]} to {seeds[-1]} seeds" if seeds else ""
     rest = [v for v in verdicts if not (v.claim.id in larger and larger[v.claim.id].verdict)]
-    out = f"at {budget.budget_words(first.above)}{at_seeds}: {summary(there)}"
+    out = f"at {budget.budget_words(first.above)}{at_seeds}: {count(there)}"
     if rest:
-        out += f"; the other {len(rest)} at the {first.record['profile']} budget of the version of record: {summary(rest)}"
+        out += f"; the other {len(rest)} at the {first.record['profile']} budget of the version of record: {count(rest)}"
     return out
-
-
-def counted(verdicts, label: str) -> str:
-    counts = Counter(v.verdict for v in verdicts)
-    listed = ", ".join(f"**{counts[k]}** {k}" for k in VERDICTS if counts[k])
-    return f"{listed} {label}".strip() if listed else ""
 
 
 def page_list(site) -> str:
     """Every experiment's page, in the registry's order, with the claims it holds (none kept by hand)."""
     lines = []
     for e in registry.load():
-        ids = [v.claim.id for v in site.page_verdicts(e.name)]
+        ids = [v.claim.id + (f" ({OURS})" if v.claim.ours else "") for v in site.page_verdicts(e.name)]
         lines.append(f"- [{e.title}]({e.name}.md)" + (f": {', '.join(ids)}" if ids else ""))
     return "\n".join(lines) + "\n"
 
@@ -71,7 +58,8 @@ def larger_budget(site) -> str:
     first = next(iter(larger.values()))
     measured = [(c, larger[c.id]) for c in (v.claim for v in site.verdicts) if larger[c.id].verdict]
     several = len({x.manifest["version"] for _, x in measured}) > 1
-    rows = [("", [f'<a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a>', badge(x.record_verdict),
+    rows = [("", [f'<a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a>{origin_mark(c)}',
+                  badge(x.record_verdict),
                   badge(x.verdict)
                   + (f'<div class="why">{html.escape(x.manifest["version"])}</div>' if several else "")
                   + (f'<div class="why">{html.escape(budget.sentence(x), quote=False)}</div>'
@@ -79,7 +67,8 @@ def larger_budget(site) -> str:
     columns = [("claim", "id"), (f"{first.record['profile']}, the version of record", "verdict"),
                (f"at {budget.budget_words(first.above)}", "value")]
     table = cards_table("budget", columns, rows) + "\n" if rows else ""
-    return f"## At {budget.budget_words(first.above)}\n\n{budget.tally(larger)}\n\n{table}"
+    ours = frozenset(v.claim.id for v in site.verdicts if v.claim.ours)
+    return f"## At {budget.budget_words(first.above)}\n\n{budget.tally(larger, ours)}\n\n{table}"
 
 
 def blocks(site) -> dict[str, str]:
