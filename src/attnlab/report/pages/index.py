@@ -7,6 +7,7 @@ import html
 
 from attnlab import registry
 from attnlab.report import budget
+from attnlab.report.differences import budget_differences
 from attnlab.report.format import badge, code
 from attnlab.report.site import anchor, cards_table
 from attnlab.runfiles import VERDICTS
@@ -64,6 +65,7 @@ def blocks(site) -> dict[str, str]:
         "profile": f"`{site.profile}`",
         "results_dir": f"`{site.rdir}/`",
         "settings": site.settings_table(),
+        "profile_differences": budget_differences(),
         "rerun": site.rerun_code(site.snakemake(gpu=True)),
         "summary": summary(site.verdicts),
         "budget": larger_budget(site),
