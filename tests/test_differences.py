@@ -67,3 +67,29 @@ def test_the_home_page_lists_what_the_chapter_budget_changes(tmp_path):
     listed = [x for x in text.splitlines() if x.startswith("- [") and "→" in x]
     assert [x.split("](")[1].split(".md")[0] for x in listed] == list(found)
 
+
+def test_the_gpu_script_runs_every_listed_experiment_at_three_seeds():
+    """tools/gpu-chapter.sh chapter --dry-run: the jobs the prepared GPU run would start (checked as it checks them,
+    on this machine, run none) hold every experiment the chapter's budget changes, each training run at 1337,
+    1338 and 1339."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from attnlab.plan import plan
+
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": str(REPO / "src")}
+    env.pop("OUT", None)
+    proc = subprocess.run(["bash", "tools/gpu-chapter.sh", "chapter", "12", "--dry-run"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    listed = {x.strip() for x in proc.stdout.splitlines() if x.startswith("  ")}
+    chapter = load(REPO / "config" / "chapter.yaml")
+    assert chapter["seeds"] == [1337, 1338, 1339] and "none run" in proc.stdout
+    for name in differences(load(REPO / "config" / "quick.yaml"), chapter):
+        wanted = {job.name for job in plan(chapter, [name])}
+        assert wanted and wanted <= listed, (name, sorted(wanted - listed)[:3])
+        runs = {job.run for job in plan(chapter, [name]) if job.run}
+        assert {f"{name}/{run}/seed{seed}" for run in runs for seed in chapter["seeds"]} <= listed
