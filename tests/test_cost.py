@@ -109,15 +109,14 @@ def test_sizes_above_the_cap_are_rows_not_run_here_and_the_others_are_measured(c
             assert not row["oom"] and "median_ms" not in row and "peak_bytes" not in row
     assert all(row["score_bytes"] == cfg["cost"]["heads"] * row["n"] ** 2 * 4 for row in r["rows"])
     assert r["longest"] == {m: CAP for m in methods} and r["oom"] == {m: None for m in methods}
-    assert r["not_run"] == ("n = 128 and 256 are above cost.max_n_cpu = 64, the largest n a CPU is asked to run, "
-                            "so they were not run here")
+    assert r["not_run"] == "n = 128 and 256 are above cost.max_n_cpu = 64, the largest n a CPU is asked to run"
     assert r["projection_slope"] is not None and all(s["time"] is not None for s in r["slopes"].values())
 
 
 def test_a_sweep_that_ran_every_size_records_nothing_not_run(swept):
     assert swept[1]["not_run"] is None and not any("not_run" in row for row in swept[1]["rows"])
-    assert cost.skipped([32, 64], 32) == ("n = 64 is above cost.max_n_cpu = 32, the largest n a CPU is asked to "
-                                          "run, so they were not run here")
+    assert cost.skipped([32, 64], 32) == "n = 64 is above cost.max_n_cpu = 32, the largest n a CPU is asked to run"
+    assert cost.skipped([32, 64], None) is None and cost.skipped([32, 64], 64) is None
 
 
 def test_the_page_shows_not_run_rows_with_their_reason_and_draws_no_number_for_them(capped):
@@ -128,7 +127,7 @@ def test_the_page_shows_not_run_rows_with_their_reason_and_draws_no_number_for_t
     text = rendered_page(site, "cost", page.blocks)
     reason = f"not run here: n = 256 is above cost.max_n_cpu = {CAP}, the largest n a CPU is asked to run"
     assert text.count(reason) == len(cfg["cost"]["methods"]) + 1  # every method and the projections
-    assert "Not run here: n = 128 and 256 are above" in text
+    assert f"Not run here: {r['not_run']}. Their rows in the table hold no number" in text
     time, memory = page.charts(page.table(r))
     for spec in (time, memory):
         drawn = {described(it).get("n") for _, it in marks(vlc_scene(spec))} - {None}

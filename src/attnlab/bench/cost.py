@@ -194,7 +194,7 @@ def skipped(sizes: list[int], most: int | None) -> str | None:
         return None
     listed = ", ".join(map(str, over[:-1])) + (" and " if len(over) > 1 else "") + str(over[-1])
     return (f"n = {listed} {'are' if len(over) > 1 else 'is'} above cost.max_n_cpu = {most}, the largest n a CPU "
-            "is asked to run, so they were not run here")
+            "is asked to run")
 
 
 def sweep_size(attn: SelfAttention, x: torch.Tensor, s: dict, timing: dict, peak_flops: float | None,

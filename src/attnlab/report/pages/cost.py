@@ -272,7 +272,8 @@ def slopes_text(r: dict) -> str:
                      + slope_words(fitted(rows, "peak_bytes"), "memory") + ".")
     if r.get("projections"):
         lines.append("- **projections** alone: " + slope_words(fitted(r["projections"], "median_ms"), "time") + ".")
-    skipped = f"\n\nNot run here: {r['not_run']}; no number stands for them.\n" if r.get("not_run") else "\n"
+    skipped = (f"\n\nNot run here: {r['not_run']}. Their rows in the table hold no number, and the charts leave "
+               "them out.\n") if r.get("not_run") else "\n"
     return (f"Log-log slopes over the last {SLOPE_ROWS} sizes each method finished, ± k·SE of the fit (95 %; its "
             "residual error at two degrees of freedom), and what they say against linear (1) and quadratic (2):\n\n"
             + "\n".join(lines) + skipped)
