@@ -44,9 +44,11 @@ def job_view(cfg: dict, job: Job) -> dict[str, object]:
     if job.run is None:
         return flat(settings)
     entry = settings[job.experiment].pop(job.run)
+    if not settings[job.experiment]:  # left holding an up-trained run's source, or nothing
+        del settings[job.experiment]
     settings.pop("train", None)
     own = {**{k: v for k, v in entry.items() if k != "train"}, "train": train_settings(cfg, job.run)}
-    return {**flat({k: v for k, v in settings.items() if v}), **flat(own)}
+    return {**flat(settings), **flat(own)}
 
 
 def by_run(cfg: dict) -> dict[str, dict[tuple, dict]]:
