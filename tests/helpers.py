@@ -168,7 +168,7 @@ BAD = {  # name -> (edit of the smoke profile, the setting the one line must nam
                             "position.E5-rope.train.eval_contexts"),
     "S4 heads that do not divide the width": (lambda c, t: c["multihead"].update(heads=[1, 3]), "multihead.heads"),
     "E6 sizes that do not increase": (lambda c, t: c["cost"].update(sizes=[64, 32]), "cost.sizes"),
-    "E6 n above the CPU cap": (lambda c, t: c["cost"].update(max_n_cpu=128), "above cost.max_n_cpu=128"),
+    "E6 every n above the CPU cap": (lambda c, t: c["cost"].update(max_n_cpu=16), "cost.max_n_cpu"),
     "S5 lengths that do not increase": (lambda c, t: c["decode"].update(lengths=[8, 4]), "decode.lengths"),
     "S6 key/value heads that do not divide the heads": (lambda c, t: c["decode"]["kv_heads"].update(wide=[3]),
                                                         "n_kv_heads=3 does not divide"),

@@ -66,7 +66,7 @@ def test_out_of_memory_stops_only_that_method(monkeypatch):
     ({"sizes": [64, 64]}, "sizes must increase"),
     ({"heads": 3}, "3 heads do not divide cost.d_model=64"),
     ({"methods": ["naive", "flash"]}, "unknown method 'flash'"),
-    ({"max_n_cpu": 100}, "n=256 is above cost.max_n_cpu=100"),
+    ({"max_n_cpu": 16}, "every size in cost.sizes is above it \\(16 < n=32\\), so a CPU would measure nothing"),
 ])
 def test_bad_settings_are_refused_in_one_line(change, words):
     with pytest.raises(AttnlabError, match=words) as err:
@@ -75,7 +75,74 @@ def test_bad_settings_are_refused_in_one_line(change, words):
 
 
 def test_the_cap_is_a_cpu_cap():
-    check_cost({**CFG["cost"], "max_n_cpu": 100}, on_cpu=False)
+    check_cost({**CFG["cost"], "max_n_cpu": 16}, on_cpu=False)
+    assert cost.cap({**CFG["cost"], "max_n_cpu": 16}, torch.device("cuda")) is None
+    assert cost.cap({**CFG["cost"], "max_n_cpu": 16}, torch.device("cpu")) == 16
+
+
+def test_sizes_above_the_cpu_cap_do_not_refuse_a_profile():
+    check_cost({**CFG["cost"], "max_n_cpu": 100}, on_cpu=True)  # 128 and 256 become rows not run here
+
+
+CAP = 64  # smoke's sizes are 32, 64, 128, 256: two measured, two not run here
+
+
+@pytest.fixture(scope="module")
+def capped(tmp_path_factory):
+    """The smoke sweep on this CPU with max_n_cpu cut to 64."""
+    root = tmp_path_factory.mktemp("capped")
+    cfg = copy.deepcopy(CFG)
+    cfg["threads"], cfg["cost"]["max_n_cpu"] = 1, CAP
+    cost.main(cfg, root / "cost" / "result.json")
+    return root, cfg, read_json(root / "cost" / "result.json")
+
+
+def test_sizes_above_the_cap_are_rows_not_run_here_and_the_others_are_measured(capped):
+    _, cfg, r = capped
+    sizes, methods = cfg["cost"]["sizes"], cfg["cost"]["methods"]
+    assert [(row["n"], row["method"]) for row in r["rows"]] == [(n, m) for n in sizes for m in methods]
+    for row in r["rows"] + r["projections"]:
+        if row["n"] <= CAP:
+            assert "not_run" not in row and row["median_ms"] > 0, row
+        else:  # shaped as an out-of-memory row: a reason, no number
+            assert row["not_run"] == f"n = {row['n']} is above cost.max_n_cpu = {CAP}, the largest n a CPU is asked to run"
+            assert not row["oom"] and "median_ms" not in row and "peak_bytes" not in row
+    assert all(row["score_bytes"] == cfg["cost"]["heads"] * row["n"] ** 2 * 4 for row in r["rows"])
+    assert r["longest"] == {m: CAP for m in methods} and r["oom"] == {m: None for m in methods}
+    assert r["not_run"] == "n = 128 and 256 are above cost.max_n_cpu = 64, the largest n a CPU is asked to run"
+    assert r["projection_slope"] is not None and all(s["time"] is not None for s in r["slopes"].values())
+
+
+def test_a_sweep_that_ran_every_size_records_nothing_not_run(swept):
+    assert swept[1]["not_run"] is None and not any("not_run" in row for row in swept[1]["rows"])
+    assert cost.skipped([32, 64], 32) == "n = 64 is above cost.max_n_cpu = 32, the largest n a CPU is asked to run"
+    assert cost.skipped([32, 64], None) is None and cost.skipped([32, 64], 64) is None
+
+
+def test_the_page_shows_not_run_rows_with_their_reason_and_draws_no_number_for_them(capped):
+    from charts import described, marks
+
+    root, cfg, r = capped
+    site = site_for(root, cfg)
+    text = rendered_page(site, "cost", page.blocks)
+    reason = f"not run here: n = 256 is above cost.max_n_cpu = {CAP}, the largest n a CPU is asked to run"
+    assert text.count(reason) == len(cfg["cost"]["methods"]) + 1  # every method and the projections
+    assert f"Not run here: {r['not_run']}. Their rows in the table hold no number" in text
+    time, memory = page.charts(page.table(r))
+    for spec in (time, memory):
+        drawn = {described(it).get("n") for _, it in marks(vlc_scene(spec))} - {None}
+        assert drawn and drawn <= {"32", "64"}, drawn
+    verdicts = {v.claim.id: v for v in site.page_verdicts("cost")}
+    assert verdicts["C6.3"].verdict == "not run"
+    assert verdicts["C6.3"].note == ("value is null: the sizes at which the naive method would run out of memory "
+                                     "were not run: " + r["not_run"])
+    assert verdicts["C6.2"].verdict != "not run", verdicts["C6.2"].note  # judged on the sizes measured
+
+
+def vlc_scene(spec: dict) -> dict:
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_scenegraph(spec)["scenegraph"]
 
 
 def test_page_fills_every_marker_and_c6_3_is_not_run_on_a_cpu(swept):

@@ -52,14 +52,24 @@ def test_some_experiments_alone_run_with_every_job_they_need():
 
 
 def test_a_run_of_some_experiments_is_checked_for_them_alone(tmp_path):
-    """The chapter's E6 sizes need a GPU; a CPU night of the ladder and position runs no E6 job, so its check
-    passes, while the whole profile on that CPU is refused, naming the setting."""
-    cfg = chosen({"profile": "chapter", "device": "cpu"}, [])
-    with pytest.raises(AttnlabError, match="config error at 'cost.sizes'"):
+    """A CPU cap below every E6 size leaves a CPU nothing to measure; a CPU night of the ladder and position runs
+    no E6 job, so its check passes, while the whole profile on that CPU is refused, naming the setting."""
+    cfg = chosen({"profile": "chapter", "device": "cpu", "cost": {"max_n_cpu": 64}}, [])
+    with pytest.raises(AttnlabError, match="config error at 'cost.max_n_cpu'"):
         check(cfg, tmp_path, corpus=False)
     assert check(cfg, tmp_path, corpus=False, only=["ladder", "position"])["profile"] == "chapter"
-    with pytest.raises(AttnlabError, match="config error at 'cost.sizes'"):  # cost named, or needed: still checked
+    with pytest.raises(AttnlabError, match="config error at 'cost.max_n_cpu'"):  # cost named, or needed: checked
         check(cfg, tmp_path, corpus=False, only=["ladder", "cost"])
+
+
+def test_a_dry_run_lists_every_job_in_order_and_runs_none(tmp_path, capsys):
+    cfg = chosen({"profile": "chapter", "device": "cpu"}, [])
+    assert runner.main(["chapter", "--set", "device=cpu", "--results", str(tmp_path / "r"), "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (f"attnlab.runner: dry run of the chapter profile: {len(out) - 1} jobs (training runs at seeds "
+                      "1337, 1338, 1339), none run")
+    assert [x.strip() for x in out[1:]] == [j.name for j in runner.jobs(cfg, tmp_path / "r", 1)]
+    assert not (tmp_path / "r").exists()
 
 
 def test_an_unknown_experiment_in_only_is_one_line_before_any_job(tmp_path, capsys):

@@ -4,6 +4,10 @@
 #
 #   ATTNLAB_COMMIT=<commit> tools/gpu-chapter.sh chapter 12     # on the GPU machine: 12 jobs share the GPU
 #   tools/gpu-chapter.sh smoke 2                                 # anywhere: the same path, end to end, in minutes
+#   tools/gpu-chapter.sh chapter --dry-run                       # anywhere: check the profile, list its jobs, run none
+#
+# It runs every job of the profile's plan at every seed the profile lists (chapter: 1337, 1338, 1339), so every
+# experiment whose settings differ from quick's (the home page's list) is among them.
 #
 # Results go to $OUT/<profile>/ on a device machine (what comes back), else results/<profile>/. A tree copied
 # to a GPU machine travels without .git: ATTNLAB_COMMIT names the clean commit it was copied at, and every run
@@ -16,10 +20,20 @@
 # takes it there (`carry`). jsonschema, which the GPU machine lacks, travels as wheels in .whl/ (see
 # tools/gpu-benchmarks.sh for the pip download line).
 set -euo pipefail
-profile=${1:?usage: tools/gpu-chapter.sh PROFILE [JOBS]}
-jobs=${2:-2}
+profile=${1:?usage: tools/gpu-chapter.sh PROFILE [JOBS] [--dry-run]}
+jobs=2
+dry=
+for arg in "${@:2}"; do
+  case $arg in
+    -n|--dry-run) dry=--dry-run ;;
+    *) jobs=$arg ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 source tools/device-env.sh
+if [ -n "$dry" ]; then
+  exec python3 -m attnlab.runner "$profile" --jobs "$jobs" --dry-run
+fi
 results=results/$profile
 if [ -n "${OUT:-}" ]; then  # a device machine: write where the files come back from, corpus included
   mkdir -p "$OUT/$profile/data"

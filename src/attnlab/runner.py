@@ -171,6 +171,8 @@ def main(argv=None) -> int:
                    help="settings laid over the profile, as `--config` takes them (e.g. seeds=[1337])")
     p.add_argument("--only", nargs="+", metavar="EXPERIMENT",
                    help="only these experiments (and the jobs they need), e.g. --only ladder position")
+    p.add_argument("-n", "--dry-run", action="store_true",
+                   help="check the profile and list every job it would run, one a line, without running any")
     a = p.parse_args(argv)
     results = None
     try:  # a stop can come at any line, the imports (torch's takes seconds) included
@@ -184,6 +186,9 @@ def main(argv=None) -> int:
         cfg = check(chosen({"profile": a.profile, **overrides}, []), only=only)  # before anything runs
         results = Path(a.results or f"results/{cfg['profile']}")
         todo = jobs(cfg, results, a.threads, only)
+        if a.dry_run:
+            print(dry_run_lines(todo, cfg), flush=True)
+            return 0
         check_results(results, write=True)  # as the Snakefile does: one line if it cannot take the run files
         stopping()
         failed = execute(todo, results, a.jobs, git_commit())
@@ -202,6 +207,14 @@ def main(argv=None) -> int:
     except Stopped as stopped:
         print(f"attnlab.runner: {stopped_line(stopped, results)}", file=sys.stderr)
         return 128 + signal.Signals[stopped.signal_name]
+
+
+def dry_run_lines(todo: list[Job], cfg: dict) -> str:
+    """What a dry run prints: a line saying nothing runs, then every job's name, in the order they would start."""
+    seeds = ", ".join(map(str, cfg.get("seeds") or [cfg.get("seed")]))
+    head = (f"attnlab.runner: dry run of the {cfg['profile']} profile: {len(todo)} jobs (training runs at seeds "
+            f"{seeds}), none run")
+    return "\n".join([head, *(f"  {job.name}" for job in todo)])
 
 
 def check_counts(jobs: int, threads: int) -> None:

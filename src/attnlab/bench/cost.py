@@ -9,9 +9,12 @@ One causal SelfAttention (width d, h heads, batch B) forward, for n doubling thr
 and, apart, the four projections alone (q, k, v, out), which grow linearly in n. Every timing goes through
 attnlab.bench.harness (median, 20th/80th percentiles, spread, peak memory, FLOP/s, NVML on a GPU). A method
 that runs out of memory gets a row saying so, with the bytes its score matrix would have taken, and is not
-tried at larger n; the others go on. On the CPU the sweep stops at `cost.max_n_cpu`.
+tried at larger n; the others go on. On the CPU a size above `cost.max_n_cpu` is not run: every method (and the
+projections) gets a row saying so, with the reason, as an out-of-memory row does, and no number.
 
-Output (results/<profile>/cost/result.json): rows (one per n and method), projections (one per n), slopes
+Output (results/<profile>/cost/result.json): rows (one per n and method; `oom`, or `not_run` with the reason, where
+nothing was measured), projections (one per n), not_run (why the sizes above the CPU's cap were not run, or
+null), slopes
 (log-log, over the last four rows each method completed; time with its standard error from the residuals),
 longest (the largest n each method reached), approximation_errors (S8: the two approximations' relative error
 as their window or features grow, over several draws of the inputs: per size the mean with its standard
@@ -163,8 +166,59 @@ def slopes(rows: list[dict]) -> dict:
     return {"time": t and t["slope"], "time_se": t and t["se"], "memory": mem and mem["slope"]}
 
 
+def ran(row: dict) -> bool:
+    """Whether a row of the sweep holds a measurement: neither out of memory nor not run here."""
+    return not row.get("oom") and not row.get("not_run")
+
+
+def cap(s: dict, device: torch.device) -> int | None:
+    """The largest n this device is asked to run: `cost.max_n_cpu` on a CPU, no cap on a GPU."""
+    return s["max_n_cpu"] if device.type == "cpu" else None
+
+
+def above_cap(n: int, most: int) -> str:
+    """Why size n is not run on this CPU."""
+    return f"n = {n} is above cost.max_n_cpu = {most}, the largest n a CPU is asked to run"
+
+
+def not_run_rows(n: int, methods: list[str], most: int, score_bytes: int) -> list[dict]:
+    """One row per method at a size the CPU does not run, shaped as an out-of-memory row: no numbers, the reason."""
+    why = above_cap(n, most)
+    return [{"oom": False, "not_run": why, "n": n, "method": m, "score_bytes": score_bytes} for m in methods]
+
+
+def skipped(sizes: list[int], most: int | None) -> str | None:
+    """The sizes a CPU did not run and why, in one sentence (None where it ran them all)."""
+    over = [n for n in sizes if most is not None and n > most]
+    if not over:
+        return None
+    listed = ", ".join(map(str, over[:-1])) + (" and " if len(over) > 1 else "") + str(over[-1])
+    return (f"n = {listed} {'are' if len(over) > 1 else 'is'} above cost.max_n_cpu = {most}, the largest n a CPU "
+            "is asked to run")
+
+
+def sweep_size(attn: SelfAttention, x: torch.Tensor, s: dict, timing: dict, peak_flops: float | None,
+               stopped: set) -> tuple[dict, list[dict]]:
+    """The projections' record and each method's row at one input x (B, n, d); a method that runs out of memory
+    joins `stopped` (larger n would only fail again)."""
+    (B, n, d), h, device = x.shape, s["heads"], x.device
+    rows = []
+    with torch.inference_mode():
+        p = measure(lambda: projections(attn, x), device, **timing, flops=4 * 2 * B * n * d * d)
+        for method in (m for m in s["methods"] if m not in stopped):
+            r = time_method(attn, x, method, s, timing, peak_flops)
+            r.update(n=n, method=method, score_bytes=B * h * n * n * x.element_size())
+            rows.append(r)
+            if r["oom"]:
+                stopped.add(method)
+    shown = [f"{r['method']} " + ("out of memory" if r["oom"] else f"{r['median_ms']:.2f} ms") for r in rows]
+    print(f"  n={n:6d}: projections {p['median_ms']:.2f} ms; " + ", ".join(shown), flush=True)
+    return {"n": n, **p}, rows
+
+
 def run(s: dict, device: torch.device, seed: int = 0, peak_flops: float | None = None) -> dict:
     check_section(s, on_cpu=device.type == "cpu")
+    most = cap(s, device)
     d, h, B, dtype = s["d_model"], s["heads"], s["batch_size"], getattr(torch, s["dtype"])
     torch.manual_seed(seed)
     attn = SelfAttention(d, h, out_proj=True).to(device, dtype).eval()
@@ -172,34 +226,31 @@ def run(s: dict, device: torch.device, seed: int = 0, peak_flops: float | None =
     rows, proj, stopped = [], [], set()
     agreement = max_diffs(attn, s, device, dtype, seed)
     for n in s["sizes"]:
+        if most is not None and n > most:
+            rows += not_run_rows(n, [m for m in s["methods"] if m not in stopped], most,
+                                 B * h * n * n * torch.empty((), dtype=dtype).element_size())
+            proj.append({"oom": False, "not_run": above_cap(n, most), "n": n})
+            print(f"  n={n:6d}: not run here ({above_cap(n, most)})", flush=True)
+            continue
         x = torch.randn(B, n, d, generator=torch.Generator().manual_seed(seed)).to(device, dtype)  # (B, n, d)
-        with torch.inference_mode():
-            p = measure(lambda: projections(attn, x), device, **timing, flops=4 * 2 * B * n * d * d)
-            proj.append({"n": n, **p})
-            for method in s["methods"]:
-                if method in stopped:
-                    continue
-                r = time_method(attn, x, method, s, timing, peak_flops)
-                r.update(n=n, method=method, score_bytes=B * h * n * n * x.element_size())
-                rows.append(r)
-                if r["oom"]:
-                    stopped.add(method)  # larger n would only fail again
-        shown = [f"{r['method']} " + ("out of memory" if r["oom"] else f"{r['median_ms']:.2f} ms")
-                 for r in rows if r["n"] == n]
-        print(f"  n={n:6d}: projections {p['median_ms']:.2f} ms; " + ", ".join(shown), flush=True)
+        p, measured_rows = sweep_size(attn, x, s, timing, peak_flops, stopped)
+        proj.append(p)
+        rows += measured_rows
     for method in s["methods"]:  # ratio to the previous n, for time and memory
         prev = None
-        for r in (r for r in rows if r["method"] == method and not r["oom"]):
+        for r in (r for r in rows if r["method"] == method and ran(r)):
             if prev:
                 r["time_ratio"] = r["median_ms"] / prev["median_ms"]
                 r["memory_ratio"] = (r["peak_bytes"] / prev["peak_bytes"]) if r["peak_bytes"] and prev["peak_bytes"] else None
             prev = r
     memory = torch.cuda.get_device_properties(device).total_memory if device.type == "cuda" else None
-    done = {m: [r for r in rows if r["method"] == m and not r["oom"]] for m in s["methods"]}
+    done = {m: [r for r in rows if r["method"] == m and ran(r)] for m in s["methods"]}
+    measured = [p for p in proj if ran(p)]
     return {
         "settings": s, "rows": rows, "projections": proj,
         "slopes": {m: slopes(rs) for m, rs in done.items()},
-        "projection_slope": (slope([p["n"] for p in proj], [p["median_ms"] for p in proj]) or {}).get("slope"),
+        "projection_slope": (slope([p["n"] for p in measured], [p["median_ms"] for p in measured]) or {}).get("slope"),
+        "not_run": skipped(s["sizes"], most),
         "longest": {m: max((r["n"] for r in rs), default=None) for m, rs in done.items()},
         "oom": {m: next((r["n"] for r in rows if r["method"] == m and r["oom"]), None) for m in s["methods"]},
         # the bytes of the (B, h, n, n) scores at the first n a method ran out of memory, over the device's memory

@@ -174,6 +174,7 @@ class Claim:
     kinds: dict = field(default_factory=dict)         # part -> "measured" or "computed"
     sampled: set[str] = field(default_factory=set)    # parts that read a perplexity (the jackknife's to vary)
     origin: str = "source"  # "ours": a statement the sources never make, the project's own finding
+    reason_code: object = field(default=None, repr=False)  # 'not_run_reason': why a null value was not measured
 
     @property
     def kind(self) -> str:
@@ -242,7 +243,8 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
     for key in ("claim", "chapter_value", "value", "check", "tolerance_note"):
         if key not in entry:
             raise bad(f"missing '{key}'")
-    unknown = set(entry) - {"id", "claim", "chapter_value", "value", "check", "tolerance_note", "se", "kind", "origin"}
+    unknown = set(entry) - {"id", "claim", "chapter_value", "value", "check", "tolerance_note", "se", "kind", "origin",
+                            "not_run_reason"}
     if unknown:
         raise bad(f"unknown keys {sorted(unknown)}")
     value, check = entry["value"], entry["check"]
@@ -285,6 +287,11 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
             if not isinstance(expr, str) or not expr.strip():
                 raise bad(f"{label} must be an expression string")
             claim.se_code[str(part)] = _compile(expr, claim, label)
+    reason = entry.get("not_run_reason")
+    if reason is not None:  # why a value is null, where the run file says (e.g. sizes a CPU did not run)
+        if not isinstance(reason, str) or not reason.strip():
+            raise bad("not_run_reason must be an expression string")
+        claim.reason_code = _compile(reason, claim, "not_run_reason")
     return claim
 
 

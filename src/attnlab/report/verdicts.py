@@ -342,7 +342,9 @@ def _measure(claim: Claim, res: Results) -> tuple[dict, dict]:
         lacking = lacking_fields([claim.values[p] for p in unmeasured], scope)
         if lacking:
             raise _NotRun(f"{where} is null: the run files lack {', '.join(lacking)}, which the claim reads", lacking)
-        raise _NotRun(f"{where} is null in the run files: this run did not measure it")
+        reason = _reason(claim, scope)
+        raise _NotRun(f"{where} is null: {reason}" if reason else
+                      f"{where} is null in the run files: this run did not measure it")
     needs_se = any(set(check) & DIRECTIONS for check in claim.checks.values())
     unblocked = [r for r in sorted(claim.trained_rows) if not (res.runs[r].get("eval") or {}).get("val_blocks")]
     if needs_se and unblocked:
@@ -438,6 +440,19 @@ def _scope(res: Results, drop: int | None = None) -> dict:
         if ev.get("val_blocks_at"):
             scope["ppl_at"][row] = {w: ppl_without(b, drop) for w, b in ev["val_blocks_at"].items()}
     return scope
+
+
+def _reason(claim: Claim, scope: dict) -> str | None:
+    """Why the claim's null value was not measured, from its `not_run_reason` expression (None: it says nothing,
+    or the claim has none)."""
+    if claim.reason_code is None:
+        return None
+    try:
+        reason = eval(claim.reason_code, scope, {})  # noqa: S307 - whitelisted syntax and names, see _compile
+    except (KeyError, IndexError, TypeError) as err:
+        raise AttnlabError(f"claim {claim.id}: not_run_reason failed on the run files ({type(err).__name__}: "
+                           f"{err}); does a producer write that field?") from None
+    return reason if isinstance(reason, str) and reason else None
 
 
 def _value(claim: Claim, part: str, code, scope: dict, what: str = "value"):

@@ -38,7 +38,11 @@ properties:
       windows: {type: array, items: {type: integer}, minItems: 1, default: [8, 16, 32, 64, 128, 256]}
       features: {type: array, items: {type: integer}, minItems: 1, default: [8, 16, 32, 64, 128, 256]}
       seeds: {type: integer, minimum: 1, default: 3, description: "draws of the inputs (and of FAVOR+'s features) averaged per size; their spread gives the errors' standard errors"}
-  max_n_cpu: {type: integer, minimum: 1, default: 4096, description: the largest n a CPU is asked to run}
+  max_n_cpu:
+    type: integer
+    minimum: 1
+    default: 4096
+    description: the largest n a CPU is asked to run; larger sizes are recorded as rows not run here, with the reason
   warmup: {type: integer, minimum: 0, default: 1}
   min_samples: {type: integer, minimum: 1, default: 3}
   max_samples: {type: integer, minimum: 1, default: 30}
@@ -71,6 +75,6 @@ def check_section(s: dict, on_cpu: bool) -> None:
         values = [s[key]] + list(s["errors"][f"{key}s" if key == "window" else key])
         if min(values) < 1:
             raise AttnlabError(f"config error at 'cost.{key}': a {key} below 1 ({min(values)}) attends to nothing")
-    if on_cpu and sizes[-1] > s["max_n_cpu"]:
-        raise AttnlabError(f"config error at 'cost.sizes': n={sizes[-1]} is above cost.max_n_cpu={s['max_n_cpu']},"
-                           " the largest n run on a CPU")
+    if on_cpu and sizes[0] > s["max_n_cpu"]:  # above it a size is a row not run here; below none, nothing runs
+        raise AttnlabError(f"config error at 'cost.max_n_cpu': every size in cost.sizes is above it "
+                           f"({s['max_n_cpu']} < n={sizes[0]}), so a CPU would measure nothing")

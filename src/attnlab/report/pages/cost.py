@@ -5,7 +5,7 @@ import altair as alt
 import pandas as pd
 import yaml
 
-from attnlab.bench.cost import SLOPE_ROWS
+from attnlab.bench.cost import SLOPE_ROWS, ran
 from attnlab.report.charts import lines_with_marks
 from attnlab.report.format import chart, gpu_region, machine, md_table, num
 from attnlab.report.readings import Estimate, growth, interval, said, side
@@ -77,7 +77,7 @@ ORDER = ["naive", "sdpa", "tiled", "window", "favor", "projections"]
 
 
 def table(r: dict) -> pd.DataFrame:
-    """One row per size and method (projections alone as a method of their own), OOM rows included."""
+    """One row per size and method (projections alone as a method of their own), OOM and not-run rows included."""
     rows = [{**p, "method": "projections"} for p in r["projections"]] + list(r["rows"])
     t = pd.DataFrame(rows)
     t["score_mb"] = t.get("score_bytes", pd.Series(dtype=float)) / 2**20
@@ -96,9 +96,25 @@ def method_colour(t: pd.DataFrame) -> alt.Color:
     return alt.Color("method:N", sort=methods(t), scale=alt.Scale(domain=methods(t)), title=None)
 
 
+def ran_rows(t: pd.DataFrame) -> pd.DataFrame:
+    """The rows that hold a measurement: neither out of memory nor not run here (a version from before not-run
+    rows has no such column)."""
+    oom = t["oom"].fillna(False).astype(bool)
+    skipped = t["not_run"].notna() if "not_run" in t else False
+    return t[~oom & ~skipped]
+
+
+def status(row: dict) -> str:
+    """A row's status: 'ok', 'out of memory', or 'not run here: <reason>' (a table row, so absent is NaN)."""
+    if isinstance(row.get("not_run"), str):
+        return f"not run here: {row['not_run']}"
+    oom = row.get("oom")
+    return "out of memory" if oom == oom and oom else "ok"  # NaN (never recorded) is not equal to itself
+
+
 def charts(t: pd.DataFrame) -> tuple[dict, dict]:
-    done = t[~t["oom"].fillna(False).astype(bool)]
-    sizes = sorted(set(t["n"]))
+    done = ran_rows(t)
+    sizes = sorted(set(done["n"]))
     x = alt.X("n:Q", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=sizes), title="sequence length n")
     measured = done[done["method"] != "projections"].dropna(subset=["peak_mb"])
     time = lines_with_marks(alt.Chart(done).encode(
@@ -230,7 +246,7 @@ def error_reading(e: dict) -> str:
 def fitted(rows: list[dict], key: str) -> Estimate | None:
     """The log-log slope of `key` on n over the last sizes that ran, as the producer fits it, with the fit's
     residual standard error (n − 2 degrees of freedom); None with fewer than two sizes."""
-    done = [x for x in rows if not x.get("oom") and x.get(key)]
+    done = [x for x in rows if ran(x) and x.get(key)]
     fit = log_fit([x["n"] for x in done], [x[key] for x in done], SLOPE_ROWS)
     if fit is None:
         return None
@@ -256,9 +272,11 @@ def slopes_text(r: dict) -> str:
                      + slope_words(fitted(rows, "peak_bytes"), "memory") + ".")
     if r.get("projections"):
         lines.append("- **projections** alone: " + slope_words(fitted(r["projections"], "median_ms"), "time") + ".")
+    skipped = (f"\n\nNot run here: {r['not_run']}. Their rows in the table hold no number, and the charts leave "
+               "them out.\n") if r.get("not_run") else "\n"
     return (f"Log-log slopes over the last {SLOPE_ROWS} sizes each method finished, ± k·SE of the fit (95 %; its "
             "residual error at two degrees of freedom), and what they say against linear (1) and quadratic (2):\n\n"
-            + "\n".join(lines) + "\n")
+            + "\n".join(lines) + skipped)
 
 
 def blocks(site) -> dict[str, str]:
@@ -272,7 +290,7 @@ def blocks(site) -> dict[str, str]:
                        f"methods; a window of {s['window']} with {s['n_global']} global tokens; "
                        f"{s['features']} random features")
     t = table(r)
-    t["status"] = t["oom"].map(lambda o: "out of memory" if o else "ok")
+    t["status"] = [status(row) for row in t.to_dict("records")]
     headers = {"method": "method", "n": "n", "status": "status", "median_ms": "ms (median)", "p20_ms": "p20",
                "p80_ms": "p80", "samples": "samples", "time_ratio": "× time", "score_mb": "scores MiB",
                "peak_mb": "peak MiB", "memory_ratio": "× memory", "gflop_s": "GFLOP/s", "share_of_peak": "of peak"}

@@ -7,6 +7,7 @@ import html
 
 from attnlab import registry
 from attnlab.report import budget
+from attnlab.report.differences import budget_differences
 from attnlab.report.format import badge, code
 from attnlab.report.site import OURS, anchor, cards_table, origin_mark, tally
 
@@ -76,6 +77,7 @@ def blocks(site) -> dict[str, str]:
         "profile": f"`{site.profile}`",
         "results_dir": f"`{site.rdir}/`",
         "settings": site.settings_table(),
+        "profile_differences": budget_differences(),
         "rerun": site.rerun_code(site.snakemake(gpu=True)),
         "summary": headline(site),
         "budget": larger_budget(site),
