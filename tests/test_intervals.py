@@ -298,14 +298,15 @@ def test_a_tally_never_counts_our_findings_with_the_sources_claims():
 
     theirs = [_verdict("reproduced"), _verdict("reproduced"), _verdict("inconclusive"), _verdict("holds", "computed")]
     assert tally(theirs) == ("2 reproduced, 1 inconclusive of 3 measured claims; "
-                             "1 holds of 1 computed claims, which hold or fail by arithmetic")
+                             "1 holds of 1 computed claim, which holds or fails by arithmetic")
+    assert tally(theirs + [_verdict("holds", "computed")]).endswith("2 holds of 2 computed claims, which hold or fail by arithmetic")
     ours = [_verdict("reproduced", ours=True), _verdict("not reproduced", ours=True)]
     both = tally(theirs + ours)
     assert both.startswith(tally(theirs) + "; counted apart, the project's own findings")
     assert both.endswith("1 reproduced, 1 not reproduced of 2 measured findings")
     assert tally(ours).startswith("the project's own findings") and "claims" not in tally(ours)
     described = tally([_verdict("descriptive", "descriptive")])
-    assert described == "1 descriptive claims, shown and tested by nothing"
+    assert described == "1 descriptive claim, shown and tested by nothing"
     assert tally([]) == "no claims registered"
 
 

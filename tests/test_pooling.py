@@ -134,3 +134,15 @@ def test_the_site_of_a_pooled_version_names_what_it_pooled(two):
     assert ladder and all(len(v.seeds) == 2 for v in ladder if v.verdict not in ("not run", "diverged"))
     assert all(f.startswith((A, B)) for f in site.res.provenance())
     assert site.files_of(["ladder"]) and all("/ladder/" in f for f in site.files_of(["ladder"]))
+
+
+def test_how_verdicts_work_says_what_this_version_pooled_or_that_it_stands_alone(two):
+    from attnlab.report.pages.about import pooled_here
+
+    site = build.context(two / "results" / A, REPO / "claims")
+    said = pooled_here(site)
+    assert said.startswith("Here, ladder: pooled over 2 versions") and f"{B} (seed 1338)" in said
+    shutil.rmtree(two / "results" / B)
+    alone = build.context(two / "results" / A, REPO / "claims")
+    assert pooled_here(alone) == ("This version is pooled with no other: no other published version of its "
+                                  "profile was shaped alike.")

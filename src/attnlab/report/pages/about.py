@@ -88,4 +88,15 @@ def seeds_here(held: list[int]) -> str:
 def blocks(site) -> dict[str, str]:
     return {"k_table": k_table(), "examples": "\n".join(example(site, *e) for e in EXAMPLES),
             "max_seeds": str(MAX_SEEDS), "larger_source": larger_source(site.verdicts),
-            "seeds_here": seeds_here(site.held_seeds())}
+            "seeds_here": seeds_here(site.held_seeds()), "pooled_here": pooled_here(site)}
+
+
+def pooled_here(site) -> str:
+    """What this site pooled, experiment by experiment (the versions and their seeds); for a version pooled with
+    none, that it stands alone; '' for live results (only published versions pool)."""
+    if site.pool is None:
+        return ""
+    pooled = [f"{name}: {site.pool.words(name)}" for name in site.pool.members if site.pool.words(name)]
+    if not pooled:
+        return "This version is pooled with no other: no other published version of its profile was shaped alike."
+    return "Here, " + "; ".join(pooled) + "."
