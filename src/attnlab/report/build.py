@@ -28,7 +28,7 @@ from attnlab.report import tables
 from attnlab.report.claims import load_registry
 from attnlab.report.site import NOT_RUN, Site
 from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate_all, seed_table, verdict_table
+from attnlab.report.verdicts import evaluate_all, profile_seed_count, seed_table, verdict_table
 
 MKDOCS = registry.ROOT / "mkdocs.yml"  # the project's site configuration; its hook calls back in here
 MARKER = re.compile(r"<!--\s*attnlab:(\w+)\s*-->")
@@ -100,7 +100,7 @@ def context(results: Path, claims: Path, settings: str | dict | None = None, sel
     claim_registry = load_registry(claims)
     res = gather(results)
     root = Path(results).resolve().parent.parent  # results/<profile or version>/ -> the project holding them
-    return Site(res, claim_registry, evaluate_all(claim_registry, res), cfg, manifest=versions.manifest_of(results),
+    return Site(res, claim_registry, evaluate_all(claim_registry, res, profile_seed_count(cfg)), cfg, manifest=versions.manifest_of(results),
                 built_from=versions.head(registry.ROOT), selector=selector, versions_root=root,
                 known=known)
 

@@ -16,7 +16,7 @@ from attnlab.stats import jackknife_se, mean_se, ppl_without
 
 NOISE = "within the noise"
 NO_ERROR = "no error to judge it by"
-PPL_ERROR = "the larger of the seeds' spread and the evaluation's sampling error"  # paired()'s error for perplexities
+PPL_ERROR = "the seeds' spread and the evaluation's sampling error in quadrature"  # paired()'s error for perplexities
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def of_values(values: list[float]) -> Estimate:
 
 def of_seeds(values: list[float], sampling: float | None = None) -> Estimate:
     """The mean over seeds of a value that also carries a sampling error of its own (a binomial error, stated
-    per seed: their mean), with the larger of the two sources as its error, as the verdicts take it
+    per seed: their mean), with both sources in quadrature as its error, as the verdicts take it
     (verdicts.Noise)."""
     spread = of_values(values)
     sd = None if spread.se is None else spread.se * math.sqrt(len(values))
@@ -53,8 +53,8 @@ def of_seeds(values: list[float], sampling: float | None = None) -> Estimate:
 def paired(a, b, how=lambda x, y: x - y) -> Estimate:
     """how(a, b) seed by seed, over the seeds both have, as a mean with its error: runs trained at the same seed
     share data order and evaluation, so their difference is judged on its own spread. Where both are perplexities
-    with their evaluation blocks (results.Spread), the error is, as the verdicts take it, the larger of that spread
-    and the evaluation's sampling error: a jackknife over the blocks both were scored on (so one seed has an error
+    with their evaluation blocks (results.Spread), the error is, as the verdicts take it, that spread and the
+    evaluation's sampling error in quadrature: a jackknife over the blocks both were scored on (so one seed has an error
     too). Runs with no seed in common give how() of their means, with no error to judge it by. `a`, `b`:
     results.Spread, or seed -> value."""
     blocks_a, blocks_b = getattr(a, "blocks", {}), getattr(b, "blocks", {})

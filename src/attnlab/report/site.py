@@ -21,7 +21,7 @@ from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_tabl
 from attnlab.report.published import beside
 from attnlab.report.results import Results, gather
 from attnlab.report.tables import row_order
-from attnlab.report.verdicts import BUDGET, Verdict, evaluate_all
+from attnlab.report.verdicts import BUDGET, Verdict, dominant_words, evaluate_all, first_look_of
 
 
 NOT_RUN = "not run"  # the key of a missing result's warning among a page's blocks (no marker has a space)
@@ -78,7 +78,8 @@ class Site:
         if self.manifest and version == self.manifest["version"]:
             return {v.claim.id: v for v in self.verdicts}
         if version not in self._verdicts_of:
-            found = evaluate_all(self.registry, gather(self.versions_root / "results" / version))
+            folder = self.versions_root / "results" / version
+            found = evaluate_all(self.registry, gather(folder), first_look_of(folder))
             self._verdicts_of[version] = {v.claim.id: v for v in found}
         return self._verdicts_of[version]
 
@@ -479,7 +480,8 @@ def part_reading(p, check: dict, seeds: int) -> str:
         return f"{fmt(p.value)} against {test}: the run files state no error for it, so there is no interval to judge."
     lo, hi = p.interval
     half, gap = p.k * p.se, distance(check, p.value)
-    text = f"{fmt(p.value)} ± {fmt(half)} (k·SE) = [{fmt(lo)}, {fmt(hi)}] against {test}: "
+    text = (f"{fmt(p.value)} ± {fmt(half)} (k·SE; the error {dominant_words(p.dominant, p.draws)}) = "
+            f"[{fmt(lo)}, {fmt(hi)}] against {test}: ")
     if p.outcome == "not reproduced":
         return text + (f"the value lies {fmt(gap)} past the test's bound, more than the interval's half-width: "
                        "a real difference, not the noise.")

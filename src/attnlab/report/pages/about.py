@@ -5,11 +5,13 @@ from __future__ import annotations
 import html
 import math
 
-from attnlab.report.claims import T95, describe
+from attnlab.report.claims import COVERAGE, describe, k_at
 from attnlab.report.format import badge, fmt
 from attnlab.report.readings import count
 from attnlab.report.site import anchor, settle_words
-from attnlab.report.verdicts import MAX_SEEDS
+from attnlab.report.verdicts import (DOMINANT_SHARE, LOOKS, MAX_SEEDS, SECOND_LOOK_MOST, dominant_words,
+                                     profile_seed_count)
+from attnlab.stats import welch_df
 
 EXAMPLES = (  # one worked example each: the verdict, and what its part must show
     ("reproduced", lambda p: True),
@@ -21,14 +23,46 @@ EXAMPLES = (  # one worked example each: the verdict, and what its part must sho
 
 
 def k_table() -> str:
-    """k at the degrees of freedom the project meets: 2 to 5 seeds, and the jackknife's 20 blocks."""
-    rows = [(f"{n} seeds (seeds' spread the larger)", n - 1) for n in (2, 3, 4, 5)]
-    rows += [("20 evaluation blocks (sampling error the larger)", 19),
+    """k at the degrees of freedom the project meets (2 to 5 seeds, the jackknife's 20 blocks, both sources at
+    once), at each look of the sequential design and, for comparison, at 95 % in one look."""
+    both = welch_df([(1.0, 2), (1.0, 19)])  # 3 seeds' spread and the 20 blocks' sampling error, equal in variance
+    rows = [(f"{n} seeds' spread alone", n - 1) for n in (2, 3, 4, 5)]
+    rows += [("20 evaluation blocks alone (the sampling error)", 19),
+             ("3 seeds and 20 blocks, equal in variance (Welch-Satterthwaite)", both),
              ("a line fitted through 4 points (its residual error)", 2),
              ("a stated binomial or bootstrap error", math.inf)]
-    body = "\n".join(f"| {what} | {'∞' if math.isinf(df) else df} | {fmt(T95[df - 1] if df <= len(T95) else 1.96)} |"
-                     for what, df in rows)
-    return "| SE from | degrees of freedom | k |\n|---|---|---|\n" + body + "\n"
+    looks = [f"k at look {i} ({percent(1 - level)})" for i, level in enumerate(LOOKS, 1)]
+    head = "| SE from | degrees of freedom | " + " | ".join(looks) + f" | k at {COVERAGE} in one look |\n"
+    body = "\n".join(f"| {what} | {'∞' if math.isinf(df) else fmt(df)} | "
+                     + " | ".join(fmt(k_at(df, level)) for level in (*LOOKS, 0.05)) + " |" for what, df in rows)
+    return head + "|---|---|" + "---|" * (len(LOOKS) + 1) + "\n" + body + "\n"
+
+
+def percent(share: float) -> str:
+    """0.975 -> '97.5 %'."""
+    return f"{fmt(100 * share)} %"
+
+
+def design(cfg: dict) -> str:
+    """The sequential design in words, from its constants (verdicts.LOOKS, SECOND_LOOK_MOST) and this profile's
+    seeds."""
+    first = profile_seed_count(cfg)
+    levels = " and ".join(f"{fmt(a)} at look {i}" for i, a in enumerate(LOOKS, 1))
+    coverage = (" and ".join(percent(1 - a) for a in LOOKS) + " coverage") if len(set(LOOKS)) > 1 else \
+        f"{percent(1 - LOOKS[0])} coverage at each"
+    return (f"Adding seeds because a first judgement was inconclusive is a sequential decision: looking twice at "
+            f"95 % each would give a claim whose truth sits on its bound more than one chance in twenty of a wrong "
+            f"*reproduced* or *not reproduced*. So the verdicts follow a design of {len(LOOKS)} looks, fixed before "
+            f"the runs. The first look is the claim at the profile's own seeds ({count(first, 'seed')} for this "
+            f"version). A claim it leaves inconclusive whose settle count is at most {SECOND_LOOK_MOST} seeds gets "
+            f"those seeds as a setting of its experiment (`seeds:` in the experiment's section of the profile), "
+            f"and is judged once more on all of them: the second look, and the last. A judgement at more seeds "
+            f"than the profile's is the second look. The error is split between the looks, {levels} "
+            f"(two-sided; {coverage}), and the chance of a wrong verdict over both looks is at most their "
+            f"sum, {fmt(sum(LOOKS))}, whatever the two looks share: one of them must have erred. A settle count is "
+            f"read at the second look's k. `tests/test_sequential.py` simulates thousands of claims whose truth sits "
+            f"exactly on the bound, judges them at the first look and at their settle count, and checks that the "
+            f"wrong verdicts stay at or below {fmt(sum(LOOKS))}, and that 95 % at each look would exceed it.")
 
 
 def example(site, outcome: str, shows) -> str:
@@ -50,12 +84,11 @@ def worked(v, part) -> str:
         return (f"{name}: computed, {fmt(part.value)}; the test asks {test}; arithmetic has no noise, so the "
                 f"value alone decides: it {part.outcome}.\n")
     lo, hi = part.interval
-    dof = "∞ (normal)" if math.isinf(part.df) else f"{int(part.df)}"
+    dof = "∞ (normal)" if math.isinf(part.df) else fmt(part.df)
     source = f"mean of {len(v.seeds)} seeds" if v.seeds else "one evaluation"
-    larger = ("the seeds' spread" if v.seeds and part.df == len(v.seeds) - 1 else
-              "the evaluation's sampling error" if part.df == 19 else "the error its producer states")
-    text = (f"{name}: {fmt(part.value)} ({source}), SE {fmt(part.se)} ({larger} is the larger), k = {fmt(part.k)} "
-            f"at {dof} degrees of freedom, so the interval is [{fmt(lo)}, {fmt(hi)}]; the test asks {test}. ")
+    text = (f"{name}: {fmt(part.value)} ({source}), SE {fmt(part.se)} ({dominant_words(part.dominant, part.draws)}), "
+            f"k = {fmt(part.k)} at {dof} degrees of freedom and look {part.look}, so the interval is "
+            f"[{fmt(lo)}, {fmt(hi)}]; the test asks {test}. ")
     if part.outcome == "inconclusive":
         return text + f"The interval holds a bound: {html.escape(settle_words(part.settle))}.\n"
     whole = "passes" if part.outcome == "reproduced" else "fails"
@@ -63,17 +96,17 @@ def worked(v, part) -> str:
 
 
 def larger_source(verdicts) -> str:
-    """Which error source is the larger for the numeric parts judged on a mean over seeds, counted from this
-    version's verdicts: the seeds' spread (k read at n − 1) or the evaluation's sampling error (or the error the
-    run file states). '' where no claim reads several seeds."""
-    sources = [v.parts[p].df == len(v.seeds) - 1 for v in verdicts if len(v.seeds) > 1
+    """Which error source dominates the numeric parts judged on a mean over seeds, counted from this version's
+    verdicts (Part.dominant): the seeds' spread, the evaluation's sampling error (or the error the run file
+    states), or both alike. '' where no claim reads several seeds."""
+    sources = [v.parts[p].dominant for v in verdicts if len(v.seeds) > 1
                for p in v.parts if v.parts[p].interval is not None]
     if not sources:
         return ""
-    seeds = sum(sources)
-    return (f"In this version, of the {count(len(sources), 'part')} judged on a mean over seeds, the seeds' spread is the "
-            f"larger source for {seeds} and the evaluation's sampling error (or the error the run file states) for "
-            f"{len(sources) - seeds}.")
+    return (f"In this version, of the {count(len(sources), 'part')} judged on a mean over seeds, the seeds' spread "
+            f"dominates the error of {sources.count('seeds')}, the evaluation's sampling error (or the error the run "
+            f"file states) that of {sources.count('sampling')}, and neither that of {sources.count('both')} (a "
+            f"source dominates when it holds at least {percent(DOMINANT_SHARE)} of the variance).")
 
 
 def seeds_here(held: list[int]) -> str:
@@ -86,6 +119,6 @@ def seeds_here(held: list[int]) -> str:
 
 
 def blocks(site) -> dict[str, str]:
-    return {"k_table": k_table(), "examples": "\n".join(example(site, *e) for e in EXAMPLES),
-            "max_seeds": str(MAX_SEEDS), "larger_source": larger_source(site.verdicts),
+    return {"k_table": k_table(), "design": design(site.config), "examples": "\n".join(example(site, *e) for e in EXAMPLES),
+            "max_seeds": str(MAX_SEEDS), "dominant_share": percent(DOMINANT_SHARE), "larger_source": larger_source(site.verdicts),
             "seeds_here": seeds_here(site.held_seeds())}
