@@ -10,7 +10,6 @@ from attnlab.errors import AttnlabError
 from attnlab.report import claims as cl
 from attnlab.report.format import fmt
 from attnlab.report.verdicts import LOOKS, Noise, judge_claim, judge_part, seeds_to_settle
-from attnlab.stats import welch_df
 from attnlab.runfiles import check_claims
 
 
@@ -89,16 +88,16 @@ def test_k_is_students_t_at_any_level_and_fractional_degrees_of_freedom():
 
 @pytest.mark.parametrize("seed_sd, sampling, dominant", [(1.0, 0.1, "seeds"), (0.1, 1.0, "sampling"),
                                                          (math.sqrt(3), 1.0, "both"), (1.0, None, "seeds")])
-def test_the_error_adds_both_sources_in_quadrature_at_welch_satterthwaites_degrees_of_freedom(seed_sd, sampling,
-                                                                                            dominant):
-    """Three seeds' spread (sd/√3 at 2 df) and a jackknife's sampling error (19 df): SE² is their sum, k is read at
-    the Welch-Satterthwaite df, and the record names the source holding at least 2/3 of SE² (else both)."""
+def test_the_error_adds_both_sources_in_quadrature_and_so_does_the_half_width(seed_sd, sampling, dominant):
+    """Three seeds' spread (sd/√3 at 2 df) and a jackknife's sampling error (19 df): SE² is their sum, the
+    half-width k·SE is each source's own t·SE in quadrature, and the record names the source holding at least 2/3
+    of SE² (else both); df is the larger source's."""
     part = judge_part(claim({"above": 0}), "", 5.0, Noise(3, seed_sd, sampling, 19))
     seeds, shared = seed_sd ** 2 / 3, (sampling or 0) ** 2
-    df = welch_df([(seeds, 2)] + ([(shared, 19)] if sampling else []))
-    assert part.se == pytest.approx(math.sqrt(seeds + shared)) and part.df == pytest.approx(df)
-    assert part.k == pytest.approx(k1(df)) and part.dominant == dominant and part.look == 1
-    assert 2 <= part.df <= 21 and (sampling or part.df == 2)  # between the sources' df, and the seeds' alone
+    assert part.se == pytest.approx(math.sqrt(seeds + shared))
+    assert part.k * part.se == pytest.approx(math.sqrt(k1(2) ** 2 * seeds + k1(19) ** 2 * shared))
+    assert k1(19) <= part.k <= k1(2) and part.df == (2 if seeds >= shared else 19)
+    assert part.dominant == dominant and part.look == 1
 
 
 @pytest.mark.parametrize("seed_sd, sampling, settle", [
@@ -107,8 +106,8 @@ def test_the_error_adds_both_sources_in_quadrature_at_welch_satterthwaites_degre
     (5.0, None, "more than 30"),
     (0.5, 0.6, "budget"),   # 2.433 × 0.6 = 1.46: the sampling error alone keeps it on the bound
     (1.0, 0.45, "budget"),  # 2.433 × 0.45 = 1.09: however many seeds, the sampling error stays
-    (0.5, 0.2, "4"),        # in quadrature: √(0.0625 + 0.04) = 0.32 at 4 seeds, k 2.79 → 0.89 clears
-    (0.8, 0.3, "8"),        # the sampling error (k·0.3 = 0.73) leaves room, but the seeds' share must shrink too
+    (0.5, 0.2, "5"),        # in quadrature: √(0.05 + 0.04) = 0.3 at 5 seeds, k 3.07 → 0.92 clears
+    (0.8, 0.3, "10"),       # the sampling error (k·0.3 = 0.73) leaves room, but the seeds' share must shrink too
 ])
 def test_an_inconclusive_claim_says_how_many_seeds_would_settle_it(seed_sd, sampling, settle):
     noise = Noise(3, seed_sd, sampling, 19)
@@ -118,7 +117,7 @@ def test_an_inconclusive_claim_says_how_many_seeds_would_settle_it(seed_sd, samp
         n = int(settle)
         for m, clears in ((n, True), (n - 1, False)):
             se, df = noise.at(m)
-            assert (cl.k_at(df, LOOKS[1]) * se < 1.0) is clears  # past the profile's 3 seeds: the second look
+            assert (noise.k(m, LOOKS[1]) * se < 1.0) is clears  # past the profile's 3 seeds: the second look
 
 
 def test_seeds_to_settle_names_the_budget_when_seeds_cannot_shrink_the_error():
@@ -284,14 +283,14 @@ def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_fil
     assert "verdict-not-reproduced" in lines[1] and "[C2.3]" in lines[1] and "The whole interval fails it" in lines[1]
     assert "no claim of this version has this verdict" in lines[2]  # one seed: nothing more seeds would settle
     k19 = fmt(k1(19))  # one seed: the first look, at the jackknife's 19 degrees of freedom
-    assert "[C2.2]" in lines[3] and "budget-limited" in lines[3] and f"k = {k19} at 19 degrees of freedom and look 1" in lines[3]
+    assert "[C2.2]" in lines[3] and "budget-limited" in lines[3] and f"k = {k19} at look 1 (at 19 degrees of freedom" in lines[3]
     assert "(mostly the sampling error)" in lines[3]
     assert "verdict-holds" in lines[4] and "[C0.1]" in lines[4]
     ks = " | ".join(fmt(cl.k_at(2, level)) for level in (*LOOKS, 0.05))  # each look's, then 95 % in one look
     assert f"| 3 seeds' spread alone | 2 | {ks} |" in blocks["k_table"] and "| 4.303 |" in blocks["k_table"]
     assert f"| a line fitted through 4 points (its residual error) | 2 | {ks} |" in blocks["k_table"]
-    both = "| 3 seeds and 20 blocks, equal in variance (Welch-Satterthwaite) | 7.238 |"  # (2v)² / (v²/2 + v²/19)
-    assert both in blocks["k_table"]
+    both = " | ".join(fmt(math.sqrt((cl.k_at(2, level) ** 2 + cl.k_at(19, level) ** 2) / 2)) for level in (*LOOKS, 0.05))
+    assert f"| 3 seeds and 20 blocks, equal in variance | 2 and 19 | {both} |" in blocks["k_table"]
     page = render((REPO / "docs" / "about.md").read_text(), blocks, "about.md")
     assert "<!-- attnlab:" not in page and lines[3] in page
 
@@ -379,13 +378,12 @@ def test_a_result_file_seeds_only_the_claims_that_read_what_it_holds_per_seed(va
     doc = {"control": 1.0, "text": 5.0, "by_seed": {"1": {"control": 1.0}, "2": {"control": 3.0}}}
     v = on_file(value, "0.1", **doc)
     if seeded:
-        spread = welch_df([(1.0, 1), (0.01, math.inf)])  # seeds at 1 and 3, or (read as a whole) none between them
-        assert len(v.seeds) == 2 and v.parts[""].df in (pytest.approx(spread), math.inf)
+        assert len(v.seeds) == 2 and v.parts[""].df in (1, math.inf)  # seeds at 1 and 3, or (read whole) alike
     else:
         assert v.seeds == {} and v.reproduced == 5.0 and v.parts[""].k == k1(math.inf) and "mean of" not in v.note
-    if value == "induction['control']":  # seeds' sd √2 over √2 seeds, and the stated 0.1 (normal)
-        df = welch_df([(1.0, 1), (0.01, math.inf)])
-        assert v.reproduced == 2.0 and v.parts[""].df == pytest.approx(df) and v.parts[""].k == pytest.approx(k1(df))
+    if value == "induction['control']":  # seeds' sd √2 over √2 seeds (variance 1), and the stated 0.1 (normal)
+        k = math.sqrt((k1(1) ** 2 * 1.0 + k1(math.inf) ** 2 * 0.01) / 1.01)
+        assert v.reproduced == 2.0 and v.parts[""].df == 1 and v.parts[""].k == pytest.approx(k)
 
 
 @pytest.mark.parametrize("se, survives", [(None, "no error alone"), ("0.1", "every seed")])

@@ -87,14 +87,14 @@ def test_a_slope_is_linear_quadratic_or_between_only_as_its_interval_says(slope,
 
 
 def test_seed_and_sampling_errors_add_in_quadrature():
-    from attnlab.stats import welch_df
+    from attnlab.report.claims import t95
 
-    wide = readings.of_seeds([0.5, 0.9, 0.7], sampling=0.01)  # mostly the seeds' spread: near 2 degrees of freedom
+    wide = readings.of_seeds([0.5, 0.9, 0.7], sampling=0.01)  # mostly the seeds' spread: t at 2 df, weighed
     seeds = (0.2 / math.sqrt(3)) ** 2
-    assert wide.se == pytest.approx(math.sqrt(seeds + 0.01 ** 2))
-    assert wide.df == pytest.approx(welch_df([(seeds, 2), (0.01 ** 2, math.inf)])) and 2 < wide.df < 2.1
+    assert wide.se == pytest.approx(math.sqrt(seeds + 0.01 ** 2)) and wide.df == 2
+    assert wide.half == pytest.approx(math.sqrt(seeds * t95(2) ** 2 + 0.01 ** 2 * t95(math.inf) ** 2), rel=1e-3)
     tight = readings.of_seeds([0.70, 0.70, 0.70], sampling=0.02)  # no spread: the binomial error alone, normal
-    assert (tight.se, tight.df) == (0.02, math.inf)
+    assert (tight.se, tight.df) == (0.02, math.inf) and tight.half == pytest.approx(0.02 * t95(math.inf), rel=1e-3)
 
 
 def test_counts_seeds_and_rounding_steps():

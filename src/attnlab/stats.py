@@ -112,8 +112,8 @@ def t_tail(t: float, df: float) -> float:
 
 
 def t_quantile(level: float, df: float) -> float:
-    """The two-sided critical value: the t with P(|T| > t) = level at `df` degrees of freedom (a Welch-
-    Satterthwaite df may be fractional; inf: the normal). Newton's method from the Cornish-Fisher expansion around
+    """The two-sided critical value: the t with P(|T| > t) = level at `df` degrees of freedom (any df > 0,
+    fractional too; inf: the normal). Newton's method from the Cornish-Fisher expansion around
     the normal's value, kept inside a bracket that halves whenever a step would leave it."""
     if not 0 < level < 1 or df <= 0:
         raise ValueError(f"no t quantile at level {level} and {df} degrees of freedom")
@@ -173,11 +173,3 @@ def _beta_fraction(x: float, a: float, b: float) -> float:
         if abs(d * c - 1) < 1e-15:
             break
     return result
-
-
-def welch_df(parts: list[tuple[float, float]]) -> float:
-    """The Welch-Satterthwaite degrees of freedom of a sum of independent variances, each (variance, its df):
-    (Σ v)² / Σ v² / df. inf where every part is exact (df inf) or all are zero."""
-    total = sum(v for v, _ in parts)
-    spread = sum(v * v / df for v, df in parts if not math.isinf(df))
-    return math.inf if spread == 0 else total * total / spread

@@ -361,7 +361,7 @@ def t95(df: float) -> float:
 @functools.lru_cache(maxsize=65536)
 def k_at(df: float, level: float) -> float:
     """The k of value ± k·SE at a two-sided `level` (0.05: 95 %): Student's t at `df` degrees of freedom, which
-    may be fractional (Welch-Satterthwaite's); inf: the normal."""
+    may be fractional; inf: the normal."""
     if df < 1:
         raise AttnlabError(f"no interval at {df} degrees of freedom")
     return t_quantile(level, df)

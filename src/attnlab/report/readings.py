@@ -26,11 +26,12 @@ class Estimate:
     value: float
     se: float | None = None
     df: float = math.inf
+    k: float | None = None  # where the error has two sources: their k (verdicts.Noise.k at 95 %), else t at df
 
     @property
     def half(self) -> float | None:
         """Half the interval's width, k·SE (None without an error)."""
-        return None if self.se is None else t95(self.df) * self.se
+        return None if self.se is None else (t95(self.df) if self.k is None else self.k) * self.se
 
 
 def of_values(values: list[float]) -> Estimate:
@@ -46,8 +47,13 @@ def of_seeds(values: list[float], sampling: float | None = None) -> Estimate:
     (verdicts.Noise)."""
     spread = of_values(values)
     sd = None if spread.se is None else spread.se * math.sqrt(len(values))
-    se, df = Noise(len(values), sd, sampling).at(len(values))
-    return Estimate(spread.value, se, df)
+    return of_noise(spread.value, Noise(len(values), sd, sampling))
+
+
+def of_noise(value: float, noise: Noise) -> Estimate:
+    """A value with the error its sources give (verdicts.Noise), and the k they give at 95 % in one look."""
+    se, df = noise.at(noise.n)
+    return Estimate(value, se, df, None if se is None else noise.k(noise.n, 0.05))
 
 
 def paired(a, b, how=lambda x, y: x - y) -> Estimate:
@@ -73,8 +79,7 @@ def paired(a, b, how=lambda x, y: x - y) -> Estimate:
         return sum(how(ppl_without(blocks_a[s], i), ppl_without(blocks_b[s], i)) for s in seeds) / len(seeds)
 
     sd = None if spread.se is None else spread.se * math.sqrt(len(seeds))
-    se, df = Noise(len(seeds), sd, jackknife_se(k, replicate), k - 1).at(len(seeds))
-    return Estimate(spread.value, se, df)
+    return of_noise(spread.value, Noise(len(seeds), sd, jackknife_se(k, replicate), k - 1))
 
 
 def side(e: Estimate | None, of: float = 0.0) -> str | None:

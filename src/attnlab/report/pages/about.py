@@ -5,13 +5,12 @@ from __future__ import annotations
 import html
 import math
 
-from attnlab.report.claims import COVERAGE, describe, k_at
+from attnlab.report.claims import COVERAGE, describe
 from attnlab.report.format import badge, fmt
 from attnlab.report.readings import count
 from attnlab.report.site import anchor, settle_words
-from attnlab.report.verdicts import (DOMINANT_SHARE, LOOKS, MAX_SEEDS, SECOND_LOOK_MOST, dominant_words,
+from attnlab.report.verdicts import (DOMINANT_SHARE, LOOKS, MAX_SEEDS, SECOND_LOOK_MOST, Noise, dominant_words,
                                      profile_seed_count)
-from attnlab.stats import welch_df
 
 EXAMPLES = (  # one worked example each: the verdict, and what its part must show
     ("reproduced", lambda p: True),
@@ -25,17 +24,22 @@ EXAMPLES = (  # one worked example each: the verdict, and what its part must sho
 def k_table() -> str:
     """k at the degrees of freedom the project meets (2 to 5 seeds, the jackknife's 20 blocks, both sources at
     once), at each look of the sequential design and, for comparison, at 95 % in one look."""
-    both = welch_df([(1.0, 2), (1.0, 19)])  # 3 seeds' spread and the 20 blocks' sampling error, equal in variance
-    rows = [(f"{n} seeds' spread alone", n - 1) for n in (2, 3, 4, 5)]
-    rows += [("20 evaluation blocks alone (the sampling error)", 19),
-             ("3 seeds and 20 blocks, equal in variance (Welch-Satterthwaite)", both),
-             ("a line fitted through 4 points (its residual error)", 2),
-             ("a stated binomial or bootstrap error", math.inf)]
+    rows = [(f"{n} seeds' spread alone", Noise(n, 1.0)) for n in (2, 3, 4, 5)]
+    rows += [("20 evaluation blocks alone (the sampling error)", Noise(1, None, 1.0, 19)),
+             ("3 seeds and 20 blocks, equal in variance", Noise(3, math.sqrt(3), 1.0, 19)),
+             ("a line fitted through 4 points (its residual error)", Noise(1, None, 1.0, 2)),
+             ("a stated binomial or bootstrap error", Noise(1, None, 1.0))]
     looks = [f"k at look {i} ({percent(1 - level)})" for i, level in enumerate(LOOKS, 1)]
     head = "| SE from | degrees of freedom | " + " | ".join(looks) + f" | k at {COVERAGE} in one look |\n"
-    body = "\n".join(f"| {what} | {'∞' if math.isinf(df) else fmt(df)} | "
-                     + " | ".join(fmt(k_at(df, level)) for level in (*LOOKS, 0.05)) + " |" for what, df in rows)
+    body = "\n".join(f"| {what} | {' and '.join(dfs(noise))} | "
+                     + " | ".join(fmt(noise.k(noise.n, level)) for level in (*LOOKS, 0.05)) + " |"
+                     for what, noise in rows)
     return head + "|---|---|" + "---|" * (len(LOOKS) + 1) + "\n" + body + "\n"
+
+
+def dfs(noise: Noise) -> list[str]:
+    """Each error source's degrees of freedom, as the k table shows them."""
+    return ["∞" if math.isinf(df) else fmt(df) for _, _, df in noise.sources(noise.n)]
 
 
 def percent(share: float) -> str:
@@ -51,8 +55,8 @@ def design(cfg: dict) -> str:
     coverage = (" and ".join(percent(1 - a) for a in LOOKS) + " coverage") if len(set(LOOKS)) > 1 else \
         f"{percent(1 - LOOKS[0])} coverage at each"
     return (f"Adding seeds because a first judgement was inconclusive is a sequential decision: looking twice at "
-            f"95 % each would give a claim whose truth sits on its bound more than one chance in twenty of a wrong "
-            f"*reproduced* or *not reproduced*. So the verdicts follow a design of {len(LOOKS)} looks, fixed before "
+            f"95 % each would give a claim whose seeds' spread dominates its error, and whose truth sits on its "
+            f"bound, more than one chance in twenty of a wrong *reproduced* or *not reproduced*. So the verdicts follow a design of {len(LOOKS)} looks, fixed before "
             f"the runs. The first look is the claim at the profile's own seeds ({count(first, 'seed')} for this "
             f"version). A claim it leaves inconclusive whose settle count is at most {SECOND_LOOK_MOST} seeds gets "
             f"those seeds as a setting of its experiment (`seeds:` in the experiment's section of the profile), "
@@ -61,7 +65,7 @@ def design(cfg: dict) -> str:
             f"(two-sided; {coverage}), and the chance of a wrong verdict over both looks is at most their "
             f"sum, {fmt(sum(LOOKS))}, whatever the two looks share: one of them must have erred. A settle count is "
             f"read at the second look's k. `tests/test_sequential.py` simulates thousands of claims whose truth sits "
-            f"exactly on the bound, judges them at the first look and at their settle count, and checks that the "
+            f"exactly on the bound, their seeds' spread dominating the error, judges them at the first look and at their settle count, and checks that the "
             f"wrong verdicts stay at or below {fmt(sum(LOOKS))}, and that 95 % at each look would exceed it.")
 
 
@@ -87,7 +91,8 @@ def worked(v, part) -> str:
     dof = "∞ (normal)" if math.isinf(part.df) else fmt(part.df)
     source = f"mean of {len(v.seeds)} seeds" if v.seeds else "one evaluation"
     text = (f"{name}: {fmt(part.value)} ({source}), SE {fmt(part.se)} ({dominant_words(part.dominant, part.draws)}), "
-            f"k = {fmt(part.k)} at {dof} degrees of freedom and look {part.look}, so the interval is "
+            f"k = {fmt(part.k)} at look {part.look} (at {dof} degrees of freedom, those of the larger source), so "
+            f"the interval is "
             f"[{fmt(lo)}, {fmt(hi)}]; the test asks {test}. ")
     if part.outcome == "inconclusive":
         return text + f"The interval holds a bound: {html.escape(settle_words(part.settle))}.\n"
