@@ -34,6 +34,12 @@ def k1(df: float) -> float:
     return cl.k_at(df, LOOKS[0])
 
 
+def k0(df: float) -> float:
+    """k of a part read from files made at no seed (no seed can be added to it): one look, at the whole design's
+    level."""
+    return cl.k_at(df, sum(LOOKS))
+
+
 # A stated (normal) sampling error: at the first look's 97.5 %, k = 2.24, so the interval reaches the bound at
 # SE = 1 / 2.24 = 0.446.
 DECIDED, STRADDLING = (0.0, 0.1, 0.44), (0.45, 2.0, 50.0)
@@ -139,9 +145,9 @@ def test_a_stated_error_may_be_a_fractions_binomial_error_from_what_the_file_rec
                         "value": "scores['p']", "se": "binomial_se(scores['p'], scores['n'])",
                         "check": {"between": [0.65, 0.75]}})
     got = evaluate(c, Results(root=tmp_path, files={"scores": {"p": 0.7, "n": 2000}})).parts[""]
-    assert (got.outcome, got.se, got.k) == ("reproduced", binomial_se(0.7, 2000), k1(math.inf))
+    assert (got.outcome, got.se, got.k) == ("reproduced", binomial_se(0.7, 2000), k0(math.inf))
     wide = evaluate(c, Results(root=tmp_path, files={"scores": {"p": 0.7, "n": 100}})).parts[""]
-    assert wide.outcome == "inconclusive"  # 0.7 ± 2.24 × 0.045 reaches past both ends of the band
+    assert wide.outcome == "inconclusive"  # 0.7 ± 1.96 × 0.045 reaches past both ends of the band
 
 
 # ------------------------------------------------------------------ stated errors with their degrees of freedom
@@ -163,10 +169,10 @@ ROWS = [{"n": n, "y": n ** 2 * f} for n, f in ((1, 1.0), (2, 1.1), (4, 0.9), (8,
 
 
 def test_a_stated_error_with_degrees_of_freedom_takes_students_t_there():
-    normal = stated("0.15")  # a number: 1.0 ± 2.24 × 0.15 clears 0.5
-    assert (normal.k, normal.se, normal.outcome) == (k1(math.inf), 0.15, "reproduced")
-    part = stated("[0.15, 2]")  # three draws' spread: 1.0 ± 6.21 × 0.15 reaches below 0.5
-    assert (part.k, part.se, part.df, part.outcome) == (k1(2), 0.15, 2, "inconclusive")
+    normal = stated("0.15")  # a number: 1.0 ± 1.96 × 0.15 clears 0.5
+    assert (normal.k, normal.se, normal.outcome) == (k0(math.inf), 0.15, "reproduced")
+    part = stated("[0.15, 2]")  # three draws' spread: 1.0 ± 4.303 × 0.15 reaches below 0.5
+    assert (part.k, part.se, part.df, part.outcome) == (k0(2), 0.15, 2, "inconclusive")
     assert part.settle == "budget" and stated("[0.15, 30]").outcome == "reproduced"
 
 
@@ -201,7 +207,7 @@ def test_a_power_laws_slope_error_is_its_fits_residual_error_over_the_last_point
 
 def test_a_ratios_error_by_the_delta_method():
     part = stated("ratio_se(cost['a'], cost['b'])")  # √(0.09 + 0.25 · 0.64) / 2
-    assert part.se == pytest.approx(0.25) and part.k == k1(math.inf)
+    assert part.se == pytest.approx(0.25) and part.k == k0(math.inf)
 
 
 @pytest.mark.parametrize("check, value, outcome", [
@@ -380,7 +386,7 @@ def test_a_result_file_seeds_only_the_claims_that_read_what_it_holds_per_seed(va
     if seeded:
         assert len(v.seeds) == 2 and v.parts[""].df in (1, math.inf)  # seeds at 1 and 3, or (read whole) alike
     else:
-        assert v.seeds == {} and v.reproduced == 5.0 and v.parts[""].k == k1(math.inf) and "mean of" not in v.note
+        assert v.seeds == {} and v.reproduced == 5.0 and v.parts[""].k == k0(math.inf) and "mean of" not in v.note
     if value == "induction['control']":  # seeds' sd √2 over √2 seeds (variance 1), and the stated 0.1 (normal)
         k = math.sqrt((k1(1) ** 2 * 1.0 + k1(math.inf) ** 2 * 0.01) / 1.01)
         assert v.reproduced == 2.0 and v.parts[""].df == 1 and v.parts[""].k == pytest.approx(k)
@@ -419,7 +425,7 @@ def test_a_paired_difference_is_judged_at_its_seeds_degrees_of_freedom_where_the
 @pytest.mark.parametrize("expr, df", [("seed_se(0.1, 3)", 2), ("seed_se(0.1, 3, False)", math.inf),
                                       ("fit_se(0.1, 4)", 2), ("fit_se(0.1, 4, False)", math.inf)])
 def test_a_recorded_error_over_few_seeds_or_points_is_judged_at_their_degrees_of_freedom(expr, df):
-    assert stated(expr).k == k1(df)
+    assert stated(expr).k == k0(df)
 
 
 def test_a_recorded_error_of_none_stays_none_through_the_helpers():

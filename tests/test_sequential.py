@@ -54,7 +54,7 @@ def simulate(n_claims: int, seed: int = 20261205, spread=(3.0, 10.0)) -> tuple[f
     return wrong / n_claims, second / n_claims
 
 
-N_CLAIMS = 4000
+N_CLAIMS = 10000
 
 
 def test_the_design_keeps_wrong_verdicts_at_its_total_error_on_the_bound():
@@ -92,9 +92,9 @@ def test_unequal_levels_change_k_at_each_look(monkeypatch):
 
 @pytest.mark.parametrize("looks, most, said", [
     ((0.025, 0.025), 10, ["0.025 at look 1 and 0.025 at look 2", "97.5 % coverage at each", "their sum, 0.05",
-                          "at most 10 seeds", "(3 seeds for this version)"]),
+                          "at most 10 seeds", "(3 seeds for this version)", "spends all of it (95 %)"]),
     ((0.01, 0.04), 6, ["0.01 at look 1 and 0.04 at look 2", "99 % and 96 % coverage", "their sum, 0.05",
-                       "at most 6 seeds", "(3 seeds for this version)"]),
+                       "at most 6 seeds", "(3 seeds for this version)", "spends all of it (95 %)"]),
 ])
 def test_how_verdicts_work_states_the_design_from_its_constants(monkeypatch, looks, most, said):
     from attnlab.report.pages import about
@@ -130,3 +130,19 @@ def test_the_combined_k_covers_where_welch_satterthwaites_would_not(ratio):
         misses["combined"] += abs(x.mean()) > noise.k(FIRST, 0.05) * se
         misses["welch"] += abs(x.mean()) > t_quantile(0.05, welch) * se
     assert misses["combined"] / N_CLAIMS <= 0.05 < misses["welch"] / N_CLAIMS
+
+
+def test_a_part_no_seed_can_be_added_to_has_one_look_at_the_whole_level(tmp_path):
+    """A claim on a result file made at no seed (a benchmark) cannot get a second look: its one look spends the
+    design's whole error; the same error on a trained run's claim is its first look's share."""
+    from attnlab.report.results import Results
+    from attnlab.report.verdicts import evaluate
+
+    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "tolerance_note": "t",
+                        "value": "cost['v']", "se": "cost['se']", "check": {"above": 0.0}})
+    part = evaluate(c, Results(root=tmp_path, files={"cost": {"v": 1.0, "se": 0.1}})).parts[""]
+    assert (part.look, part.level, part.k) == (1, sum(LOOKS), cl.k_at(math.inf, sum(LOOKS)))
+    seeded = judge_part(c, "", 1.0, Noise(1, None, 0.1))
+    assert (seeded.look, seeded.level, seeded.k) == (1, LOOKS[0], cl.k_at(math.inf, LOOKS[0]))
+    assert judge_part(c, "", 1.0, Noise(1, None, 0.1, seeded=False)).settle == "" and \
+        judge_part(c, "", 0.18, Noise(1, None, 0.1, seeded=False)).settle == "budget"

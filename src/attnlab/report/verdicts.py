@@ -17,7 +17,7 @@ from attnlab.runfiles import MEASURED
 from attnlab.stats import jackknife_se, ppl_without
 
 COLUMNS = ["claim_id", "part", "kind", "chapter_value", "value", "value_text", "se", "k", "lo", "hi", "n_seeds",
-           "verdict", "part_verdict", "settle", "note", "dominant", "look"]  # claims.csv: one row per part of every claim
+           "verdict", "part_verdict", "settle", "note", "dominant", "look", "level"]  # claims.csv: one row per part of every claim
 BY_SEED_COLUMNS = ["claim_id", "part", "seed", "value", "value_text", "seed_verdict"]  # claims_by_seed.csv
 MAX_SEEDS = 30  # beyond this many seeds, "more than 30" settles nothing a budget would pay for
 NO_ERROR = "no error estimate"
@@ -37,12 +37,15 @@ DOMINANT_SHARE = 2 / 3  # a source "dominates" an error when it holds at least t
 class Noise:
     """A numeric part's error sources: the seeds' spread (sd over n seeds) and the evaluation's sampling error,
     which does not shrink with seeds (every seed is scored on the same held-out data, so it is in no seed's
-    spread). `first_look`: the profile's own seed count (None: n), the last seed count of the design's first look."""
+    spread). `first_look`: the profile's own seed count (None: n), the last seed count of the design's first look.
+    `seeded`: False where nothing the part reads was made at a seed (a benchmark, an analysis run once), so that no
+    seed can be added: its one look is the whole design, at the level of all the looks together."""
     n: int = 1
     seed_sd: float | None = None   # None below two seeds
     sampling: float | None = None  # None: the value reads nothing the evaluation samples, and states no error
     sampling_df: float = math.inf  # the jackknife's blocks - 1; a stated (binomial) error: normal
     first_look: int | None = None
+    seeded: bool = True
 
     def sources(self, n: int) -> list[tuple[str, float, float]]:
         """(source, its variance, its degrees of freedom) at n seeds of the same spread."""
@@ -61,6 +64,11 @@ class Noise:
         """The design's look a judgement at n seeds is: 1 up to the profile's own seeds, 2 beyond them."""
         return 1 if n <= (self.first_look or self.n) else len(LOOKS)
 
+    def level(self, n: int) -> float:
+        """The two-sided error the interval at n seeds may have: its look's share of the design's, or all of it
+        for a part no seed can be added to."""
+        return LOOKS[self.look(n) - 1] if self.seeded else sum(LOOKS)
+
     def k(self, n: int, level: float | None = None) -> float:
         """The interval's k at n seeds, at `level` (None: the level of the design's look): each source's
         Student's t at its own degrees of freedom, weighted by its variance, so that the half-width k·SE is the
@@ -68,7 +76,7 @@ class Noise:
         a t too small exactly when their spread came out small by chance: with three seeds that dominate the
         error it covers about 93 % where 95 % is asked; this way covers at least what is asked.)"""
         parts = self.sources(n)
-        level = LOOKS[self.look(n) - 1] if level is None else level
+        level = self.level(n) if level is None else level
         total = sum(v for _, v, _ in parts)
         if total == 0:
             return k_at(min(df for _, _, df in parts), level)
@@ -100,6 +108,7 @@ class Part:
     draws: bool = False  # its error besides the seeds' is a stated spread over draws, not an evaluation's sampling
     dominant: str = ""  # the error source that holds most of its variance: seeds, sampling or both (Noise.dominant)
     look: int = 0  # the sequential design's look its interval was read at (0: no interval)
+    level: float | None = None  # the two-sided error its interval may have at that look (Noise.level)
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -182,6 +191,7 @@ class Verdict:
                 "verdict": self.verdict, "part_verdict": p.outcome if p else self.verdict,
                 "settle": p.settle if p else "", "note": p.why if p else self.note,
                 "dominant": p.dominant if p else "", "look": p.look or None if p else None,
+                "level": p.level if p else None,
             })
         return out
 
@@ -261,7 +271,7 @@ def evaluate(claim: Claim, res: Results, first_look: int | None = None) -> Verdi
     shape = (lambda v: v[""]) if list(claim.code) == [""] else (lambda v: v)
     if len(each) == 1:
         (values, sampling), = each.values()
-        return judge_claim(claim, values, _one_seed(sampling), shape)
+        return judge_claim(claim, values, _one_seed(sampling, bool(seeds or claim.rows)), shape)
     values = {part: _pooled([v[part] for v, _ in each.values()]) for part in claim.code}
     noise = _pooled_noise(claim, views, each, first_look)
     alone = {seed: judge_claim(claim, v, _one_seed(s), shape) for seed, (v, s) in each.items()}
@@ -272,9 +282,10 @@ def evaluate(claim: Claim, res: Results, first_look: int | None = None) -> Verdi
     return out
 
 
-def _one_seed(sampling: dict) -> dict[str, Noise]:
-    """One seed's (or one run's) error: its sampling error alone, part -> (error, degrees of freedom)."""
-    return {part: Noise(1, None, *se_df) for part, se_df in sampling.items()}
+def _one_seed(sampling: dict, seeded: bool = True) -> dict[str, Noise]:
+    """One seed's (or one run's) error: its sampling error alone, part -> (error, degrees of freedom); `seeded`:
+    whether seeds could be added to it (see Noise)."""
+    return {part: Noise(1, None, *se_df, seeded=seeded) for part, se_df in sampling.items()}
 
 
 def judge_claim(claim: Claim, values: dict, noise: dict, shape=lambda v: v, prefix: str = "") -> Verdict:
@@ -322,7 +333,8 @@ def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
             "inconclusive": "straddles a bound of {}"}[outcome].format(describe(check))
     why = (f"{fmt(value)} ± {fmt(k)} × SE {fmt(se)} ({dominant_words(dominant, draws)}) = [{fmt(lo)}, {fmt(hi)}] {said}"
            + (f"; settles with {settle} seeds" if settle.isdigit() else f"; {settle}" if settle else ""))
-    return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}", draws, dominant, look)
+    return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}", draws, dominant, look,
+                noise.level(noise.n))
 
 
 def dominant_words(dominant: str, draws: bool = False) -> str:
@@ -344,7 +356,7 @@ def seeds_to_settle(check: dict, value: float, noise: Noise) -> str:
     """How many seeds would take the interval clear of the test's nearest bound if the mean and the spread held;
     "budget" when the sampling error alone (which seeds do not shrink) keeps it on the bound at the last look."""
     gap = distance(check, value)
-    if noise.sampling is not None and k_at(noise.sampling_df, LOOKS[-1]) * noise.sampling >= gap \
+    if noise.sampling is not None and k_at(noise.sampling_df, noise.level(MAX_SEEDS)) * noise.sampling >= gap \
             or noise.seed_sd is None:
         return BUDGET
     for n in range(noise.n + 1, MAX_SEEDS + 1):

@@ -63,7 +63,9 @@ def design(cfg: dict) -> str:
             f"and is judged once more on all of them: the second look, and the last. A judgement at more seeds "
             f"than the profile's is the second look. The error is split between the looks, {levels} "
             f"(two-sided; {coverage}), and the chance of a wrong verdict over both looks is at most their "
-            f"sum, {fmt(sum(LOOKS))}, whatever the two looks share: one of them must have erred. A settle count is "
+            f"sum, {fmt(sum(LOOKS))}, whatever the two looks share: one of them must have erred. A claim on "
+            f"results made at no seed (a benchmark, an analysis run once) cannot be given seeds: its one look "
+            f"spends all of it ({percent(1 - sum(LOOKS))}). A settle count is "
             f"read at the second look's k. `tests/test_sequential.py` simulates thousands of claims whose truth sits "
             f"exactly on the bound, their seeds' spread dominating the error, judges them at the first look and at their settle count, and checks that the "
             f"wrong verdicts stay at or below {fmt(sum(LOOKS))}, and that 95 % at each look would exceed it.")
