@@ -146,3 +146,17 @@ def test_a_part_no_seed_can_be_added_to_has_one_look_at_the_whole_level(tmp_path
     assert (seeded.look, seeded.level, seeded.k) == (1, LOOKS[0], cl.k_at(math.inf, LOOKS[0]))
     assert judge_part(c, "", 1.0, Noise(1, None, 0.1, seeded=False)).settle == "" and \
         judge_part(c, "", 0.18, Noise(1, None, 0.1, seeded=False)).settle == "budget"
+
+
+def test_the_first_look_is_the_seed_count_of_the_profile_the_runs_were_made_with(tmp_path):
+    """A version's config.yaml says it (its own seeds of an experiment beyond it are the second look), else the
+    profile file of the results folder's name; a folder with neither has none."""
+    import shutil
+
+    from attnlab.report.verdicts import first_look_of
+    from helpers import REPO
+
+    latest = (REPO / "results" / "LATEST").read_text().strip()
+    shutil.copy(REPO / "results" / latest / "config.yaml", tmp_path / "config.yaml")
+    assert first_look_of(tmp_path) == 3 and first_look_of(REPO / "results" / "smoke") == 1
+    assert first_look_of(tmp_path / "nowhere") is None

@@ -271,7 +271,7 @@ def evaluate(claim: Claim, res: Results, first_look: int | None = None) -> Verdi
     shape = (lambda v: v[""]) if list(claim.code) == [""] else (lambda v: v)
     if len(each) == 1:
         (values, sampling), = each.values()
-        return judge_claim(claim, values, _one_seed(sampling, bool(seeds or claim.rows)), shape)
+        return judge_claim(claim, values, _one_seed(sampling, bool(seeds) or at_seeds(claim)), shape)
     values = {part: _pooled([v[part] for v, _ in each.values()]) for part in claim.code}
     noise = _pooled_noise(claim, views, each, first_look)
     alone = {seed: judge_claim(claim, v, _one_seed(s), shape) for seed, (v, s) in each.items()}
@@ -280,6 +280,15 @@ def evaluate(claim: Claim, res: Results, first_look: int | None = None) -> Verdi
     out.unjudged = {seed for seed, a in alone.items() if a.verdict == "inconclusive" and a.settle == NO_ERROR}
     out.single_parts = {seed: a.parts for seed, a in alone.items()}
     return out
+
+
+def at_seeds(claim: Claim) -> bool:
+    """Whether what the claim reads was made at the profile's seeds, so that seeds could be added to it: a
+    training run, or the result of an experiment whose job reads the seeds (registry `reads`)."""
+    from attnlab import registry
+
+    known = {e.name for e in registry.load()}
+    return bool(claim.rows) or any("seeds" in registry.get(f).reads for f in claim.files if f in known)
 
 
 def _one_seed(sampling: dict, seeded: bool = True) -> dict[str, Noise]:
