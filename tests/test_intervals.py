@@ -289,7 +289,8 @@ def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_fil
     assert "verdict-not-reproduced" in lines[1] and "[C2.3]" in lines[1] and "The whole interval fails it" in lines[1]
     assert "no claim of this version has this verdict" in lines[2]  # one seed: nothing more seeds would settle
     k19 = fmt(k1(19))  # one seed: the first look, at the jackknife's 19 degrees of freedom
-    assert "[C2.2]" in lines[3] and "budget-limited" in lines[3] and f"k = {k19} at look 1 (at 19 degrees of freedom" in lines[3]
+    assert "[C2.2]" in lines[3] and "budget-limited" in lines[3]
+    assert f"k = {k19} at look 1 (at 19 degrees of freedom" in lines[3]
     assert "(mostly the sampling error)" in lines[3]
     assert "verdict-holds" in lines[4] and "[C0.1]" in lines[4]
     ks = " | ".join(fmt(cl.k_at(2, level)) for level in (*LOOKS, 0.05))  # each look's, then 95 % in one look

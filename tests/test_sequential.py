@@ -29,8 +29,9 @@ def simulate(n_claims: int, seed: int = 20261205, spread=(3.0, 10.0)) -> tuple[f
     """(share of wrong verdicts, share given a second look) over simulated claims whose true value is 0, on the
     bound of a one-sided test (above 0) or the upper end of a band. Each claim has a seed spread (`spread`: from
     3 to 10 times its sampling error, log-uniform, where seeds dominate: the claims more seeds can settle) and
-    one sampling error drawn once and shared by all its seeds (every seed is scored on the same split); the sampling error is estimated from 19 degrees of freedom for half of the
-    claims and stated (normal) for the others. Judged at FIRST seeds; where that is inconclusive and the settle
+    one sampling error drawn once and shared by all its seeds (every seed is scored on the same split); the
+    sampling error is estimated from 19 degrees of freedom for half of the claims and stated (normal) for the
+    others. Judged at FIRST seeds; where that is inconclusive and the settle
     count is at most SECOND_LOOK_MOST, judged again on that many seeds (the first FIRST among them)."""
     rng = np.random.default_rng(seed)
     wrong = second = 0

@@ -115,7 +115,8 @@ def plan(cfg: dict, only: list[str] | None = None) -> list[Job]:
         if e.trains:
             out += training(cfg, e)
         else:
-            out.append(Job(job_name(e), e.name, e.kind, (e.result,), e.reads, job_settings(as_read_by(cfg, e), *e.reads),
+            settings = job_settings(as_read_by(cfg, e), *e.reads)
+            out.append(Job(job_name(e), e.name, e.kind, (e.result,), e.reads, settings,
                            (*([PREPARE] if e.data else []), *needed(cfg, e)), data=e.data, gpu=e.gpu))
     return out
 

@@ -17,7 +17,8 @@ from attnlab.runfiles import MEASURED
 from attnlab.stats import jackknife_se, ppl_without
 
 COLUMNS = ["claim_id", "part", "kind", "chapter_value", "value", "value_text", "se", "k", "lo", "hi", "n_seeds",
-           "verdict", "part_verdict", "settle", "note", "dominant", "look", "level"]  # claims.csv: one row per part of every claim
+           "verdict", "part_verdict", "settle", "note",
+           "dominant", "look", "level"]  # claims.csv: one row per part of every claim
 BY_SEED_COLUMNS = ["claim_id", "part", "seed", "value", "value_text", "seed_verdict"]  # claims_by_seed.csv
 MAX_SEEDS = 30  # beyond this many seeds, "more than 30" settles nothing a budget would pay for
 NO_ERROR = "no error estimate"
@@ -334,16 +335,17 @@ def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
     if se is None:
         why = f"{fmt(value)} against {describe(check)}: {NO_ERROR}, so no interval to judge"
         return Part(name, kind, value, "inconclusive", settle=NO_ERROR, why=f"? {label}{why}")
-    k, dominant, look, draws = noise.k(noise.n), noise.dominant(noise.n), noise.look(noise.n), _over_draws(claim, name, noise)
+    k, dominant, draws = noise.k(noise.n), noise.dominant(noise.n), _over_draws(claim, name, noise)
     lo, hi = value - k * se, value + k * se
     outcome = {"pass": "reproduced", "fail": "not reproduced", "straddle": "inconclusive"}[judge(check, value, lo, hi)]
     settle = seeds_to_settle(check, value, noise) if outcome == "inconclusive" else ""
     said = {"reproduced": "passes {} throughout", "not reproduced": "fails {} throughout",
             "inconclusive": "straddles a bound of {}"}[outcome].format(describe(check))
-    why = (f"{fmt(value)} ± {fmt(k)} × SE {fmt(se)} ({dominant_words(dominant, draws)}) = [{fmt(lo)}, {fmt(hi)}] {said}"
+    why = (f"{fmt(value)} ± {fmt(k)} × SE {fmt(se)} ({dominant_words(dominant, draws)}) = [{fmt(lo)}, {fmt(hi)}] "
+           f"{said}"
            + (f"; settles with {settle} seeds" if settle.isdigit() else f"; {settle}" if settle else ""))
-    return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}", draws, dominant, look,
-                noise.level(noise.n))
+    return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}", draws, dominant,
+                noise.look(noise.n), noise.level(noise.n))
 
 
 def dominant_words(dominant: str, draws: bool = False) -> str:

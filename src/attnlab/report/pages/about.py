@@ -54,21 +54,23 @@ def design(cfg: dict) -> str:
     levels = " and ".join(f"{fmt(a)} at look {i}" for i, a in enumerate(LOOKS, 1))
     coverage = (" and ".join(percent(1 - a) for a in LOOKS) + " coverage") if len(set(LOOKS)) > 1 else \
         f"{percent(1 - LOOKS[0])} coverage at each"
+    total, naive = fmt(sum(LOOKS)), percent(1 - sum(LOOKS))
     return (f"Adding seeds because a first judgement was inconclusive is a sequential decision: looking twice at "
-            f"95 % each would give a claim whose seeds' spread dominates its error, and whose truth sits on its "
-            f"bound, more than one chance in twenty of a wrong *reproduced* or *not reproduced*. So the verdicts follow a design of {len(LOOKS)} looks, fixed before "
-            f"the runs. The first look is the claim at the profile's own seeds ({count(first, 'seed')} for this "
-            f"version). A claim it leaves inconclusive whose settle count is at most {SECOND_LOOK_MOST} seeds gets "
-            f"those seeds as a setting of its experiment (`seeds:` in the experiment's section of the profile), "
-            f"and is judged once more on all of them: the second look, and the last. A judgement at more seeds "
-            f"than the profile's is the second look. The error is split between the looks, {levels} "
-            f"(two-sided; {coverage}), and the chance of a wrong verdict over both looks is at most their "
-            f"sum, {fmt(sum(LOOKS))}, whatever the two looks share: one of them must have erred. A claim on "
+            f"{naive} each would give a claim whose seeds' spread dominates its error, and whose truth sits on its "
+            f"bound, a chance above {total} of a wrong *reproduced* or *not reproduced*. So the verdicts follow a "
+            f"design of {len(LOOKS)} looks, fixed before the runs. The first look is the claim at the profile's own "
+            f"seeds ({count(first, 'seed')} for this version). A claim it leaves inconclusive whose settle count is "
+            f"at most {SECOND_LOOK_MOST} seeds gets those seeds as a setting of its experiment (`seeds:` in the "
+            f"experiment's section of the profile), and is judged once more on all of them: the second look, and "
+            f"the last. A judgement at more seeds than the profile's is the second look. The error is split between "
+            f"the looks, {levels} (two-sided; {coverage}), and the chance of a wrong verdict over both looks is at "
+            f"most their sum, {total}, whatever the two looks share: one of them must have erred. A claim on "
             f"results made at no seed (a benchmark, an analysis run once) cannot be given seeds: its one look "
-            f"spends all of it ({percent(1 - sum(LOOKS))}). A settle count is "
-            f"read at the second look's k. `tests/test_sequential.py` simulates thousands of claims whose truth sits "
-            f"exactly on the bound, their seeds' spread dominating the error, judges them at the first look and at their settle count, and checks that the "
-            f"wrong verdicts stay at or below {fmt(sum(LOOKS))}, and that 95 % at each look would exceed it.")
+            f"spends all of it ({naive}). A settle count is read at the second look's k. "
+            f"`tests/test_sequential.py` simulates thousands of claims whose truth sits exactly on the bound, their "
+            f"seeds' spread dominating the error, judges them at the first look and at their settle count, and "
+            f"checks that the wrong verdicts stay at or below {total}, and that {naive} at each look would exceed "
+            f"it.")
 
 
 def example(site, outcome: str, shows) -> str:
@@ -126,6 +128,7 @@ def seeds_here(held: list[int]) -> str:
 
 
 def blocks(site) -> dict[str, str]:
-    return {"k_table": k_table(), "design": design(site.config), "examples": "\n".join(example(site, *e) for e in EXAMPLES),
+    return {"k_table": k_table(), "design": design(site.config),
+            "examples": "\n".join(example(site, *e) for e in EXAMPLES),
             "max_seeds": str(MAX_SEEDS), "dominant_share": percent(DOMINANT_SHARE), "larger_source": larger_source(site.verdicts),
             "seeds_here": seeds_here(site.held_seeds())}
