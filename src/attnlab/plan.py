@@ -55,7 +55,7 @@ def as_read_by(cfg: dict, e: registry.Experiment) -> dict:
     experiment's section without its own seeds (which only the plan reads), so that its settings are what they
     were."""
     out = {**cfg, **{x.name: {k: v for k, v in cfg[x.name].items() if k != OWN_SEEDS} for x in registry.load()
-                     if isinstance(cfg.get(x.name), dict) and OWN_SEEDS in cfg[x.name]}}
+                     if own_seeds(cfg, x.name)}}
     own = own_seeds(cfg, e.name)
     return {**out, "seeds": own} if own else out
 

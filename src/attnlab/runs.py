@@ -25,9 +25,11 @@ def entries(section: dict | None) -> dict:
 
 
 def own_seeds(cfg: dict, experiment: str) -> list[int] | None:
-    """The seeds an experiment's section sets for it (None: the profile's)."""
+    """The seeds an experiment's section sets for it (None: the profile's; a version from before seeds gave S1 a
+    count of its own under that name, which is not a list of seeds)."""
     section = cfg.get(experiment)
-    return list(section[OWN_SEEDS]) if isinstance(section, dict) and section.get(OWN_SEEDS) else None
+    own = section.get(OWN_SEEDS) if isinstance(section, dict) else None
+    return list(own) if isinstance(own, list) and own else None
 
 
 def runs(cfg: dict) -> list[tuple[str, str]]:
