@@ -9,6 +9,8 @@ import torch
 
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
+from attnlab.report.claims import k_at
+from attnlab.report.verdicts import LOOKS
 from attnlab.experiments.induction import (InductionProbe, across_seeds, chance_level, control, copying, icl_score,
                                            lag, measure, over_chance_se, phase_across_seeds, phase_change,
                                            prefix_matching, previous_token, repeated_spans, rise_window, same_phase)
@@ -278,8 +280,8 @@ def text_at(induction: float, se: float) -> dict:
 def test_s10_1_and_s10_3_are_read_at_every_seed_and_judged_on_the_larger_error(tmp_path):
     """The measurements as the producer keeps them (across_seeds; the control models here the smoke profile's,
     trained at two seeds): each claim is the mean over the seeds. S10.1 is judged on the seeds' spread (t at 1
-    degree of freedom); S10.3 on the larger of that spread and the windows' error the files state, which the
-    seeds do not shrink. S10.2 (the phase over seeds, held once) is read once."""
+    degree of freedom); S10.3 on that spread and the windows' error the files state (which the seeds do not
+    shrink) in quadrature. S10.2 (the phase over seeds, held once) is read once."""
     cfg = validate(chosen({"profile": "smoke"}, []))
     controls = {seed: control(cfg, tmp_path / "runs" / str(seed), seed) for seed in (1337, 1338)}
     texts = {1337: text_at(4.0, 0.3), 1338: text_at(4.2, 0.5)}
@@ -290,8 +292,10 @@ def test_s10_1_and_s10_3_are_read_at_every_seed_and_judged_on_the_larger_error(t
     assert one.reproduced["two_layers_over_chance"] == pytest.approx(sum(ratios) / 2)
     assert one.se["two_layers_over_chance"] == pytest.approx(abs(ratios[0] - ratios[1]) / 2)
     assert sorted(three.seeds) == [1337, 1338] and three.reproduced["two_blocks_over_chance"] == pytest.approx(4.1)
-    part = three.parts["two_blocks_over_chance"]  # seeds: 0.1 / √2 = 0.07; the windows: (0.3 + 0.5) / 2 = 0.4
-    assert (part.se, part.k) == (pytest.approx(0.4), 1.96)
+    part = three.parts["two_blocks_over_chance"]  # seeds 4.0 and 4.2: 0.1; the windows: (0.3 + 0.5) / 2 = 0.4
+    seeds, windows = 0.1 ** 2, 0.4 ** 2  # in quadrature; k weighs the seeds' t at 1 df and the normal's
+    k = math.sqrt((k_at(1, LOOKS[0]) ** 2 * seeds + k_at(math.inf, LOOKS[0]) ** 2 * windows) / (seeds + windows))
+    assert (part.se, part.k, part.dominant) == (pytest.approx(math.sqrt(seeds + windows)), pytest.approx(k), "sampling")
     assert two.seeds == {}
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from attnlab.errors import AttnlabError
 from attnlab.report import claims as cl
-from attnlab.report.verdicts import Noise, judge_claim, judge_part, seeds_to_settle
+from attnlab.report.format import fmt
+from attnlab.report.verdicts import LOOKS, Noise, judge_claim, judge_part, seeds_to_settle
 from attnlab.runfiles import check_claims
 
 
@@ -28,8 +29,24 @@ KINDS = {
     "target, abs_tol": ({"target": 10, "abs_tol": 1}, 10.0, 8.0),
     "abs_le": ({"abs_le": 1}, 0.0, -2.0),
 }
-# A stated (normal) sampling error: k = 1.96, so the interval reaches the bound at SE = 1 / 1.96 = 0.51.
-DECIDED, STRADDLING = (0.0, 0.1, 0.5), (0.52, 2.0, 50.0)
+def k1(df: float) -> float:
+    """k at the sequential design's first look (the profile's own seeds): Student's t at its level."""
+    return cl.k_at(df, LOOKS[0])
+
+
+def k0(df: float) -> float:
+    """k of a part read from files made at no seed (no seed can be added to it): one look, at the whole design's
+    level."""
+    return cl.k_at(df, sum(LOOKS))
+
+
+# A stated (normal) sampling error: at the first look's 97.5 %, k = 2.24, so the interval reaches the bound at
+# SE = 1 / 2.24 = 0.446.
+DECIDED, STRADDLING = (0.0, 0.1, 0.44), (0.45, 2.0, 50.0)
+
+
+def test_the_decided_and_straddling_errors_lie_either_side_of_the_first_looks_reach():
+    assert max(DECIDED) < 1 / k1(math.inf) < min(STRADDLING)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -49,7 +66,7 @@ def test_an_interval_on_a_bound_is_inconclusive_on_either_side(kind, se):
         part = judge_part(claim(check), "", value, Noise(1, None, se, math.inf))
         assert (part.outcome, part.settle) == ("inconclusive", "budget")  # one run: only the sampling error
         lo, hi = part.interval
-        assert lo == pytest.approx(value - 1.96 * se) and hi == pytest.approx(value + 1.96 * se)
+        assert lo == pytest.approx(value - k1(math.inf) * se) and hi == pytest.approx(value + k1(math.inf) * se)
 
 
 @pytest.mark.parametrize("check, value", [({"above": 1.0}, 1.0), ({"below": 1.0}, 1.0)])
@@ -63,22 +80,40 @@ def test_a_band_holds_its_ends_without_noise(check, value):
     assert judge_part(claim(check), "", value, Noise(1, None, 0.0, math.inf)).outcome == "reproduced"
 
 
-def test_k_is_students_t_at_the_larger_sources_degrees_of_freedom():
+def test_k_is_students_t_at_any_level_and_fractional_degrees_of_freedom():
     assert cl.t95(2) == 4.303 and cl.t95(19) == 2.093 and cl.t95(math.inf) == 1.96 and cl.t95(31) == 1.96
-    seeds = judge_part(claim({"above": 0}), "", 5.0, Noise(3, 1.0, 0.1, 19))  # seeds' 1/√3 = 0.58 > 0.1
-    sampling = judge_part(claim({"above": 0}), "", 5.0, Noise(3, 0.1, 1.0, 19))  # sampling's 1.0 > 0.058
-    assert (seeds.k, seeds.se) == (4.303, pytest.approx(1 / math.sqrt(3)))
-    assert (sampling.k, sampling.se) == (2.093, 1.0)
+    assert all(round(cl.k_at(df, 0.05), 3) == cl.T95[df - 1] for df in range(1, 31))  # the 95 % table, computed
+    assert cl.k_at(math.inf, 0.05) == pytest.approx(1.95996, abs=1e-5)
+    assert cl.k_at(2, 0.025) == pytest.approx(6.20535, abs=1e-5)
+    assert cl.k_at(math.inf, 0.025) == pytest.approx(2.24140, abs=1e-5)
+    assert cl.k_at(1, 0.001) == pytest.approx(636.619, abs=1e-3)  # t's 99.95 % quantile at one degree of freedom
+    assert cl.k_at(2, 0.05) < cl.k_at(1.5, 0.05) < cl.k_at(1, 0.05)  # between the integers, between their k
     with pytest.raises(AttnlabError):
-        cl.t95(0)
+        cl.k_at(0, 0.05)
+
+
+@pytest.mark.parametrize("seed_sd, sampling, dominant", [(1.0, 0.1, "seeds"), (0.1, 1.0, "sampling"),
+                                                         (math.sqrt(3), 1.0, "both"), (1.0, None, "seeds")])
+def test_the_error_adds_both_sources_in_quadrature_and_so_does_the_half_width(seed_sd, sampling, dominant):
+    """Three seeds' spread (sd/√3 at 2 df) and a jackknife's sampling error (19 df): SE² is their sum, the
+    half-width k·SE is each source's own t·SE in quadrature, and the record names the source holding at least 2/3
+    of SE² (else both); df is the larger source's."""
+    part = judge_part(claim({"above": 0}), "", 5.0, Noise(3, seed_sd, sampling, 19))
+    seeds, shared = seed_sd ** 2 / 3, (sampling or 0) ** 2
+    assert part.se == pytest.approx(math.sqrt(seeds + shared))
+    assert part.k * part.se == pytest.approx(math.sqrt(k1(2) ** 2 * seeds + k1(19) ** 2 * shared))
+    assert k1(19) <= part.k <= k1(2) and part.df == (2 if seeds >= shared else 19)
+    assert part.dominant == dominant and part.look == 1
 
 
 @pytest.mark.parametrize("seed_sd, sampling, settle", [
-    (0.5, None, "4"),       # 3 seeds: 4.303 × 0.29 = 1.24 straddles a bound 1 away; 4: 3.182 × 0.25 = 0.80 clears
-    (0.7, None, "5"),       # 4: 3.182 × 0.35 = 1.11 still straddles; 5: 2.776 × 0.31 = 0.87 clears
+    (0.5, None, "5"),       # the second look's k (97.5 %): 4 seeds, 4.177 × 0.25 = 1.04 straddles; 5: 3.495 × 0.22 clears
+    (0.7, None, "6"),
     (5.0, None, "more than 30"),
-    (0.5, 0.6, "budget"),   # 2.093 × 0.6 = 1.26: the sampling error alone keeps it on the bound
-    (1.0, 0.45, "5"),       # at 5 seeds the sampling error is the larger (0.447 < 0.45): 2.093 × 0.45 = 0.94 clears
+    (0.5, 0.6, "budget"),   # 2.433 × 0.6 = 1.46: the sampling error alone keeps it on the bound
+    (1.0, 0.45, "budget"),  # 2.433 × 0.45 = 1.09: however many seeds, the sampling error stays
+    (0.5, 0.2, "5"),        # in quadrature: √(0.05 + 0.04) = 0.3 at 5 seeds, k 3.07 → 0.92 clears
+    (0.8, 0.3, "10"),       # the sampling error (k·0.3 = 0.73) leaves room, but the seeds' share must shrink too
 ])
 def test_an_inconclusive_claim_says_how_many_seeds_would_settle_it(seed_sd, sampling, settle):
     noise = Noise(3, seed_sd, sampling, 19)
@@ -88,7 +123,7 @@ def test_an_inconclusive_claim_says_how_many_seeds_would_settle_it(seed_sd, samp
         n = int(settle)
         for m, clears in ((n, True), (n - 1, False)):
             se, df = noise.at(m)
-            assert (cl.t95(df) * se < 1.0) is clears
+            assert (noise.k(m, LOOKS[1]) * se < 1.0) is clears  # past the profile's 3 seeds: the second look
 
 
 def test_seeds_to_settle_names_the_budget_when_seeds_cannot_shrink_the_error():
@@ -110,7 +145,7 @@ def test_a_stated_error_may_be_a_fractions_binomial_error_from_what_the_file_rec
                         "value": "scores['p']", "se": "binomial_se(scores['p'], scores['n'])",
                         "check": {"between": [0.65, 0.75]}})
     got = evaluate(c, Results(root=tmp_path, files={"scores": {"p": 0.7, "n": 2000}})).parts[""]
-    assert (got.outcome, got.se, got.k) == ("reproduced", binomial_se(0.7, 2000), 1.96)
+    assert (got.outcome, got.se, got.k) == ("reproduced", binomial_se(0.7, 2000), k0(math.inf))
     wide = evaluate(c, Results(root=tmp_path, files={"scores": {"p": 0.7, "n": 100}})).parts[""]
     assert wide.outcome == "inconclusive"  # 0.7 ± 1.96 × 0.045 reaches past both ends of the band
 
@@ -135,9 +170,9 @@ ROWS = [{"n": n, "y": n ** 2 * f} for n, f in ((1, 1.0), (2, 1.1), (4, 0.9), (8,
 
 def test_a_stated_error_with_degrees_of_freedom_takes_students_t_there():
     normal = stated("0.15")  # a number: 1.0 ± 1.96 × 0.15 clears 0.5
-    assert (normal.k, normal.se, normal.outcome) == (1.96, 0.15, "reproduced")
+    assert (normal.k, normal.se, normal.outcome) == (k0(math.inf), 0.15, "reproduced")
     part = stated("[0.15, 2]")  # three draws' spread: 1.0 ± 4.303 × 0.15 reaches below 0.5
-    assert (part.k, part.se, part.df, part.outcome) == (4.303, 0.15, 2, "inconclusive")
+    assert (part.k, part.se, part.df, part.outcome) == (k0(2), 0.15, 2, "inconclusive")
     assert part.settle == "budget" and stated("[0.15, 30]").outcome == "reproduced"
 
 
@@ -172,7 +207,7 @@ def test_a_power_laws_slope_error_is_its_fits_residual_error_over_the_last_point
 
 def test_a_ratios_error_by_the_delta_method():
     part = stated("ratio_se(cost['a'], cost['b'])")  # √(0.09 + 0.25 · 0.64) / 2
-    assert part.se == pytest.approx(0.25) and part.k == 1.96
+    assert part.se == pytest.approx(0.25) and part.k == k0(math.inf)
 
 
 @pytest.mark.parametrize("check, value, outcome", [
@@ -253,11 +288,16 @@ def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_fil
     assert "verdict-reproduced" in lines[0] and "[C2.1]" in lines[0] and "The whole interval passes it" in lines[0]
     assert "verdict-not-reproduced" in lines[1] and "[C2.3]" in lines[1] and "The whole interval fails it" in lines[1]
     assert "no claim of this version has this verdict" in lines[2]  # one seed: nothing more seeds would settle
-    assert "[C2.2]" in lines[3] and "budget-limited" in lines[3] and "k = 2.093 at 19 degrees" in lines[3]
-    assert "the evaluation's sampling error is the larger" in lines[3]
+    k19 = fmt(k1(19))  # one seed: the first look, at the jackknife's 19 degrees of freedom
+    assert "[C2.2]" in lines[3] and "budget-limited" in lines[3]
+    assert f"k = {k19} at look 1 (at 19 degrees of freedom" in lines[3]
+    assert "(mostly the sampling error)" in lines[3]
     assert "verdict-holds" in lines[4] and "[C0.1]" in lines[4]
-    assert "| 3 seeds (seeds' spread the larger) | 2 | 4.303 |" in blocks["k_table"]
-    assert "| a line fitted through 4 points (its residual error) | 2 | 4.303 |" in blocks["k_table"]
+    ks = " | ".join(fmt(cl.k_at(2, level)) for level in (*LOOKS, 0.05))  # each look's, then 95 % in one look
+    assert f"| 3 seeds' spread alone | 2 | {ks} |" in blocks["k_table"] and "| 4.303 |" in blocks["k_table"]
+    assert f"| a line fitted through 4 points (its residual error) | 2 | {ks} |" in blocks["k_table"]
+    both = " | ".join(fmt(math.sqrt((cl.k_at(2, level) ** 2 + cl.k_at(19, level) ** 2) / 2)) for level in (*LOOKS, 0.05))
+    assert f"| 3 seeds and 20 blocks, equal in variance | 2 and 19 | {both} |" in blocks["k_table"]
     page = render((REPO / "docs" / "about.md").read_text(), blocks, "about.md")
     assert "<!-- attnlab:" not in page and lines[3] in page
 
@@ -383,11 +423,13 @@ def test_a_result_file_seeds_only_the_claims_that_read_what_it_holds_per_seed(va
     doc = {"control": 1.0, "text": 5.0, "by_seed": {"1": {"control": 1.0}, "2": {"control": 3.0}}}
     v = on_file(value, "0.1", **doc)
     if seeded:
-        assert len(v.seeds) == 2 and v.parts[""].df in (1, math.inf)
+        assert len(v.seeds) == 2 and v.parts[""].df in (1, math.inf)  # seeds at 1 and 3, or (read whole) alike
     else:
-        assert v.seeds == {} and v.reproduced == 5.0 and v.parts[""].k == 1.96 and "mean of" not in v.note
-    if value == "induction['control']":
-        assert v.reproduced == 2.0 and v.parts[""].df == 1 and v.parts[""].k == cl.t95(1)
+        # S10's result is made at the profile's seeds (more could be added): the first look's k
+        assert v.seeds == {} and v.reproduced == 5.0 and v.parts[""].k == k1(math.inf) and "mean of" not in v.note
+    if value == "induction['control']":  # seeds' sd √2 over √2 seeds (variance 1), and the stated 0.1 (normal)
+        k = math.sqrt((k1(1) ** 2 * 1.0 + k1(math.inf) ** 2 * 0.01) / 1.01)
+        assert v.reproduced == 2.0 and v.parts[""].df == 1 and v.parts[""].k == pytest.approx(k)
 
 
 @pytest.mark.parametrize("se, survives", [(None, "no error alone"), ("0.1", "every seed")])
@@ -421,10 +463,10 @@ def test_a_paired_difference_is_judged_at_its_seeds_degrees_of_freedom_where_the
     assert held_out == [0.1, math.inf] and (held_out.seeds, held_out.spread) == (3, False)  # normal k, 3 seeds
 
 
-@pytest.mark.parametrize("expr, k", [("seed_se(0.1, 3)", 4.303), ("seed_se(0.1, 3, False)", 1.96),
-                                     ("fit_se(0.1, 4)", 4.303), ("fit_se(0.1, 4, False)", 1.96)])
-def test_a_recorded_error_over_few_seeds_or_points_is_judged_at_their_degrees_of_freedom(expr, k):
-    assert stated(expr).k == k
+@pytest.mark.parametrize("expr, df", [("seed_se(0.1, 3)", 2), ("seed_se(0.1, 3, False)", math.inf),
+                                      ("fit_se(0.1, 4)", 2), ("fit_se(0.1, 4, False)", math.inf)])
+def test_a_recorded_error_over_few_seeds_or_points_is_judged_at_their_degrees_of_freedom(expr, df):
+    assert stated(expr).k == k0(df)
 
 
 def test_a_recorded_error_of_none_stays_none_through_the_helpers():

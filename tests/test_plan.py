@@ -72,11 +72,43 @@ def test_snakemake_the_runner_and_versions_list_the_same_jobs(profile, work, cor
     settings = [f"profile={profile}", f"data={{path: {corpus_path}}}"]
     if profile == "chapter":  # planned as on a CPU, whatever this machine has: its largest cost sizes do not refuse it
         settings.append("device=cpu")
+    same_jobs(work, settings)
+
+
+OWN = [1337, 1338, 1339, 1340]  # the quick profile's seeds, then one an experiment adds
+
+
+def test_an_experiments_own_seeds_add_its_jobs_and_no_other(work, corpus_path):
+    """grouping: {seeds: [...]} trains grouping's runs at the added seed; induction's own seeds train the two
+    ladder runs it reads at every seed (and no other ladder run) and are the seeds its job reads; nothing else
+    changes, in Snakemake's dry run as in the runner's and a version's lists."""
+    quick = ["profile=quick", f"data={{path: {corpus_path}}}"]
+    own = ",".join(map(str, OWN))
+    scheduled, cfg = same_jobs(work, quick + [f"grouping={{seeds: [{own}]}}", f"induction={{seeds: [{own}]}}"])
+    added = sorted(out for out in scheduled if "seed1340" in out and out.endswith("metrics.json"))
+    runs = [name for name in cfg["grouping"] if name != "seeds"]
+    assert added == sorted([f"results/quick/grouping/{r}/seed1340/metrics.json" for r in runs]
+                           + [f"results/quick/ladder/{r}/seed1340/metrics.json" for r in ("B2", "L9")])
+    assert json.loads(scheduled["results/quick/induction/result.json"]["settings"])["seeds"] == OWN
+    assert "results/quick/ladder/L9/seed1340/metrics.json" in scheduled["results/quick/induction/result.json"]["input"]
+    before = {j.name: j.settings for j in plan(profile_of(quick))}
+    after = {j.name: j.settings for j in plan(cfg)}
+    assert [n for n in before if before[n] != after[n]] == ["induction"]  # no other job reruns
+
+
+def profile_of(settings: list[str]) -> dict:
+    """The settings as the runner reads them (`--set`, as Snakemake reads --config), checked as the Snakefile
+    does."""
+    return check(chosen({k: yaml.load(v, Loader=yaml.BaseLoader) for k, v in (s.split("=", 1) for s in settings)}, []))
+
+
+def same_jobs(work, settings: list[str]) -> tuple[dict, dict]:
+    """Snakemake's dry run, the runner and a version's file list agree on every job (its settings and what it
+    waits for); returns the dry run's jobs and the profile."""
     scheduled = dry_run(work, settings)
     # the settings as the runner reads them (`--set`, as Snakemake reads --config), checked as the Snakefile does
-    cfg = check(chosen({k: yaml.load(v, Loader=yaml.BaseLoader) for k, v in (s.split("=", 1) for s in settings)},
-                       []))
-    results = Path("results") / profile
+    cfg = profile_of(settings)
+    results = Path("results") / cfg["profile"]
     files = [str(results / rel) for rel in expected(cfg) if rel != "claims.csv"]  # what a version holds
     made = {out for out, job in scheduled.items() if job["rule"] in ("prepare_data", "train", "analyse")}
     assert set(files) == {out for out in made if not out.endswith((".bin", "tokenizer.json"))}
@@ -90,3 +122,25 @@ def test_snakemake_the_runner_and_versions_list_the_same_jobs(profile, work, cor
         for need in j.needs:  # what the runner waits for, Snakemake takes as input
             wanted = results / "data" / "train.bin" if need == PREPARE else by_name[need].output
             assert str(wanted) in job["input"], (j.name, need)
+    return scheduled, cfg
+
+
+@pytest.mark.parametrize("section, match", [
+    ({"winograd": {"seeds": [1338, 1337, 1339, 1340]}}, r"'winograd.seeds': \[1338, 1337, 1339, 1340\] must begin "
+                                                        r"with the profile's seeds \[1337, 1338, 1339\]"),
+    ({"winograd": {"seeds": [1337, 1338, 1339, 1339]}}, "'winograd.seeds': .* non-unique"),
+    ({"ladder": {"seeds": [1337, 1338, 1339, 2 ** 32]}}, "'ladder.seeds.3': 4294967296 is greater than the maximum"),
+    ({"ladder": {"seeds": list(range(1337, 1368))}}, "'ladder.seeds': 31 entries, more than the 30 allowed"),
+    ({"cost": {"seeds": [1337, 1338, 1339, 1340]}}, r"'cost': .*\('seeds' was unexpected\)"),  # it reads no seeds
+])
+def test_an_experiments_own_seeds_are_checked_like_the_profiles(section, match):
+    from attnlab.errors import AttnlabError
+
+    with pytest.raises(AttnlabError, match=match):
+        validate(chosen({"profile": "quick", **section}, []))
+
+
+def test_own_seeds_equal_to_the_profiles_change_nothing():
+    cfg = validate(chosen({"profile": "quick", "ladder": {"seeds": [1337, 1338, 1339]}}, []))
+    base = validate(chosen({"profile": "quick"}, []))
+    assert [(j.name, j.settings) for j in plan(cfg)] == [(j.name, j.settings) for j in plan(base)]

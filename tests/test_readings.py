@@ -86,11 +86,15 @@ def test_a_slope_is_linear_quadratic_or_between_only_as_its_interval_says(slope,
     assert readings.growth(Estimate(slope, se)) == words
 
 
-def test_seed_and_sampling_errors_the_larger_decides():
-    wide = readings.of_seeds([0.5, 0.9, 0.7], sampling=0.01)  # the seeds' spread: t at 2 degrees of freedom
-    assert wide.df == 2 and wide.se == pytest.approx(0.2 / math.sqrt(3))
-    tight = readings.of_seeds([0.70, 0.70, 0.70], sampling=0.02)  # the binomial error: normal
-    assert (tight.se, tight.df) == (0.02, math.inf)
+def test_seed_and_sampling_errors_add_in_quadrature():
+    from attnlab.report.claims import t95
+
+    wide = readings.of_seeds([0.5, 0.9, 0.7], sampling=0.01)  # mostly the seeds' spread: t at 2 df, weighed
+    seeds = (0.2 / math.sqrt(3)) ** 2
+    assert wide.se == pytest.approx(math.sqrt(seeds + 0.01 ** 2)) and wide.df == 2
+    assert wide.half == pytest.approx(math.sqrt(seeds * t95(2) ** 2 + 0.01 ** 2 * t95(math.inf) ** 2), rel=1e-3)
+    tight = readings.of_seeds([0.70, 0.70, 0.70], sampling=0.02)  # no spread: the binomial error alone, normal
+    assert (tight.se, tight.df) == (0.02, math.inf) and tight.half == pytest.approx(0.02 * t95(math.inf), rel=1e-3)
 
 
 def test_counts_seeds_and_rounding_steps():
@@ -667,17 +671,19 @@ def test_the_tally_counts_each_approximation_on_its_side_of_full_attention(ratio
 
 # ------------------------------------------------------------------ How verdicts work: which error is the larger
 
-@pytest.mark.parametrize("df, seeds_larger", [(2, 1), (19, 0), (math.inf, 0)])
-def test_about_counts_which_error_source_is_the_larger_from_the_verdicts(df, seeds_larger):
+@pytest.mark.parametrize("dominant", ["seeds", "sampling", "both"])
+def test_about_counts_which_error_source_dominates_from_the_verdicts(dominant):
     """'Between seeds it moves more than the evaluation's sampling error' was said of every claim; the page now
-    counts, part by part, which source set k (n − 1: the seeds)."""
+    counts, part by part, which source dominates its error (Part.dominant), over the claims read at several seeds."""
     from attnlab.report.pages import about
 
-    part = Part("x", "measured", 1.0, "reproduced", se=0.1, k=2.0, df=df)
+    part = Part("x", "measured", 1.0, "reproduced", se=0.1, k=2.0, df=2, dominant=dominant)
     v = Verdict(SimpleNamespace(id="C9.9"), "reproduced", seeds={1: 1.0, 2: 1.1, 3: 0.9}, parts={"x": part})
     text = about.larger_source([v, Verdict(SimpleNamespace(id="C9.8"), "reproduced", parts={"x": part})])
-    assert f"of the 1 part judged on a mean over seeds, the seeds' spread is the larger source for {seeds_larger} " \
-           f"and the evaluation's sampling error (or the error the run file states) for {1 - seeds_larger}." in text
+    n = {k: int(k == dominant) for k in ("seeds", "sampling", "both")}
+    assert (f"of the 1 part judged on a mean over seeds, the seeds' spread dominates the error of {n['seeds']}, the "
+            f"evaluation's sampling error (or the error the run file states) that of {n['sampling']}, and neither "
+            f"that of {n['both']} (a source dominates when it holds at least 66.67 % of the variance).") in text
     assert about.larger_source([]) == ""
 
 

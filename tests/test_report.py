@@ -15,7 +15,8 @@ from attnlab.registry import get as get_experiment, load as load_experiments
 from attnlab.provenance import read_json, write_json
 from attnlab.report import claims as cl
 from attnlab.report.build import build_site
-from attnlab.report.verdicts import write_claims_csv
+from attnlab.report.claims import k_at
+from attnlab.report.verdicts import LOOKS, write_claims_csv
 from helpers import CHROMIUM, eval_section, playwright_or_skip
 
 REPO = Path(__file__).resolve().parents[1]
@@ -112,7 +113,8 @@ def test_claims_csv_columns_and_all_reproduced(tmp_path):
     got = verdicts(root)
     table = pd.read_csv(root / "claims.csv", keep_default_na=False)
     assert list(table.columns) == ["claim_id", "part", "kind", "chapter_value", "value", "value_text", "se", "k",
-                                   "lo", "hi", "n_seeds", "verdict", "part_verdict", "settle", "note"]
+                                   "lo", "hi", "n_seeds", "verdict", "part_verdict", "settle", "note", "dominant", "look",
+                                   "level"]
     assert list(dict.fromkeys(i for i in table["claim_id"] if i in IDS)) == IDS  # in registry order
     assert {f"C0.{i}" for i in range(1, 5)} | {f"C1.{i}" for i in range(1, 4)} \
         | {f"C2.{i}" for i in range(1, 11)} <= set(IDS)
@@ -122,7 +124,9 @@ def test_claims_csv_columns_and_all_reproduced(tmp_path):
     c27 = table[table.claim_id == "C2.7"].set_index("part")
     assert list(c27.kind) == ["measured", "computed"] and list(c27.part_verdict) == ["reproduced", "holds"]
     gain = c27.loc["gain"]
-    assert float(gain.lo) == pytest.approx(3 - 2.093 * float(gain.se)) and int(gain.n_seeds) == 1
+    k = k_at(19, LOOKS[0])  # one seed of a trained run: the first look, at the 20 blocks' 19 degrees of freedom
+    assert float(gain.lo) == pytest.approx(3 - k * float(gain.se)) and int(gain.n_seeds) == 1
+    assert (gain.dominant, int(gain.look), float(gain.level)) == ("sampling", 1, LOOKS[0])
     assert float(gain.lo) < 3 < float(gain.hi) and gain.value_text == "" and float(gain.value) == pytest.approx(3)
     merges = table[table.claim_id == "C0.4"].iloc[0]
     assert merges.value == "" and merges.value_text.startswith('[" t", "he"')  # JSON, not a Python repr

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -12,7 +13,8 @@ import pytest
 
 from attnlab.provenance import write_json
 from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate, seed_table, verdict_table
+from attnlab.report.claims import k_at
+from attnlab.report.verdicts import LOOKS, Noise, evaluate, seed_table, verdict_table
 from helpers import REPO, site_for
 from test_report import CONFIG, VAL, write_fake_results
 
@@ -53,19 +55,23 @@ def test_gather_reads_every_seed_and_a_version_from_before_seeds(tmp_path):
 
 
 def test_a_direction_inside_the_seed_spread_holds_nothing(tmp_path):
-    """C2.2's gain (L2 - L3) is 8.45, -3.55 and 6.45 at three seeds: the sampling error of each is a small
-    fraction of a point, so two seeds alone would pass it, but on the mean (3.78) the interval ± 4.303 (t at 2
-    degrees of freedom) × the seeds' standard error (sd 6.4 / √3 = 3.7) holds 0: inconclusive. At that spread,
-    14 seeds would settle it (2.160 × 6.4 / √14 = 3.69 < 3.78; 13: 2.179 × 6.4 / √13 = 3.87)."""
+    """C2.2's gain (L2 - L3) is 8.45, -3.55 and 6.45 at three seeds: the sampling error of each is a fraction of
+    a point, so two seeds alone would pass it, but on the mean (3.78) the interval ± 6.1 (the first look's t at
+    2 degrees of freedom, weighed with the sampling error's at 19) × SE 3.78 (the seeds' sd 6.4 / √3 = 3.7 and
+    the sampling error 0.69, in quadrature) holds 0: inconclusive. At that spread, 22 seeds would settle it at the
+    second look's k (21 would not)."""
     v = c22(seeded_results(tmp_path / "r", {1337: 240.0, 1338: 252.0, 1339: 242.0}))
     gains = [VAL["L2"] - x for x in (240.0, 252.0, 242.0)]
     assert v.seeds == {s: pytest.approx({"gain": g, "share_of_L2_minus_L4": g / (VAL["L2"] - VAL["L4"])})
                        for s, g in zip(SEEDS, gains)}
     mean = sum(gains) / 3
     sd = (sum((g - mean) ** 2 for g in gains) / 2) ** 0.5
-    assert v.reproduced["gain"] == pytest.approx(mean) and v.se["gain"] == pytest.approx(sd / 3 ** 0.5)
-    assert v.verdict == "inconclusive" and "mean of 3 seeds" in v.note and v.settle == "14"
-    assert v.parts["gain"].k == 4.303
+    sampling = math.sqrt(v.se["gain"] ** 2 - sd ** 2 / 3)  # the evaluation's, shared by the seeds
+    assert v.reproduced["gain"] == pytest.approx(mean) and 0.5 < sampling < 0.9 and v.parts["gain"].dominant == "seeds"
+    assert v.verdict == "inconclusive" and "mean of 3 seeds" in v.note and v.settle == "22"
+    noise = Noise(3, sd, sampling, 19)
+    assert [noise.k(n) * noise.at(n)[0] < mean for n in (21, 22)] == [False, True]
+    assert v.parts["gain"].k == pytest.approx(noise.k(3)) and k_at(19, LOOKS[0]) < noise.k(3) < k_at(2, LOOKS[0])
     assert v.single == {1337: "reproduced", 1338: "not reproduced", 1339: "reproduced"}
     assert v.survives() == "some seeds"
 

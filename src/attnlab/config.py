@@ -16,8 +16,8 @@ from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
 from attnlab import registry
 from attnlab.registry import ROOT, settings_of, training
-from attnlab.runs import common_schema, owner, runs, schema_error, setting_path, spec_from_config, spec_path, \
-    train_settings
+from attnlab.runs import OWN_SEEDS, common_schema, entries, own_seeds, owner, runs, schema_error, setting_path, \
+    spec_from_config, spec_path, train_settings
 
 BASE = ROOT / "config" / "base.yaml"  # what every experiment shares; a profile is laid over it
 
@@ -36,10 +36,18 @@ def _schema() -> dict:
     for e in registry.load():
         module = settings_of(e)
         if module.SCHEMA is not None:
-            sch["properties"][e.name] = module.SCHEMA
+            sch["properties"][e.name] = with_own_seeds(module.SCHEMA, e)
             if getattr(module, "REQUIRED", False):
                 sch["required"].append(e.name)
     return sch
+
+
+def with_own_seeds(section: dict, e: registry.Experiment) -> dict:
+    """An experiment's section schema, with room for its own seeds where seeds mean something to it: a training
+    experiment's (its runs schema has it), or an analysis whose job reads the seeds."""
+    if e.trains or "seeds" not in e.reads or "properties" not in section:
+        return section
+    return {**section, "properties": {**section["properties"], OWN_SEEDS: {"$ref": "#/$defs/own_seeds"}}}
 
 
 def defaults() -> dict:
@@ -84,7 +92,32 @@ def validate(cfg: dict, partial: bool = False) -> dict:
     if "seeds" in cfg and (not partial or "seed" not in cfg):
         cfg["seed"] = cfg["seeds"][0]  # what work done once (an analysis, a benchmark) is seeded with
     _check_runs(cfg)
+    _check_own_seeds(cfg)
     return cfg
+
+
+def _check_own_seeds(cfg: dict) -> None:
+    """An experiment's own seeds begin with the profile's (its first look), and an up-trained run's source is
+    trained at every seed the run is."""
+    profile = cfg.get("seeds") or []
+    for e in registry.load():
+        own = own_seeds(cfg, e.name)
+        if own is None:
+            continue
+        if own[:len(profile)] != profile:
+            raise AttnlabError(f"config error at '{e.name}.{OWN_SEEDS}': {own} must begin with the profile's seeds "
+                               f"{profile} (the verdicts' first look), then add the seeds it needs")
+        for name, run in runs_of(cfg, e.name).items():
+            source = (run or {}).get("init_from")
+            there = owner(cfg, source) if source else None
+            if there and there != e.name and (own_seeds(cfg, there) or profile)[:len(own)] != own:
+                raise AttnlabError(f"config error at '{e.name}.{OWN_SEEDS}': run '{name}' starts from '{source}' "
+                                   f"({there}), which is not trained at seeds {own}; give {there} the same seeds")
+
+
+def runs_of(cfg: dict, experiment: str) -> dict:
+    """The runs of a training experiment, name -> entry ({} for an experiment that trains nothing)."""
+    return entries(cfg.get(experiment)) if experiment in training() else {}
 
 
 def _numbers(node, path=""):
@@ -249,7 +282,8 @@ def resolve(profile: dict) -> dict:
             base = section.pop("base") or {}
             if not isinstance(base, dict):
                 raise AttnlabError(f"config error at '{experiment}.base': must be a mapping of run settings")
-            cfg[experiment] = {name: merged(base, run or {}) for name, run in section.items()}
+            cfg[experiment] = {name: run if name == OWN_SEEDS else merged(base, run or {})
+                               for name, run in section.items()}
     return cfg
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from attnlab import registry
 from attnlab.config import job_settings
-from attnlab.runs import find_run
+from attnlab.runs import OWN_SEEDS, entries, find_run, own_seeds
 
 PREPARE = "prepare_data"  # the data experiment's job: the corpus's token files, and data/stats.json
 
@@ -34,9 +34,30 @@ class Job:
         return self.files[0]
 
 
-def seeds(cfg: dict) -> list[int | None]:
-    """The seeds a profile trains every run at ([None] for the settings of a version from before seeds)."""
-    return list(cfg.get("seeds") or [None])
+def seeds(cfg: dict, experiment: str | None = None) -> list[int | None]:
+    """The seeds a profile trains every run at ([None] for the settings of a version from before seeds), or
+    `experiment`'s own where its section sets them."""
+    return (own_seeds(cfg, experiment) if experiment else None) or list(cfg.get("seeds") or [None])
+
+
+def run_seeds(cfg: dict, e: registry.Experiment, run: str) -> list[int | None]:
+    """The seeds a training run is trained at: its experiment's, and those of every analysis that reads it at
+    every seed (`every_seed`) with seeds of its own."""
+    at = seeds(cfg, e.name)
+    for other in registry.load():
+        if other.every_seed and any(need in (e.name, f"{e.name}.{run}") for need in other.needs):
+            at += [seed for seed in seeds(cfg, other.name) if seed not in at]
+    return at
+
+
+def as_read_by(cfg: dict, e: registry.Experiment) -> dict:
+    """The profile as `e`'s job reads it: where e's section sets its own seeds, those are its seeds; and every
+    experiment's section without its own seeds (which only the plan reads), so that its settings are what they
+    were."""
+    out = {**cfg, **{x.name: {k: v for k, v in cfg[x.name].items() if k != OWN_SEEDS} for x in registry.load()
+                     if own_seeds(cfg, x.name)}}
+    own = own_seeds(cfg, e.name)
+    return {**out, "seeds": own} if own else out
 
 
 def run_dir(experiment: str, run: str, seed: int | None) -> str:
@@ -54,13 +75,13 @@ def needed(cfg: dict, e: registry.Experiment) -> list[str]:
     """The jobs whose work `e` reads (its registry `needs`): a training run at the first seed, or at every seed
     of the profile for an experiment that reads them all (`every_seed`; the checkpoint is written with the
     metrics), every run of a training experiment, or another experiment's result."""
-    at = seeds(cfg) if e.every_seed else [cfg.get("seed")]
+    at = seeds(cfg, e.name) if e.every_seed else [cfg.get("seed")]
     out = []
     for need in e.needs:
         name, _, run = need.partition(".")
         other = registry.get(name)
         if other.trains:
-            out += [run_dir(name, r, seed) for r in ([run] if run else list(cfg.get(name) or {})) for seed in at]
+            out += [run_dir(name, r, seed) for r in ([run] if run else list(entries(cfg.get(name)))) for seed in at]
         else:
             out.append(job_name(other))
     return out
@@ -70,11 +91,11 @@ def training(cfg: dict, e: registry.Experiment) -> list[Job]:
     """One job per run of a training experiment and seed; an up-trained run reads its source's entry too (its
     weights are pooled to fit) and needs the source at the same seed."""
     out = []
-    for run, entry in (cfg.get(e.name) or {}).items():
+    for run, entry in entries(cfg.get(e.name)).items():
         source = (entry or {}).get("init_from")
         owner = find_run(cfg, source)[0] if source else None
         reads = ("device", "data", "model", "train", f"{e.name}.{run}", *([f"{owner}.{source}"] if source else ()))
-        for seed in seeds(cfg):
+        for seed in run_seeds(cfg, e, run):
             folder = run_dir(e.name, run, seed)
             out.append(Job(folder, e.name, e.kind, (f"{folder}/metrics.json", f"{folder}/curve.csv"), reads,
                            job_settings(cfg, *reads, seed=seed),
@@ -94,7 +115,8 @@ def plan(cfg: dict, only: list[str] | None = None) -> list[Job]:
         if e.trains:
             out += training(cfg, e)
         else:
-            out.append(Job(job_name(e), e.name, e.kind, (e.result,), e.reads, job_settings(cfg, *e.reads),
+            settings = job_settings(as_read_by(cfg, e), *e.reads)
+            out.append(Job(job_name(e), e.name, e.kind, (e.result,), e.reads, settings,
                            (*([PREPARE] if e.data else []), *needed(cfg, e)), data=e.data, gpu=e.gpu))
     return out
 

@@ -16,16 +16,30 @@ from attnlab.registry import training
 
 SCHEMA_PATH = Path(str(resources.files("attnlab") / "schemas" / "config.schema.yaml"))  # what all share
 RUN_KEYS = {"train", "probe_every", "grad_probe_steps", "init_from"}  # a run's settings that are not about the model
+OWN_SEEDS = "seeds"  # in an experiment's section: its own seeds (config.schema's own_seeds), not a run
+
+
+def entries(section: dict | None) -> dict:
+    """A training experiment's runs, name -> entry: its section without its own seeds."""
+    return {name: run for name, run in (section or {}).items() if name != OWN_SEEDS}
+
+
+def own_seeds(cfg: dict, experiment: str) -> list[int] | None:
+    """The seeds an experiment's section sets for it (None: the profile's; a version from before seeds gave S1 a
+    count of its own under that name, which is not a list of seeds)."""
+    section = cfg.get(experiment)
+    own = section.get(OWN_SEEDS) if isinstance(section, dict) else None
+    return list(own) if isinstance(own, list) and own else None
 
 
 def runs(cfg: dict) -> list[tuple[str, str]]:
     """(experiment, run name) of every training run the profile declares."""
-    return [(experiment, name) for experiment in training() for name in cfg.get(experiment) or {}]
+    return [(experiment, name) for experiment in training() for name in entries(cfg.get(experiment))]
 
 
 def owner(cfg: dict, name: str) -> str | None:
     """The training experiment whose section of `cfg` declares run `name` (None if none does)."""
-    return next((experiment for experiment in training() if name in (cfg.get(experiment) or {})), None)
+    return next((experiment for experiment in training() if name in entries(cfg.get(experiment))), None)
 
 
 def find_run(cfg: dict, name: str) -> tuple[str, dict]:

@@ -19,7 +19,7 @@ rule train:
     wildcard_constraints:
         experiment="|".join(dict.fromkeys(job.experiment for job in TRAINED)),
         run="|".join(dict.fromkeys(job.run for job in TRAINED)),
-        seed="|".join(map(str, config["seeds"])),
+        seed="|".join(dict.fromkeys(str(job.seed) for job in TRAINED)),  # the profile's, and an experiment's own
     threads: config["threads"] or 2
     resources:
         gpu=lambda w: gpu(),

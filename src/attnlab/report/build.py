@@ -29,7 +29,7 @@ from attnlab.report.claims import load_registry
 from attnlab.report.site import NOT_RUN, Site
 from attnlab.pooling import pool
 from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate_all, seed_table, verdict_table
+from attnlab.report.verdicts import evaluate_all, first_look, seed_table, verdict_table
 
 MKDOCS = registry.ROOT / "mkdocs.yml"  # the project's site configuration; its hook calls back in here
 MARKER = re.compile(r"<!--\s*attnlab:(\w+)\s*-->")
@@ -103,7 +103,7 @@ def context(results: Path, claims: Path, settings: str | dict | None = None, sel
     manifest = versions.manifest_of(results)
     found = pool(root, manifest["version"]) if manifest else None  # a version: with the seeds pooled with it
     res = found.results if found else gather(results)
-    return Site(res, claim_registry, evaluate_all(claim_registry, res), cfg, manifest=manifest,
+    return Site(res, claim_registry, evaluate_all(claim_registry, res, first_look(cfg, manifest)), cfg, manifest=manifest,
                 built_from=versions.head(registry.ROOT), selector=selector, versions_root=root,
                 known=known, pool=found, folder=Path(results))
 

@@ -10,6 +10,7 @@ file) and a diverged run become "diverged", instead of a crash or a guess.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from attnlab import stats
 from attnlab.config import read_yaml
 from attnlab.errors import AttnlabError
 from attnlab.report.format import fmt
-from attnlab.stats import binomial_se
+from attnlab.stats import binomial_se, t_quantile
 
 # binomial_se: a stated fraction's error from the fraction and its count, for run files that record only those
 SAFE_BUILTINS = {f.__name__: f for f in (abs, min, max, round, len, all, any, sum, range, enumerate, binomial_se)}
@@ -417,6 +418,15 @@ def t95(df: float) -> float:
     if df < 1:
         raise AttnlabError(f"no interval at {df} degrees of freedom")
     return T95[int(df) - 1] if df <= len(T95) else 1.96
+
+
+@functools.lru_cache(maxsize=65536)
+def k_at(df: float, level: float) -> float:
+    """The k of value ± k·SE at a two-sided `level` (0.05: 95 %): Student's t at `df` degrees of freedom, which
+    may be fractional; inf: the normal."""
+    if df < 1:
+        raise AttnlabError(f"no interval at {df} degrees of freedom")
+    return t_quantile(level, df)
 
 
 def accepts(check: dict) -> tuple[float, float, bool]:

@@ -19,7 +19,7 @@ from functools import lru_cache
 import pandas as pd
 
 from attnlab import registry
-from attnlab.runs import find_run, spec_from_config, train_settings
+from attnlab.runs import entries, find_run, spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.settings.induction import EARLY, LATE, window
 from attnlab.nn.spec import ModelSpec
@@ -195,7 +195,7 @@ def budget(site, run: str) -> str:
 
 def fresh(site, experiment: str) -> dict:
     """The runs of a training experiment trained from scratch (no init_from)."""
-    return {name: run for name, run in (site.config.get(experiment) or {}).items() if not run.get("init_from")}
+    return {name: run for name, run in entries(site.config.get(experiment)).items() if not run.get("init_from")}
 
 
 def kv_heads(site, experiment: str) -> str:
@@ -212,7 +212,7 @@ def either(items: list[str]) -> str:
 def uptraining(site, experiment: str) -> str:
     """Each up-trained run's steps, and their share of the steps of the run it starts from."""
     cfg, parts = site.config, []
-    for name, run in (cfg.get(experiment) or {}).items():
+    for name, run in entries(cfg.get(experiment)).items():
         if run.get("init_from"):
             steps, source = train_settings(cfg, name)["steps"], run["init_from"]
             of = train_settings(cfg, source)["steps"]
@@ -281,7 +281,7 @@ def span(s: slice) -> str:
 
 def approximations(site, experiment: str, kind: str) -> list[tuple[str, ModelSpec]]:
     """An experiment's runs with attention `kind`, and their specs."""
-    specs = [(name, spec_from_config(site.config, name)) for name in site.config.get(experiment) or {}]
+    specs = [(name, spec_from_config(site.config, name)) for name in entries(site.config.get(experiment))]
     return [(name, spec) for name, spec in specs if spec.attention == kind]
 
 

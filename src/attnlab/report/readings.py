@@ -16,7 +16,7 @@ from attnlab.stats import jackknife_se, mean_se, ppl_without
 
 NOISE = "within the noise"
 NO_ERROR = "no error to judge it by"
-PPL_ERROR = "the larger of the seeds' spread and the evaluation's sampling error"  # paired()'s error for perplexities
+PPL_ERROR = "the seeds' spread and the evaluation's sampling error in quadrature"  # paired()'s error for perplexities
 
 
 @dataclass(frozen=True)
@@ -26,11 +26,12 @@ class Estimate:
     value: float
     se: float | None = None
     df: float = math.inf
+    k: float | None = None  # where the error has two sources: their k (verdicts.Noise.k at 95 %), else t at df
 
     @property
     def half(self) -> float | None:
         """Half the interval's width, k·SE (None without an error)."""
-        return None if self.se is None else t95(self.df) * self.se
+        return None if self.se is None else (t95(self.df) if self.k is None else self.k) * self.se
 
 
 def of_values(values: list[float]) -> Estimate:
@@ -42,19 +43,24 @@ def of_values(values: list[float]) -> Estimate:
 
 def of_seeds(values: list[float], sampling: float | None = None) -> Estimate:
     """The mean over seeds of a value that also carries a sampling error of its own (a binomial error, stated
-    per seed: their mean), with the larger of the two sources as its error, as the verdicts take it
+    per seed: their mean), with both sources in quadrature as its error, as the verdicts take it
     (verdicts.Noise)."""
     spread = of_values(values)
     sd = None if spread.se is None else spread.se * math.sqrt(len(values))
-    se, df = Noise(len(values), sd, sampling).at(len(values))
-    return Estimate(spread.value, se, df)
+    return of_noise(spread.value, Noise(len(values), sd, sampling))
+
+
+def of_noise(value: float, noise: Noise) -> Estimate:
+    """A value with the error its sources give (verdicts.Noise), and the k they give at 95 % in one look."""
+    se, df = noise.at(noise.n)
+    return Estimate(value, se, df, None if se is None else noise.k(noise.n, 0.05))
 
 
 def paired(a, b, how=lambda x, y: x - y) -> Estimate:
     """how(a, b) seed by seed, over the seeds both have, as a mean with its error: runs trained at the same seed
     share data order and evaluation, so their difference is judged on its own spread. Where both are perplexities
-    with their evaluation blocks (results.Spread), the error is, as the verdicts take it, the larger of that spread
-    and the evaluation's sampling error: a jackknife over the blocks both were scored on (so one seed has an error
+    with their evaluation blocks (results.Spread), the error is, as the verdicts take it, that spread and the
+    evaluation's sampling error in quadrature: a jackknife over the blocks both were scored on (so one seed has an error
     too). Runs with no seed in common give how() of their means, with no error to judge it by. `a`, `b`:
     results.Spread, or seed -> value."""
     blocks_a, blocks_b = getattr(a, "blocks", {}), getattr(b, "blocks", {})
@@ -73,8 +79,7 @@ def paired(a, b, how=lambda x, y: x - y) -> Estimate:
         return sum(how(ppl_without(blocks_a[s], i), ppl_without(blocks_b[s], i)) for s in seeds) / len(seeds)
 
     sd = None if spread.se is None else spread.se * math.sqrt(len(seeds))
-    se, df = Noise(len(seeds), sd, jackknife_se(k, replicate), k - 1).at(len(seeds))
-    return Estimate(spread.value, se, df)
+    return of_noise(spread.value, Noise(len(seeds), sd, jackknife_se(k, replicate), k - 1))
 
 
 def side(e: Estimate | None, of: float = 0.0) -> str | None:

@@ -22,7 +22,7 @@ from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_tabl
 from attnlab.report.published import beside
 from attnlab.report.results import Results, gather
 from attnlab.report.tables import row_order
-from attnlab.report.verdicts import BUDGET, Verdict, evaluate_all
+from attnlab.report.verdicts import BUDGET, Verdict, dominant_words, evaluate_all, first_look
 from attnlab.runfiles import VERDICTS
 
 
@@ -84,7 +84,12 @@ class Site:
         if self.manifest and version == self.manifest["version"]:
             return {v.claim.id: v for v in self.verdicts}
         if version not in self._verdicts_of:
-            found = evaluate_all(self.registry, self.pool_of(version).results)
+            from attnlab.versions import settings_of
+
+            folder = self.versions_root / "results" / version
+            manifest = next((m for m in self.versions() if m["version"] == version), None)
+            found = evaluate_all(self.registry, self.pool_of(version).results,
+                                 first_look(settings_of(folder / "config.yaml"), manifest))
             self._verdicts_of[version] = {v.claim.id: v for v in found}
         return self._verdicts_of[version]
 
@@ -527,7 +532,8 @@ def part_reading(p, check: dict, seeds: int) -> str:
         return f"{fmt(p.value)} against {test}: the run files state no error for it, so there is no interval to judge."
     lo, hi = p.interval
     half, gap = p.k * p.se, distance(check, p.value)
-    text = f"{fmt(p.value)} ± {fmt(half)} (k·SE) = [{fmt(lo)}, {fmt(hi)}] against {test}: "
+    text = (f"{fmt(p.value)} ± {fmt(half)} (k·SE; the error {dominant_words(p.dominant, p.draws)}) = "
+            f"[{fmt(lo)}, {fmt(hi)}] against {test}: ")
     if p.outcome == "not reproduced":
         return text + (f"the value lies {fmt(gap)} past the test's bound, more than the interval's half-width: "
                        "a real difference, not the noise.")

@@ -10,14 +10,15 @@ import pandas as pd
 
 from attnlab.errors import AttnlabError, why_diverged
 from attnlab.report.claims import (DIRECTIONS, EXACT, ROW_VIEWS, SAFE_BUILTINS, Claim, Registry, SeedMean,
-                                   check_value, describe, distance, judge, load_registry, passes, t95)
+                                   check_value, describe, distance, judge, k_at, load_registry, passes)
 from attnlab.report.format import fmt
 from attnlab.report.results import NotMeasured, Results, diverged, gather
 from attnlab.runfiles import MEASURED
 from attnlab.stats import jackknife_se, ppl_without
 
 COLUMNS = ["claim_id", "part", "kind", "chapter_value", "value", "value_text", "se", "k", "lo", "hi", "n_seeds",
-           "verdict", "part_verdict", "settle", "note"]  # claims.csv: one row per part of every claim
+           "verdict", "part_verdict", "settle", "note",
+           "dominant", "look", "level"]  # claims.csv: one row per part of every claim
 BY_SEED_COLUMNS = ["claim_id", "part", "seed", "value", "value_text", "seed_verdict"]  # claims_by_seed.csv
 MAX_SEEDS = 30  # beyond this many seeds, "more than 30" settles nothing a budget would pay for
 NO_ERROR = "no error estimate"
@@ -25,21 +26,73 @@ BUDGET = "budget"
 DESCRIPTIVE = "descriptive"  # a part (or a whole claim) shown, tested by nothing; never counted as reproduced
 
 
+# The sequential design: a claim is judged at the profile's seeds (the first look) and, where that leaves it
+# inconclusive and its settle count is at most SECOND_LOOK_MOST seeds, again at the seeds its experiment adds (the
+# second look, the last). Each look spends part of the 5 % error (two-sided) a wrong "reproduced" or "not
+# reproduced" may have in all: LOOKS[i] is the level of look i + 1's interval.
+LOOKS = (0.025, 0.025)
+SECOND_LOOK_MOST = 10
+DOMINANT_SHARE = 2 / 3  # a source "dominates" an error when it holds at least this share of its variance
+
+
 @dataclass
 class Noise:
     """A numeric part's error sources: the seeds' spread (sd over n seeds) and the evaluation's sampling error,
-    which does not shrink with seeds (every seed is scored on the same held-out data)."""
+    which does not shrink with seeds (every seed is scored on the same held-out data, so it is in no seed's
+    spread). `first_look`: the profile's own seed count (None: n), the last seed count of the design's first look.
+    `seeded`: False where nothing the part reads was made at a seed (a benchmark, an analysis run once), so that no
+    seed can be added: its one look is the whole design, at the level of all the looks together."""
     n: int = 1
     seed_sd: float | None = None   # None below two seeds
     sampling: float | None = None  # None: the value reads nothing the evaluation samples, and states no error
     sampling_df: float = math.inf  # the jackknife's blocks - 1; a stated (binomial) error: normal
+    first_look: int | None = None
+    seeded: bool = True
+
+    def sources(self, n: int) -> list[tuple[str, float, float]]:
+        """(source, its variance, its degrees of freedom) at n seeds of the same spread."""
+        out = [] if self.seed_sd is None else [("seeds", self.seed_sd ** 2 / n, n - 1)]
+        return out + ([] if self.sampling is None else [("sampling", self.sampling ** 2, self.sampling_df)])
 
     def at(self, n: int) -> tuple[float | None, float]:
-        """(SE, its degrees of freedom) at n seeds of the same spread: the larger source decides both."""
-        seed = None if self.seed_sd is None else self.seed_sd / math.sqrt(n)
-        if seed is not None and (self.sampling is None or seed >= self.sampling):
-            return seed, n - 1
-        return self.sampling, self.sampling_df
+        """(SE, a degrees of freedom) at n seeds: the two sources in quadrature (None without either), and the
+        degrees of freedom of the one with the larger variance (k weighs both's, see k)."""
+        parts = self.sources(n)
+        if not parts:
+            return None, math.inf
+        return math.sqrt(sum(v for _, v, _ in parts)), max(parts, key=lambda p: p[1])[2]
+
+    def look(self, n: int) -> int:
+        """The design's look a judgement at n seeds is: 1 up to the profile's own seeds, 2 beyond them."""
+        return 1 if n <= (self.first_look or self.n) else len(LOOKS)
+
+    def level(self, n: int) -> float:
+        """The two-sided error the interval at n seeds may have: its look's share of the design's, or all of it
+        for a part no seed can be added to."""
+        return LOOKS[self.look(n) - 1] if self.seeded else sum(LOOKS)
+
+    def k(self, n: int, level: float | None = None) -> float:
+        """The interval's k at n seeds, at `level` (None: the level of the design's look): each source's
+        Student's t at its own degrees of freedom, weighted by its variance, so that the half-width k·SE is the
+        two sources' own half-widths in quadrature. (Welch-Satterthwaite's df, read off the same few seeds, gives
+        a t too small exactly when their spread came out small by chance: with three seeds that dominate the
+        error it covers about 93 % where 95 % is asked; this way covers at least what is asked.)"""
+        parts = self.sources(n)
+        level = self.level(n) if level is None else level
+        total = sum(v for _, v, _ in parts)
+        if total == 0:
+            return k_at(min(df for _, _, df in parts), level)
+        return math.sqrt(sum(k_at(df, level) ** 2 * v for _, v, df in parts) / total)
+
+    def dominant(self, n: int) -> str:
+        """Which source the error at n seeds comes from: 'seeds' or 'sampling' where one holds at least
+        DOMINANT_SHARE of its variance, else 'both' ('' without either source)."""
+        parts = self.sources(n)
+        total = sum(v for _, v, _ in parts)
+        if len(parts) < 2 or total == 0:
+            return parts[0][0] if len(parts) == 1 else "both" if parts else ""
+        share = parts[0][1] / total  # the seeds'
+        return "seeds" if share >= DOMINANT_SHARE else "sampling" if share <= 1 - DOMINANT_SHARE else "both"
 
 
 @dataclass
@@ -51,10 +104,13 @@ class Part:
     outcome: str
     se: float | None = None
     k: float | None = None
-    df: float = math.inf  # the degrees of freedom k was read at (those of the larger error source)
+    df: float = math.inf  # the degrees of freedom of the error source with the larger variance (k weighs both's)
     settle: str = ""
     why: str = ""
     draws: bool = False  # its error besides the seeds' is a stated spread over draws, not an evaluation's sampling
+    dominant: str = ""  # the error source that holds most of its variance: seeds, sampling or both (Noise.dominant)
+    look: int = 0  # the sequential design's look its interval was read at (0: no interval)
+    level: float | None = None  # the two-sided error its interval may have at that look (Noise.level)
     n_seeds: int = 1  # the seeds behind its value (a mean over seeds, in the run files or a producer's result)
 
     @property
@@ -140,6 +196,8 @@ class Verdict:
                 "n_seeds": max(len(self.seeds), p.n_seeds) if p else None,
                 "verdict": self.verdict, "part_verdict": p.outcome if p else self.verdict,
                 "settle": p.settle if p else "", "note": p.why if p else self.note,
+                "dominant": p.dominant if p else "", "look": p.look or None if p else None,
+                "level": p.level if p else None,
             })
         return out
 
@@ -195,11 +253,12 @@ def keys_in(value) -> set:
     return set()
 
 
-def evaluate(claim: Claim, res: Results) -> Verdict:
+def evaluate(claim: Claim, res: Results, first_look: int | None = None) -> Verdict:
     """The claim's verdict. A claim that reads training runs (or results) made at several seeds is computed once
-    per seed, on that seed's runs; its value is the mean over seeds and its standard error the larger of the
-    seeds' spread over √n and the evaluation's sampling error (a jackknife of that mean). Each part is judged on
-    its interval value ± k·SE (see judge_part)."""
+    per seed, on that seed's runs; its value is the mean over seeds and its standard error the seeds' spread over √n
+    and the evaluation's sampling error (a jackknife of that mean) in quadrature. Each part is judged on
+    its interval value ± k·SE (see judge_part). `first_look`: the profile's own seed count (see Noise); None: the
+    seeds the claim has are its first look."""
     seeds = res.common_seeds(claim.rows, claim.files, claim.keys)
     views = {seed: res.at(seed) for seed in seeds} or {None: res}
     missing = [res.path(w) for w in sorted(claim.files) if res.result(w) is None]
@@ -218,9 +277,9 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
     shape = (lambda v: v[""]) if list(claim.code) == [""] else (lambda v: v)
     if len(each) == 1:
         (values, sampling), = each.values()
-        return judge_claim(claim, values, _one_seed(sampling), shape)
+        return judge_claim(claim, values, _one_seed(sampling, bool(seeds) or at_seeds(claim), first_look), shape)
     values = {part: _pooled([v[part] for v, _ in each.values()]) for part in claim.code}
-    noise = _pooled_noise(claim, views, each)
+    noise = _pooled_noise(claim, views, each, first_look)
     alone = {seed: judge_claim(claim, v, _one_seed(s), shape) for seed, (v, s) in each.items()}
     out = judge_claim(claim, values, noise, shape, prefix=f"mean of {len(each)} seeds; ")
     out.seeds, out.single = {seed: shape(v) for seed, (v, _) in each.items()}, {s: a.verdict for s, a in alone.items()}
@@ -229,20 +288,30 @@ def evaluate(claim: Claim, res: Results) -> Verdict:
     return out
 
 
-def _one_seed(sampling: dict) -> dict[str, Noise]:
+def at_seeds(claim: Claim) -> bool:
+    """Whether what the claim reads was made at the profile's seeds, so that seeds could be added to it: a
+    training run, or the result of an experiment whose job reads the seeds (registry `reads`)."""
+    from attnlab import registry
+
+    known = {e.name for e in registry.load()}
+    return bool(claim.rows) or any("seeds" in registry.get(f).reads for f in claim.files if f in known)
+
+
+def _one_seed(sampling: dict, seeded: bool = True, first_look: int | None = None) -> dict[str, Noise]:
     """One seed's (or one run's) error: its sampling error alone, part -> (error, degrees of freedom); a stated
     error of a mean over seeds (SeedMean) says how many seeds, and where it is their spread it is the seeds'
-    error, not a sampling error (so more seeds would settle it)."""
-    return {part: _stated_noise(se_df) for part, se_df in sampling.items()}
+    error, not a sampling error (so more seeds would settle it). `seeded`: whether seeds could be added to it
+    (see Noise); `first_look`: the profile's own seed count (a mean over more seeds is the design's second look)."""
+    return {part: _stated_noise(se_df, seeded, first_look) for part, se_df in sampling.items()}
 
 
-def _stated_noise(se_df) -> Noise:
+def _stated_noise(se_df, seeded: bool = True, first_look: int | None = None) -> Noise:
     se, df = se_df
     if not isinstance(se_df, SeedMean):
-        return Noise(1, None, se, df)
+        return Noise(1, None, se, df, first_look=first_look, seeded=seeded)
     if se_df.spread:
-        return Noise(se_df.seeds, se * math.sqrt(se_df.seeds))
-    return Noise(se_df.seeds, None, se, df)
+        return Noise(se_df.seeds, se * math.sqrt(se_df.seeds), first_look=first_look, seeded=seeded)
+    return Noise(se_df.seeds, None, se, df, first_look=first_look, seeded=seeded)
 
 
 def judge_claim(claim: Claim, values: dict, noise: dict, shape=lambda v: v, prefix: str = "") -> Verdict:
@@ -272,7 +341,7 @@ MARKS = {"reproduced": "✓", "holds": "✓", "not reproduced": "✗", "fails": 
 def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
     """One part on the interval rule: reproduced when value ± k·SE passes the test as a whole, not reproduced when
     it fails as a whole, inconclusive when it holds a bound; a computed part (and an exact test) on the value
-    alone. k is Student's t (95 %, two-sided) at the degrees of freedom of the larger error source."""
+    alone. SE holds both error sources (Noise.at); k is Student's t at the design's level for this look (LOOKS)."""
     check, kind = claim.checks[name], claim.kinds[name]
     label = f"{name}: " if name else ""
     seeds = noise.n if noise else 1
@@ -290,16 +359,25 @@ def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
     if se is None:
         why = f"{fmt(value)} against {describe(check)}: {NO_ERROR}, so no interval to judge"
         return Part(name, kind, value, "inconclusive", settle=NO_ERROR, why=f"? {label}{why}", n_seeds=seeds)
-    k = t95(df)
+    k, dominant, draws = noise.k(noise.n), noise.dominant(noise.n), _over_draws(claim, name, noise)
     lo, hi = value - k * se, value + k * se
     outcome = {"pass": "reproduced", "fail": "not reproduced", "straddle": "inconclusive"}[judge(check, value, lo, hi)]
     settle = seeds_to_settle(check, value, noise) if outcome == "inconclusive" else ""
     said = {"reproduced": "passes {} throughout", "not reproduced": "fails {} throughout",
             "inconclusive": "straddles a bound of {}"}[outcome].format(describe(check))
-    why = (f"{fmt(value)} ± {fmt(k)} × SE {fmt(se)} = [{fmt(lo)}, {fmt(hi)}] {said}"
+    why = (f"{fmt(value)} ± {fmt(k)} × SE {fmt(se)} ({dominant_words(dominant, draws)}) = [{fmt(lo)}, {fmt(hi)}] "
+           f"{said}"
            + (f"; settles with {settle} seeds" if settle.isdigit() else f"; {settle}" if settle else ""))
-    return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}",
-                _over_draws(claim, name, noise), seeds)
+    return Part(name, kind, value, outcome, se, k, df, settle, f"{MARKS[outcome]} {label}{why}", draws, dominant,
+                noise.look(noise.n), noise.level(noise.n), seeds)
+
+
+def dominant_words(dominant: str, draws: bool = False) -> str:
+    """Which source an error comes from, in words (`draws`: its error besides the seeds' is a stated spread over
+    the run's own draws)."""
+    other = "the spread over the run's own draws" if draws else "the sampling error"
+    return {"seeds": "mostly the seeds' spread", "sampling": f"mostly {other}",
+            "both": f"the seeds' spread and {other} alike"}.get(dominant, "")
 
 
 def _over_draws(claim: Claim, name: str, noise: Noise) -> bool:
@@ -311,13 +389,13 @@ def _over_draws(claim: Claim, name: str, noise: Noise) -> bool:
 
 def seeds_to_settle(check: dict, value: float, noise: Noise) -> str:
     """How many seeds would take the interval clear of the test's nearest bound if the mean and the spread held;
-    "budget" when the sampling error alone (which seeds do not shrink) keeps it on the bound."""
+    "budget" when the sampling error alone (which seeds do not shrink) keeps it on the bound at the last look."""
     gap = distance(check, value)
-    if noise.sampling is not None and t95(noise.sampling_df) * noise.sampling >= gap or noise.seed_sd is None:
+    if noise.sampling is not None and k_at(noise.sampling_df, noise.level(MAX_SEEDS)) * noise.sampling >= gap \
+            or noise.seed_sd is None:
         return BUDGET
     for n in range(noise.n + 1, MAX_SEEDS + 1):
-        se, df = noise.at(n)
-        if t95(df) * se < gap:
+        if noise.k(n) * noise.at(n)[0] < gap:
             return str(n)
     return f"more than {MAX_SEEDS}"
 
@@ -394,7 +472,7 @@ def _pooled(values: list):
     return values[0] if all(v == values[0] for v in values) else values
 
 
-def _pooled_noise(claim: Claim, views: dict, each: dict) -> dict[str, Noise]:
+def _pooled_noise(claim: Claim, views: dict, each: dict, first_look: int | None = None) -> dict[str, Noise]:
     """Per numeric part, the error of the mean over seeds: the seeds' sd, and the sampling error of the mean (a
     jackknife over the shared evaluation blocks, or the mean of the errors the run files state)."""
     n = len(each)
@@ -406,7 +484,7 @@ def _pooled_noise(claim: Claim, views: dict, each: dict) -> dict[str, Noise]:
         mean = sum(vals) / n
         sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1))
         stated = [s[part] for _, s in each.values()]  # each seed's stated (error, df) (used where the claim has `se:`)
-        out[part] = Noise(n, sd, *_sampling(claim, part, list(views.values()), stated))
+        out[part] = Noise(n, sd, *_sampling(claim, part, list(views.values()), stated), first_look)
     return out
 
 
@@ -464,8 +542,38 @@ def _value(claim: Claim, part: str, code, scope: dict, what: str = "value"):
                            f"({type(err).__name__}: {err}); does a producer write that field?") from None
 
 
-def evaluate_all(registry: Registry, res: Results) -> list[Verdict]:
-    return [evaluate(c, res) for c in registry.claims]
+def evaluate_all(registry: Registry, res: Results, first_look: int | None = None) -> list[Verdict]:
+    return [evaluate(c, res, first_look) for c in registry.claims]
+
+
+def first_look(cfg: dict, manifest: dict | None = None) -> int:
+    """The design's first look for a version of profile `cfg`: the seeds its profile trains every run at. A version
+    whose seeds were laid over its profile (`--set seeds=[1338]`: a seed a night, pooled across versions) still
+    follows its profile's design: the seed count of the profile's own file."""
+    from attnlab.config import load_settings
+    from attnlab.registry import ROOT
+
+    path = Path(ROOT, "config", f"{cfg.get('profile')}.yaml")
+    if manifest and "seeds" in (manifest.get("set") or {}) and path.is_file():
+        return profile_seed_count(load_settings(str(path)))
+    return profile_seed_count(cfg)
+
+
+def first_look_of(results_dir: str | Path) -> int | None:
+    """The profile's own seed count for the run files under `results_dir` (the design's first look): a
+    version's config.yaml, else config/<the folder's name>.yaml; None where neither is there."""
+    from attnlab.config import load_settings
+    from attnlab.registry import ROOT
+    from attnlab.versions import settings_of
+
+    own, named = Path(results_dir) / "config.yaml", ROOT / "config" / f"{Path(results_dir).name}.yaml"
+    cfg = settings_of(own) if own.is_file() else load_settings(str(named)) if named.is_file() else None
+    return profile_seed_count(cfg) if cfg else None
+
+
+def profile_seed_count(cfg: dict) -> int:
+    """How many seeds a profile trains every run at (its top-level seeds; a version from before seeds: one)."""
+    return len(cfg.get("seeds") or [cfg.get("seed")])
 
 
 def verdict_table(verdicts: list[Verdict]) -> pd.DataFrame:
@@ -481,7 +589,7 @@ def seed_table(verdicts: list[Verdict]) -> pd.DataFrame:
 def write_claims_csv(results_dir: str | Path, claims_path: str | Path, out_csv: str | Path) -> pd.DataFrame:
     """claims.csv and, beside it, claims_by_seed.csv; each whole or not at all. Returns one row per claim: its
     id, kind, verdict, settle, value (as shown) and note."""
-    verdicts = evaluate_all(load_registry(claims_path), gather(results_dir))
+    verdicts = evaluate_all(load_registry(claims_path), gather(results_dir), first_look_of(results_dir))
     out_csv = Path(out_csv)
     out_csv.parent.mkdir(parents=True, exist_ok=True)
     for table, path in ((seed_table(verdicts), out_csv.with_name("claims_by_seed.csv")),

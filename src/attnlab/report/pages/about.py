@@ -5,11 +5,12 @@ from __future__ import annotations
 import html
 import math
 
-from attnlab.report.claims import T95, describe
+from attnlab.report.claims import COVERAGE, describe
 from attnlab.report.format import badge, fmt
 from attnlab.report.readings import count
 from attnlab.report.site import anchor, settle_words
-from attnlab.report.verdicts import MAX_SEEDS
+from attnlab.report.verdicts import (DOMINANT_SHARE, LOOKS, MAX_SEEDS, SECOND_LOOK_MOST, Noise, dominant_words,
+                                     profile_seed_count)
 
 EXAMPLES = (  # one worked example each: the verdict, and what its part must show
     ("reproduced", lambda p: True),
@@ -21,14 +22,55 @@ EXAMPLES = (  # one worked example each: the verdict, and what its part must sho
 
 
 def k_table() -> str:
-    """k at the degrees of freedom the project meets: 2 to 5 seeds, and the jackknife's 20 blocks."""
-    rows = [(f"{n} seeds (seeds' spread the larger)", n - 1) for n in (2, 3, 4, 5)]
-    rows += [("20 evaluation blocks (sampling error the larger)", 19),
-             ("a line fitted through 4 points (its residual error)", 2),
-             ("a stated binomial or bootstrap error", math.inf)]
-    body = "\n".join(f"| {what} | {'∞' if math.isinf(df) else df} | {fmt(T95[df - 1] if df <= len(T95) else 1.96)} |"
-                     for what, df in rows)
-    return "| SE from | degrees of freedom | k |\n|---|---|---|\n" + body + "\n"
+    """k at the degrees of freedom the project meets (2 to 5 seeds, the jackknife's 20 blocks, both sources at
+    once), at each look of the sequential design and, for comparison, at 95 % in one look."""
+    rows = [(f"{n} seeds' spread alone", Noise(n, 1.0)) for n in (2, 3, 4, 5)]
+    rows += [("20 evaluation blocks alone (the sampling error)", Noise(1, None, 1.0, 19)),
+             ("3 seeds and 20 blocks, equal in variance", Noise(3, math.sqrt(3), 1.0, 19)),
+             ("a line fitted through 4 points (its residual error)", Noise(1, None, 1.0, 2)),
+             ("a stated binomial or bootstrap error", Noise(1, None, 1.0))]
+    looks = [f"k at look {i} ({percent(1 - level)})" for i, level in enumerate(LOOKS, 1)]
+    head = "| SE from | degrees of freedom | " + " | ".join(looks) + f" | k at {COVERAGE} in one look |\n"
+    body = "\n".join(f"| {what} | {' and '.join(dfs(noise))} | "
+                     + " | ".join(fmt(noise.k(noise.n, level)) for level in (*LOOKS, 0.05)) + " |"
+                     for what, noise in rows)
+    return head + "|---|---|" + "---|" * (len(LOOKS) + 1) + "\n" + body + "\n"
+
+
+def dfs(noise: Noise) -> list[str]:
+    """Each error source's degrees of freedom, as the k table shows them."""
+    return ["∞" if math.isinf(df) else fmt(df) for _, _, df in noise.sources(noise.n)]
+
+
+def percent(share: float) -> str:
+    """0.975 -> '97.5 %'."""
+    return f"{fmt(100 * share)} %"
+
+
+def design(cfg: dict) -> str:
+    """The sequential design in words, from its constants (verdicts.LOOKS, SECOND_LOOK_MOST) and this profile's
+    seeds."""
+    first = profile_seed_count(cfg)
+    levels = " and ".join(f"{fmt(a)} at look {i}" for i, a in enumerate(LOOKS, 1))
+    coverage = (" and ".join(percent(1 - a) for a in LOOKS) + " coverage") if len(set(LOOKS)) > 1 else \
+        f"{percent(1 - LOOKS[0])} coverage at each"
+    total, naive = fmt(sum(LOOKS)), percent(1 - sum(LOOKS))
+    return (f"Adding seeds because a first judgement was inconclusive is a sequential decision: looking twice at "
+            f"{naive} each would give a claim whose seeds' spread dominates its error, and whose truth sits on its "
+            f"bound, a chance above {total} of a wrong *reproduced* or *not reproduced*. So the verdicts follow a "
+            f"design of {len(LOOKS)} looks, fixed before the runs. The first look is the claim at the profile's own "
+            f"seeds ({count(first, 'seed')} for this version). A claim it leaves inconclusive whose settle count is "
+            f"at most {SECOND_LOOK_MOST} seeds gets those seeds as a setting of its experiment (`seeds:` in the "
+            f"experiment's section of the profile), and is judged once more on all of them: the second look, and "
+            f"the last. A judgement at more seeds than the profile's is the second look. The error is split between "
+            f"the looks, {levels} (two-sided; {coverage}), and the chance of a wrong verdict over both looks is at "
+            f"most their sum, {total}, whatever the two looks share: one of them must have erred. A claim on "
+            f"results made at no seed (a benchmark, an analysis run once) cannot be given seeds: its one look "
+            f"spends all of it ({naive}). A settle count is read at the second look's k. "
+            f"`tests/test_sequential.py` simulates thousands of claims whose truth sits exactly on the bound, their "
+            f"seeds' spread dominating the error, judges them at the first look and at their settle count, and "
+            f"checks that the wrong verdicts stay at or below {total}, and that {naive} at each look would exceed "
+            f"it.")
 
 
 def example(site, outcome: str, shows) -> str:
@@ -50,12 +92,12 @@ def worked(v, part) -> str:
         return (f"{name}: computed, {fmt(part.value)}; the test asks {test}; arithmetic has no noise, so the "
                 f"value alone decides: it {part.outcome}.\n")
     lo, hi = part.interval
-    dof = "∞ (normal)" if math.isinf(part.df) else f"{int(part.df)}"
+    dof = "∞ (normal)" if math.isinf(part.df) else fmt(part.df)
     source = f"mean of {len(v.seeds)} seeds" if v.seeds else "one evaluation"
-    larger = ("the seeds' spread" if v.seeds and part.df == len(v.seeds) - 1 else
-              "the evaluation's sampling error" if part.df == 19 else "the error its producer states")
-    text = (f"{name}: {fmt(part.value)} ({source}), SE {fmt(part.se)} ({larger} is the larger), k = {fmt(part.k)} "
-            f"at {dof} degrees of freedom, so the interval is [{fmt(lo)}, {fmt(hi)}]; the test asks {test}. ")
+    text = (f"{name}: {fmt(part.value)} ({source}), SE {fmt(part.se)} ({dominant_words(part.dominant, part.draws)}), "
+            f"k = {fmt(part.k)} at look {part.look} (at {dof} degrees of freedom, those of the larger source), so "
+            f"the interval is "
+            f"[{fmt(lo)}, {fmt(hi)}]; the test asks {test}. ")
     if part.outcome == "inconclusive":
         return text + f"The interval holds a bound: {html.escape(settle_words(part.settle))}.\n"
     whole = "passes" if part.outcome == "reproduced" else "fails"
@@ -63,17 +105,17 @@ def worked(v, part) -> str:
 
 
 def larger_source(verdicts) -> str:
-    """Which error source is the larger for the numeric parts judged on a mean over seeds, counted from this
-    version's verdicts: the seeds' spread (k read at n − 1) or the evaluation's sampling error (or the error the
-    run file states). '' where no claim reads several seeds."""
-    sources = [v.parts[p].df == len(v.seeds) - 1 for v in verdicts if len(v.seeds) > 1
+    """Which error source dominates the numeric parts judged on a mean over seeds, counted from this version's
+    verdicts (Part.dominant): the seeds' spread, the evaluation's sampling error (or the error the run file
+    states), or both alike. '' where no claim reads several seeds."""
+    sources = [v.parts[p].dominant for v in verdicts if len(v.seeds) > 1
                for p in v.parts if v.parts[p].interval is not None]
     if not sources:
         return ""
-    seeds = sum(sources)
-    return (f"In this version, of the {count(len(sources), 'part')} judged on a mean over seeds, the seeds' spread is the "
-            f"larger source for {seeds} and the evaluation's sampling error (or the error the run file states) for "
-            f"{len(sources) - seeds}.")
+    return (f"In this version, of the {count(len(sources), 'part')} judged on a mean over seeds, the seeds' spread "
+            f"dominates the error of {sources.count('seeds')}, the evaluation's sampling error (or the error the run "
+            f"file states) that of {sources.count('sampling')}, and neither that of {sources.count('both')} (a "
+            f"source dominates when it holds at least {percent(DOMINANT_SHARE)} of the variance).")
 
 
 def seeds_here(held: list[int]) -> str:
@@ -86,8 +128,9 @@ def seeds_here(held: list[int]) -> str:
 
 
 def blocks(site) -> dict[str, str]:
-    return {"k_table": k_table(), "examples": "\n".join(example(site, *e) for e in EXAMPLES),
-            "max_seeds": str(MAX_SEEDS), "larger_source": larger_source(site.verdicts),
+    return {"k_table": k_table(), "design": design(site.config),
+            "examples": "\n".join(example(site, *e) for e in EXAMPLES),
+            "max_seeds": str(MAX_SEEDS), "dominant_share": percent(DOMINANT_SHARE), "larger_source": larger_source(site.verdicts),
             "seeds_here": seeds_here(site.held_seeds()), "pooled_here": pooled_here(site)}
 
 

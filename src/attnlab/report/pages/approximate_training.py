@@ -119,8 +119,8 @@ def ratio_chart(t: pd.DataFrame) -> dict:
 
 def cost_reading(t: pd.DataFrame) -> str:
     """Each approximation against full attention, then what a wider window, global tokens and more features
-    change; every direction said only where its interval clears it (paired by seed; its error the larger of the
-    seeds' spread and the evaluation's sampling error, as the verdicts take it)."""
+    change; every direction said only where its interval clears it (paired by seed; its error the seeds' spread
+    and the evaluation's sampling error in quadrature, as the verdicts take it)."""
     runs, specs = dict(zip(t["run"], t["val_spread"])), dict(zip(t["run"], t["spec"]))
     if FULL not in runs:
         return f"_Run {FULL} (full attention) has not run: there is nothing to set these runs against._\n"
@@ -131,7 +131,7 @@ def cost_reading(t: pd.DataFrame) -> str:
     pairs = [(a, b, change(specs[a], specs[b])) for a, b in PAIRS if a in runs and b in runs]
     more = [f"- {why}: {b} against {a}, {versus(runs[b], runs[a], 'worse', 'better')}" for a, b, why in pairs]
     text = (f"Each approximation against full attention (its validation perplexity over {FULL}'s, paired by seed, "
-            "± k·SE at 95 %, the larger of the seeds' spread and the evaluation's sampling error):\n\n" + "\n".join(lines) + "\n")
+            "± k·SE at 95 %, SE the seeds' spread and the evaluation's sampling error in quadrature):\n\n" + "\n".join(lines) + "\n")
     text += "\n" + tally(t) + "\n"
     if more:
         text += ("\nWhat giving an approximation more changes (validation perplexity, paired by seed; *better* or "

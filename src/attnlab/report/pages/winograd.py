@@ -150,7 +150,7 @@ def floor_note(rows: pd.DataFrame) -> str:
 
 def chance_reading(r: dict) -> str:
     """Each model's held-out accuracy against chance (0.5: two nouns to choose from), over the seeds: the mean
-    with the larger of the seeds' error and the binomial one (as the verdicts take them), said above or below
+    with the seeds' error and the binomial one in quadrature (as the verdicts take them), said above or below
     chance only where its interval (95 %) clears 0.5."""
     runs = list((r.get("by_seed") or {}).values()) or [r]
     lines = []
@@ -168,8 +168,8 @@ def chance_reading(r: dict) -> str:
             lines.append(f"- {VERSIONS[v]}: " + "; ".join(said_of) + ".")
     if not lines:
         return ""
-    return (f"Held-out accuracy against chance (0.5), over {count(len(runs), 'seed')} (± k·SE at 95 %, the larger of "
-            "the seeds' and the binomial error; a side of chance only where that interval clears it):\n\n"
+    return (f"Held-out accuracy against chance (0.5), over {count(len(runs), 'seed')} (± k·SE at 95 %, SE the seeds' "
+            "and the binomial error in quadrature; a side of chance only where that interval clears it):\n\n"
             + "\n".join(lines) + "\n")
 
 
