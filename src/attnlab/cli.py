@@ -100,6 +100,18 @@ def cmd_claims(a):
     print(f"{a.out}: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
 
 
+def cmd_second_look(a):
+    from attnlab.report.build import context
+    from attnlab.report.second_look import as_yaml, second_look
+
+    site = context(Path(a.results), Path(a.claims))
+    seeds, not_taken = second_look(site.verdicts, [s for s in site.config.get("seeds") or [] if s is not None])
+    print(f"# the second look of {a.results}'s first-look verdicts: add to config/{site.profile}.yaml")
+    print(as_yaml(seeds) or "# no claim is inconclusive with a settle count seeds could reach", end="")
+    for cid, why in not_taken.items():
+        print(f"# {cid}: no second look: {why}")
+
+
 def cmd_site(a):
     from attnlab.report.build import build_site
 
@@ -159,7 +171,7 @@ def parser() -> argparse.ArgumentParser:
 
     def verb(name, fn, help, *args):
         s = sub.add_parser(name, help=help)
-        if name not in ("claims", "versions"):
+        if name not in ("claims", "versions", "second-look"):
             s.add_argument("--config", required=True,
                            help="a profile (config/*.yaml), or one job's settings as inline JSON (what the rules pass)")
         if name in ("train", "analyse"):
@@ -179,6 +191,8 @@ def parser() -> argparse.ArgumentParser:
     verb("train", cmd_train, "train one run (a ladder row, an E3 head, ...)", "run", "data", "out").add_argument(
         "--quiet", action="store_true", help="no progress bar")
     verb("claims", cmd_claims, "compute verdicts into claims.csv", "results", "claims", "out")
+    verb("second-look", cmd_second_look, "the experiments' own seeds for the design's second look, from a version's "
+         "first-look verdicts", "results", "claims")
     verb("site", cmd_site, "render pages and build the site (mkdocs.yml at the root)", "results", "claims", "site")
     verb("benchmarks", cmd_benchmarks, "run the benchmarks that need no data or training, without Snakemake",
          "results")

@@ -1,0 +1,44 @@
+"""The sequential design's second look, decided from the first: which experiments get seeds of their own.
+
+A claim inconclusive at its profile's seeds (the first look) whose settle count is at most SECOND_LOOK_MOST gets
+those seeds at the second look, as a setting of its experiment (`<experiment>: {seeds: [...]}`: the profile's seeds,
+then the next ones). The decision reads the first look's verdicts only and is made once: the second look's numbers
+never add seeds again, which is what keeps the design's error at the level verdicts.LOOKS spends. Only an
+experiment made at seeds can take more (a training experiment, or an analysis whose job reads the seeds); a claim
+of any other is named with why not.
+"""
+from __future__ import annotations
+
+from attnlab import registry
+from attnlab.report.verdicts import SECOND_LOOK_MOST, Verdict
+
+
+def takes_seeds(experiment: str) -> bool:
+    e = registry.get(experiment)
+    return e.trains or "seeds" in e.reads
+
+
+def second_look(verdicts: list[Verdict], profile_seeds: list[int]) -> tuple[dict[str, list[int]], dict[str, str]]:
+    """(experiment -> the seeds of its second look, claim id -> why it gets none) from first-look verdicts; only
+    claims inconclusive with a settle count are considered (one limited by the evaluation's budget, or needing no
+    error, is not settled by seeds)."""
+    wanted: dict[str, int] = {}
+    not_taken: dict[str, str] = {}
+    for v in verdicts:
+        if v.verdict != "inconclusive" or not v.settle.isdigit():
+            continue
+        n, experiment = int(v.settle), v.claim.experiment
+        if n > SECOND_LOOK_MOST:
+            not_taken[v.claim.id] = f"needs {n} seeds, beyond the design's {SECOND_LOOK_MOST}"
+        elif not takes_seeds(experiment):
+            not_taken[v.claim.id] = f"{experiment} is not made at seeds"
+        elif n > len(profile_seeds):
+            wanted[experiment] = max(wanted.get(experiment, 0), n)
+    top = max(profile_seeds)
+    return ({e: list(profile_seeds) + list(range(top + 1, top + 1 + n - len(profile_seeds)))
+             for e, n in sorted(wanted.items())}, not_taken)
+
+
+def as_yaml(seeds: dict[str, list[int]]) -> str:
+    """The settings to lay into the profile's file, one line an experiment."""
+    return "".join(f"{e}: {{seeds: [{', '.join(map(str, s))}]}}\n" for e, s in seeds.items())
