@@ -154,7 +154,7 @@ def test_page_fills_every_marker_and_c6_3_is_not_run_on_a_cpu(swept):
     assert [c for c, v in verdicts.items() if v.claim.ours] == ["S8.1"]  # the error's behaviour: ours, not the survey's
     assert verdicts["C6.3"].verdict == "not run" and "did not measure it" in verdicts["C6.3"].note
     # at smoke sizes the tiled method's blocks are too small for the CPU's memory figure: S7 may be not run
-    assert verdicts["S7"].verdict == "not run" or verdicts["S7"].parts["memory_slope"].k == 4.303
+    assert verdicts["S7"].verdict == "not run" or verdicts["S7"].parts["memory_slope"].k == pytest.approx(4.303, abs=1e-3)
 
 
 def test_every_slope_is_judged_on_its_fits_residual_error(swept):
@@ -172,7 +172,7 @@ def test_every_slope_is_judged_on_its_fits_residual_error(swept):
             assert got == (None if fit is None or fit["se"] is None else [fit["se"], 2])
     verdicts = {v.claim.id: v for v in site_for(root, CFG).page_verdicts("cost")}
     parts = [verdicts["C6.1"].parts["time_slope"], verdicts["C6.2"].parts[""]]
-    assert all(p.settle != "no error estimate" and p.k == 4.303 and p.se > 0 for p in parts)
+    assert all(p.settle != "no error estimate" and round(p.k, 3) == 4.303 and p.se > 0 for p in parts)
 
 
 def test_the_approximations_get_better_as_they_are_given_more(swept):

@@ -402,7 +402,8 @@ def test_seeds_and_threads_are_bounded_on_both_sides(setting, edge, past):
 def test_the_most_seeds_a_profile_takes_are_the_most_the_verdicts_weigh():
     from attnlab.report.verdicts import MAX_SEEDS
 
-    assert attnlab.config.schema()["properties"]["seeds"]["maxItems"] == MAX_SEEDS
+    schema = attnlab.config.schema()
+    assert schema["$defs"]["seeds"]["maxItems"] == MAX_SEEDS  # the profile's seeds and each experiment's own
 
 
 def test_config_profile_picks_a_profile_and_overrides_lay_over_it():

@@ -109,7 +109,8 @@ def test_smoke_dag_builds_the_site(smoke):
     assert (r / "site" / "index.html").is_file()
     claims = pd.read_csv(r / "claims.csv")
     assert list(claims.columns) == ["claim_id", "part", "kind", "chapter_value", "value", "value_text", "se", "k",
-                                    "lo", "hi", "n_seeds", "verdict", "part_verdict", "settle", "note"]
+                                    "lo", "hi", "n_seeds", "verdict", "part_verdict", "settle", "note",
+                                    "dominant", "look", "level"]
     assert {"C0.2", "C1.1", "C2.1"} <= set(claims.claim_id)
     assert (r / "claims_by_seed.csv").is_file()
     assert by_claim(claims).loc["C0.2", "verdict"] == "holds"  # the real corpus, the real BPE
