@@ -146,3 +146,16 @@ def test_how_verdicts_work_says_what_this_version_pooled_or_that_it_stands_alone
     alone = build.context(two / "results" / A, REPO / "claims")
     assert pooled_here(alone) == ("This version is pooled with no other: no other published version of its "
                                   "profile was shaped alike.")
+
+
+def test_a_claim_at_a_larger_budget_counts_the_seeds_behind_it_not_its_versions(two):
+    """B holds the ladder alone: the ladder's claims rest on two seeds, position's on A's one."""
+    from attnlab.report.budget import Larger
+
+    shutil.rmtree(two / "results" / B / "position")
+    edit_json(two / "results" / B / "manifest.json", lambda m: m.update(complete=False, experiments=["ladder"]))
+    site = build.context(two / "results" / A, REPO / "claims")
+    own = json.loads((two / "results" / A / "manifest.json").read_text())
+    at = lambda cid: site.detailed(cid, Larger(site.verdicts_of(A)[cid].verdict, own, "inconclusive", own, "chapter", 9))
+    assert at("C2.1").seeds == 2 and "pooled over 2 versions" in at("C2.1").pooled
+    assert at("C5.2").seeds == 1 and at("C5.2").pooled == ""

@@ -511,3 +511,19 @@ def test_the_settings_table_shows_a_speed_setting_only_where_the_profile_sets_it
     table = Site.settings_table(SimpleNamespace(config={**cfg, "train": {**cfg["train"], **speed}}, profile="smoke",
                                                 seeds=lambda: cfg["seeds"]))
     assert [line for line in table.splitlines() if "precision" in line] == rows
+
+
+def test_a_night_of_one_seed_lays_one_setting_the_seeds(tmp_path):
+    """`--set 'seeds=[1338]'` lays the seeds; the first seed that follows them is not a second setting, so the
+    version is named -set-seeds, as the README says."""
+    from attnlab.config import chosen, command_line, validate
+    from attnlab.versions import laid_over
+
+    (tmp_path / "config").mkdir()
+    shutil.copy(REPO / "config" / "chapter.yaml", tmp_path / "config" / "chapter.yaml")
+    night = validate(chosen({"profile": "chapter", **command_line(["seeds=[1338]"])}, []))
+    assert night["seed"] == 1338 and laid_over(night, tmp_path) == {"seeds": [1338]}
+    both = validate(chosen({"profile": "chapter", **command_line(["seeds=[1338]", "train={steps: 10}"])}, []))
+    assert laid_over(both, tmp_path) == {"seeds": [1338], "train.steps": 10}
+    as_filed = validate(chosen({"profile": "chapter"}, []))
+    assert laid_over(as_filed, tmp_path) == {}

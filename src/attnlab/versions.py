@@ -247,7 +247,10 @@ def laid_over(cfg: dict, root: Path) -> dict | None:
     if not path.is_file():
         return None
     mine = leaves(cfg)
-    return {k: mine.get(k) for k in differing(mine, leaves(validate(resolve(read_yaml(path, "config file")))))}
+    laid = {k: mine.get(k) for k in differing(mine, leaves(validate(resolve(read_yaml(path, "config file")))))}
+    if "seeds" in laid and laid.get("seed") == (laid["seeds"] or [None])[0]:
+        del laid["seed"]  # the first of the seeds, which follows them: `--set seeds=[1338]` lays one setting
+    return laid
 
 
 def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] | None = None,
