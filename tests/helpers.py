@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from attnlab.report.build import template as template_of
 from attnlab.config import load
 
 REPO = Path(__file__).resolve().parents[1]
@@ -107,7 +108,7 @@ def site_for(root: Path, cfg: dict):
     from attnlab.report.results import gather
     from attnlab.report.verdicts import evaluate_all
 
-    registry = load_registry(REPO / "claims")
+    registry = load_registry()
     res = gather(root)
     return Site(res, registry, evaluate_all(registry, res), cfg)
 
@@ -132,7 +133,7 @@ def rendered_page(site, name: str, blocks) -> str:
     from attnlab.report.build import MARKER, render
     from attnlab.report.site import NOT_RUN
 
-    template = (REPO / "docs" / f"{name}.md").read_text()
+    template = template_of(f"{name}.md").read_text()
     filled = blocks(site)
     assert NOT_RUN in filled or set(MARKER.findall(template)) <= set(filled), set(MARKER.findall(template)) - set(filled)
     text = render(template, filled, f"{name}.md")

@@ -11,10 +11,10 @@ from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import write_json
 from attnlab.report.claims import load_registry
-from attnlab.report.pages import approximate_training as page
+from attnlab.experiments.approximate_training import page
 from attnlab.report.results import gather
 from attnlab.report.verdicts import evaluate
-from attnlab.settings.approximate_training import DEFAULTS, check
+from attnlab.experiments.approximate_training.settings import DEFAULTS, check
 from charts import problems
 from helpers import REPO, eval_section, rendered_page, site_for
 
@@ -55,7 +55,7 @@ QUICK = validate(chosen({"profile": "quick"}, []))
 
 
 def verdict(root, claim: str) -> str:
-    return evaluate(load_registry(REPO / "claims").by_id(claim), gather(root)).verdict
+    return evaluate(load_registry().by_id(claim), gather(root)).verdict
 
 
 def test_every_profile_keeps_the_runs_l9_but_for_their_attention():
@@ -107,7 +107,7 @@ def test_the_pages_ratios_have_the_verdicts_intervals(tmp_path):
     """The page's interval on each approximation's ratio to full attention is the one S8.3 is judged on (the
     larger of the seeds' spread and the evaluation's sampling error), so the two never read differently."""
     write_runs(tmp_path, {**COSTLY, "S8-w16": worse_by(1.3, jitter=(0, 0, 0))})  # the blocks' error alone
-    parts = evaluate(load_registry(REPO / "claims").by_id("S8.3"), gather(tmp_path)).parts
+    parts = evaluate(load_registry().by_id("S8.3"), gather(tmp_path)).parts
     t = page.runs_table(site_for(tmp_path, QUICK)).set_index("run")
     for part, run in (("window16_over_full", "S8-w16"), ("favor128_over_full", "S8-favor128")):
         e = t.loc[run, "estimate"]

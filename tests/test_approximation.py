@@ -11,12 +11,12 @@ import shutil
 import pytest
 import torch
 
-from attnlab.bench.cost import draw_errors
+from attnlab.experiments.cost.producer import draw_errors
 from attnlab.check import check
 from attnlab.runs import spec_from_config
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError
-from attnlab.experiments import approximation
+from attnlab.experiments.approximation.producer import producer as approximation
 from attnlab.nn.approx import window_attention, window_mask
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention, attention_kept, build
@@ -24,7 +24,7 @@ from attnlab.nn.spec import ModelSpec
 from attnlab.plan import needed
 from attnlab.provenance import read_json, write_json
 from attnlab.registry import get
-from attnlab.report.pages import approximation as page
+from attnlab.experiments.approximation import page
 from attnlab.train import train
 from helpers import rendered_page, site_for, tiny_config, write_tokens
 
@@ -261,6 +261,6 @@ def test_the_smoke_target_builds_from_the_data_and_l9(tmp_path, corpus_path):
                                                  (0.7, 0.1, math.inf, "less there"), (0.7, 0.1, 2, "as much within"),
                                                  (0.5, None, math.inf, "one batch, no error")])
 def test_the_pages_direction_of_a_ratio_is_said_only_outside_its_noise(ratio, se, df, said):
-    from attnlab.report.pages.approximation import direction
+    from attnlab.experiments.approximation.page import direction
 
     assert direction(ratio, se, df).startswith(said)

@@ -1,6 +1,6 @@
 import torch
 
-from attnlab.experiments.averaging import averaging_matrix, run
+from attnlab.experiments.averaging.producer import averaging_matrix, run
 
 
 def test_three_prefix_means_agree_and_order_is_invisible():

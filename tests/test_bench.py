@@ -6,7 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab.bench import reference, throughput
+from attnlab.bench import reference
+from attnlab.experiments.throughput import producer as throughput
 from attnlab.config import load
 from attnlab.nn.model import build
 from attnlab.runs import spec_from_config

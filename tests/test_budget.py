@@ -159,7 +159,7 @@ def site_over(root, published: list[dict], verdicts: dict) -> Site:
     for m in published:
         publish_fake(root, m)
     (root / "results" / "LATEST").write_text(RECORD + "\n")
-    registry = load_registry(REPO / "claims")
+    registry = load_registry()
     res = gather(root / "results" / RECORD)
     record = next(m for m in versions(root) if m["version"] == RECORD)
     site = Site(res, registry, evaluate_all(registry, res), {"profile": "quick", "seeds": [1, 2, 3]},

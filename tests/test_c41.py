@@ -8,16 +8,16 @@ import pandas as pd
 import pytest
 import torch
 
-from attnlab.experiments.probes import CANDIDATES, GRAD_DEFINITIONS, STEP0_WINDOWS, GradNormProbe, \
+from attnlab.probes import CANDIDATES, GRAD_DEFINITIONS, STEP0_WINDOWS, GradNormProbe, \
     block_grad_norms, init_grad_norms
 from attnlab.nn.model import build
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import write_json
 from attnlab.report.claims import load_registry
-from attnlab.report.pages import depth
+from attnlab.experiments.depth import page as depth
 from attnlab.report.results import Spread, gather
 from attnlab.report.verdicts import evaluate_all
-from attnlab.settings.depth import CHAPTER_GRADS
+from attnlab.experiments.depth.settings import CHAPTER_GRADS
 from helpers import REPO
 
 TINY = ModelSpec(vocab_size=32, d_model=8, context=6, n_blocks=3, n_heads=2, norm="pre")
@@ -99,7 +99,7 @@ def write_runs(root, **kw):
 
 
 def c41(root):
-    return next(v for v in evaluate_all(load_registry(REPO / "claims"), gather(root)) if v.claim.id == "C4.1")
+    return next(v for v in evaluate_all(load_registry(), gather(root)) if v.claim.id == "C4.1")
 
 
 def test_c41_reproduced_on_the_chapters_definition(tmp_path):

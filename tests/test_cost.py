@@ -5,12 +5,12 @@ import copy
 import pytest
 import torch
 
-from attnlab.bench import cost
-from attnlab.settings.cost import check_section as check_cost
+from attnlab.experiments.cost import producer as cost
+from attnlab.experiments.cost.settings import check_section as check_cost
 from attnlab.config import load
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json
-from attnlab.report.pages import cost as page
+from attnlab.experiments.cost import page
 from helpers import REPO, rendered_page, site_for
 
 CFG = load(REPO / "config" / "smoke.yaml")

@@ -4,11 +4,11 @@ import copy
 
 import pytest
 
-from attnlab.bench import decode
+from attnlab.experiments.decode import producer as decode
 from attnlab.config import load
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json
-from attnlab.report.pages import decode as page
+from attnlab.experiments.decode import page
 from helpers import REPO, rendered_page, site_for
 
 CFG = load(REPO / "config" / "smoke.yaml")

@@ -7,12 +7,14 @@ import re
 import pandas as pd
 import pytest
 
+from attnlab.report.build import template as template_of
 from attnlab.config import load
 from attnlab.provenance import write_json
 from attnlab.report.claims import load_registry
 from attnlab.report.results import gather
 from attnlab.report.verdicts import evaluate_all
-from attnlab.report.pages import depth, position
+from attnlab.experiments.depth import page as depth
+from attnlab.experiments.position import page as position
 from attnlab.report.build import render
 from helpers import REPO, eval_section, site_for
 
@@ -92,13 +94,13 @@ def quick_like(tmp_path):
 
 
 def verdicts(root) -> dict:
-    return {v.claim.id: v for v in evaluate_all(load_registry(REPO / "claims"), gather(root))
+    return {v.claim.id: v for v in evaluate_all(load_registry(), gather(root))
             if v.claim.experiment in ("depth", "position")}
 
 
 def rendered(site, page: str) -> str:
     module = {"depth": depth, "position": position}[page]
-    return render((REPO / "docs" / f"{page}.md").read_text(), module.blocks(site), f"{page}.md")
+    return render(template_of(f"{page}.md").read_text(), module.blocks(site), f"{page}.md")
 
 
 # -------------------------------------------------------------------- pages
@@ -210,7 +212,7 @@ def test_a_depth_chart_caption_names_a_table_only_where_the_page_has_one_below_i
     names only its seed (issue 30: a caption pointed at a table that was not there)."""
     from types import SimpleNamespace
 
-    from attnlab.report.pages.depth import first_seed
+    from attnlab.experiments.depth.page import first_seed
 
     three = SimpleNamespace(res=SimpleNamespace(seeds=lambda run: [1337, 1338, 1339]))
     one = SimpleNamespace(res=SimpleNamespace(seeds=lambda run: [1337]))

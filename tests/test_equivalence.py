@@ -7,17 +7,17 @@ import torch
 
 from attnlab.config import load
 from attnlab.errors import AttnlabError
-from attnlab.experiments import equivalence as eq
+from attnlab.experiments.equivalence.producer import producer as eq
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
 from attnlab.report.claims import load_registry
 from attnlab.report.results import gather
 from attnlab.report.verdicts import evaluate_all
-from attnlab.report.pages.equivalence import blocks
+from attnlab.experiments.equivalence.page import blocks
 from attnlab.report.build import render
 from helpers import REPO, site_for
 
-TOL = 1e-5  # float32, outputs of order 0.1-1 (see claims/equivalence.yaml)
+TOL = 1e-5  # float32, outputs of order 0.1-1 (see src/attnlab/experiments/equivalence/claims.yaml)
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +149,7 @@ def test_heads_must_divide_the_width():
 
 def test_claims_hold_on_a_real_run(written):
     _, _, root, _ = written
-    registry = load_registry(REPO / "claims")
+    registry = load_registry()
     verdicts = {v.claim.id: v for v in evaluate_all(registry, gather(root)) if v.claim.experiment == "equivalence"}
     assert set(verdicts) == {"C9.1", "C9.2", "S3"}
     assert all(v.verdict == "holds" for v in verdicts.values()), {k: v.note for k, v in verdicts.items()}
@@ -159,7 +159,7 @@ def test_claims_hold_on_a_real_run(written):
 
 def test_blocks_fill_every_marker(written):
     _, _, root, cfg = written
-    template = (REPO / "docs" / "equivalence.md").read_text()
+    template = (REPO / "src/attnlab/experiments/equivalence/page.md").read_text()
     page = render(template, blocks(site_for(root, cfg)), "equivalence.md")
     assert "<!-- attnlab:" not in page
     assert "chart-equivalence" in page and "vegaEmbed" in page
@@ -169,14 +169,14 @@ def test_blocks_fill_every_marker(written):
 
 def test_blocks_render_not_run_without_results(tmp_path, written):
     cfg = written[3]
-    template = (REPO / "docs" / "equivalence.md").read_text()
+    template = (REPO / "src/attnlab/experiments/equivalence/page.md").read_text()
     page = render(template, blocks(site_for(tmp_path, cfg)), "equivalence.md")
     assert "<!-- attnlab:" not in page
     assert "not run" in page and "results/smoke/equivalence/result.json" in page
 
 
 def test_permutation_equivariance_is_recorded_for_c5_5():
-    from attnlab.experiments.equivalence import run
+    from attnlab.experiments.equivalence.producer import run
 
     perm = run(seed=3)["permutation"]
     assert perm["max_abs_diff_no_position"] < 1e-6 < 1e-3 < perm["max_abs_diff_rope"]

@@ -13,7 +13,7 @@ from attnlab.report import build
 from helpers import REPO
 
 VERSIONS = [m["version"] for m in versions.versions(REPO)]
-PAGES = [page for page in [*build.pages(), *build.STATIC_PAGES] if (REPO / "docs" / page).is_file()]
+PAGES = [page for page in [*build.pages(), *build.STATIC_PAGES] if build.template(page).is_file()]
 
 
 @pytest.fixture(scope="module")
@@ -30,10 +30,10 @@ SEEDS_SAID = re.compile(r"(?:Every run (?:here )?was|The runs behind this site w
 def test_every_page_of_a_committed_version_renders_with_todays_code(version, known):
     """...and says which engine judged it, points at the version's own folder, and counts the seeds its run files
     are at, on every page alike."""
-    site = build.context(REPO / "results" / version, REPO / "claims", selector=True, known=known)
+    site = build.context(REPO / "results" / version, None, selector=True, known=known)
     held = site.held_seeds()
     for page in PAGES:
-        text = site.stamp(page) + build.render((REPO / "docs" / page).read_text(), build.page_blocks(site, page), page)
+        text = site.stamp(page) + build.render(build.template(page).read_text(), build.page_blocks(site, page), page)
         assert version in text and "<!-- attnlab:" not in text, f"{version}/{page} left a marker unfilled"
         assert "verdicts: today's claims (that commit's) over its run files" in text
         folders = set(re.findall(r"`results/([^/`]+)/", text.partition("## Provenance")[2]))
@@ -68,7 +68,7 @@ def gradient_result(norms: list[float], summary: float, with_count: bool) -> dic
 
 
 def test_the_gradient_reading_names_the_mean_its_norms_are_and_what_an_old_result_did_not_record():
-    from attnlab.report.pages.seq2seq import geometric_mean, gradient_reading, summary_over_seeds
+    from attnlab.experiments.seq2seq.page import geometric_mean, gradient_reading, summary_over_seeds
 
     norms = [1.0, 4.0]  # geometric mean 2, arithmetic 2.5
     assert summary_over_seeds(2.0, norms) == "geometric mean"

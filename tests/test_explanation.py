@@ -13,7 +13,7 @@ import statistics
 import pytest
 import torch
 
-from attnlab.experiments import explanation as E
+from attnlab.experiments.explanation.producer import producer as E
 from attnlab.provenance import write_json
 from attnlab.report.claims import k_at, t95
 from attnlab.report.verdicts import LOOKS
@@ -254,7 +254,7 @@ def s9(root):
     from attnlab.report.results import gather
     from attnlab.report.verdicts import evaluate
 
-    registry, res = load_registry(REPO / "claims"), gather(root)
+    registry, res = load_registry(), gather(root)
     return {cid: evaluate(registry.by_id(cid), res) for cid in ("S9.2", "S9.3")}
 
 
@@ -306,7 +306,7 @@ def test_the_version_of_record_has_an_interval_for_s9_2_and_s9_3():
     (0.01, 0.19, 0.00, "mixed"),
 ])
 def test_the_page_says_which_way_the_evidence_points_from_the_numbers(adversary, seeds, lost, side):
-    from attnlab.report.pages.explanation import reading
+    from attnlab.experiments.explanation.page import reading
 
     r = {"n_examples": 10, "adversarial": {"n_feasible": 10, "eps": 0.01, "median_max_jsd": adversary},
          "seeds": {"median_jsd": seeds}, "accuracy": {"learned": 0.9, "row": 0.9 - lost},
@@ -319,7 +319,7 @@ def test_the_page_says_which_way_the_evidence_points_from_the_numbers(adversary,
                                            (0.101, 0.01, "within two standard errors of the 0.1 nats"),
                                            (0.150, 0.01, "above the 0.1 nats"), (0.050, 0.01, "below the 0.1 nats")])
 def test_the_adversaries_divergence_is_read_against_jain_and_wallaces_large_within_its_noise(far, se, said):
-    from attnlab.report.pages.explanation import reading
+    from attnlab.experiments.explanation.page import reading
 
     r = {"n_examples": 10, "adversarial": {"n_feasible": 10, "eps": 0.01, "median_max_jsd": far,
                                            "median_jsd_under_bound": far, "se_median_jsd_under_bound": se},
@@ -332,7 +332,7 @@ def test_the_adversaries_divergence_is_read_against_jain_and_wallaces_large_with
 @pytest.mark.parametrize("adversary, conclusion", [(0.5, "mixed"), (0.1, "Wiegreffe and Pinter's way"),
                                                    (2.0, "Jain and Wallace's way")])
 def test_the_seed_yardstick_decides_a_side_only_outside_the_bootstrap_noise(adversary, conclusion):
-    from attnlab.report.pages.explanation import reading
+    from attnlab.experiments.explanation.page import reading
 
     seeds = [0.3, 0.7, 0.4, 0.6, 0.5, 0.45, 0.55, 0.35, 0.65, 0.5]  # median 0.5: a ratio of 1 at adversary 0.5
     r = {"n_examples": 10, "adversarial": {"n_feasible": 10, "eps": 0.01, "median_max_jsd": adversary,

@@ -29,7 +29,7 @@ def write_grouping(root, ppl: dict):
 
 
 def s63(root):
-    return evaluate(load_registry(REPO / "claims").by_id("S6.3"), gather(root))
+    return evaluate(load_registry().by_id("S6.3"), gather(root))
 
 
 @pytest.mark.parametrize("ppl, verdict, failing", [
@@ -49,7 +49,7 @@ def test_s63_reads_the_mha_checkpoint_first(tmp_path, ppl, verdict, failing):
 
 def test_starts_from_names_each_seeds_own_checkpoint_or_lists_them():
     """The runs table's "starts from": one seed's checkpoint is never shown as every seed's."""
-    from attnlab.report.pages.grouping import start_of
+    from attnlab.experiments.grouping.page import start_of
 
     path = "grouping/S6-mha/seed{}/ckpt.pt".format
     assert start_of({1337: None, 1338: None}) == "fresh"

@@ -11,7 +11,7 @@ from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
 from attnlab.report.claims import k_at
 from attnlab.report.verdicts import LOOKS
-from attnlab.experiments.induction import (InductionProbe, across_seeds, chance_level, control, copying, icl_score,
+from attnlab.experiments.induction.producer import (InductionProbe, across_seeds, chance_level, control, copying, icl_score,
                                            lag, measure, over_chance_se, phase_across_seeds, phase_change,
                                            prefix_matching, previous_token, repeated_spans, rise_window, same_phase)
 from attnlab.nn.model import SelfAttention, build
@@ -229,7 +229,7 @@ def test_two_layers_form_an_induction_head_and_one_layer_does_not(tmp_path):
 
 
 def test_the_page_reads_the_phase_over_seeds_and_says_nothing_for_older_run_files():
-    from attnlab.report.pages.induction import phase_reading
+    from attnlab.experiments.induction.page import phase_reading
 
     phase = phase_across_seeds({1: runs_at(150, 175), 2: runs_at(200, 200)})
     text = phase_reading(phase)
@@ -268,7 +268,7 @@ def s10(root, *ids):
     from attnlab.report.results import gather
     from attnlab.report.verdicts import evaluate
 
-    registry, res = load_registry(REPO / "claims"), gather(root)
+    registry, res = load_registry(), gather(root)
     return [evaluate(registry.by_id(cid), res) for cid in ids]
 
 
@@ -313,7 +313,7 @@ def test_the_version_of_record_leaves_s10_1_and_s10_3_not_run():
                                            (-0.45, 0.19, "the loss falls with position"),
                                            (0.45, None, "no error was recorded")])
 def test_the_text_reading_says_a_direction_of_loss_with_position_only_outside_the_noise(icl, se, said):
-    from attnlab.report.pages.induction import text_reading
+    from attnlab.experiments.induction.page import text_reading
 
     t = {"blocks": 1, "induction": 0.2, "chance": 0.1, "icl": icl, "icl_se": se, "windows": 32}
     text = text_reading({"L9": t})
@@ -326,7 +326,7 @@ def test_icl_se_is_the_spread_of_each_rows_late_minus_early_loss():
 
     import torch
 
-    from attnlab.experiments.induction import icl_score, icl_se
+    from attnlab.experiments.induction.producer import icl_score, icl_se
 
     losses = torch.zeros(4, 80)
     losses[:, 70:] = torch.tensor([1.0, 2.0, 3.0, 4.0])[:, None]  # late minus early: 1, 2, 3, 4 by row
@@ -339,7 +339,7 @@ def test_icl_se_is_the_spread_of_each_rows_late_minus_early_loss():
                                             (0.44, 0.21, "rises with position, the opposite"),
                                             (0.05, 0.21, "within two standard errors of 0"), (0.3, None, "no error")])
 def test_the_in_context_learning_sentence_follows_the_score_and_names_its_error(icl, se, words):
-    from attnlab.report.pages.induction import icl_words
+    from attnlab.experiments.induction.page import icl_words
 
     said = icl_words(icl, se)
     assert words in said and (", one standard error" in said) == (se is not None)

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from attnlab.report.build import template as template_of
 from attnlab.errors import AttnlabError
 from attnlab.report import claims as cl
 from attnlab.report.format import fmt
@@ -298,7 +299,7 @@ def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_fil
     assert f"| a line fitted through 4 points (its residual error) | 2 | {ks} |" in blocks["k_table"]
     both = " | ".join(fmt(math.sqrt((cl.k_at(2, level) ** 2 + cl.k_at(19, level) ** 2) / 2)) for level in (*LOOKS, 0.05))
     assert f"| 3 seeds and 20 blocks, equal in variance | 2 and 19 | {both} |" in blocks["k_table"]
-    page = render((REPO / "docs" / "about.md").read_text(), blocks, "about.md")
+    page = render(template_of("about.md").read_text(), blocks, "about.md")
     assert "<!-- attnlab:" not in page and lines[3] in page
 
 
@@ -481,7 +482,7 @@ def test_how_verdicts_work_states_the_evaluations_block_count_the_training_recor
     from attnlab.train import EVAL_BLOCKS
     from helpers import REPO
 
-    text = re.sub(r"\s+", " ", (REPO / "docs" / "about.md").read_text())
+    text = re.sub(r"\s+", " ", template_of("about.md").read_text())
     assert f"scores its validation split in {EVAL_BLOCKS} contiguous stretches" in text
     assert f"{EVAL_BLOCKS - 1} for the jackknife's {EVAL_BLOCKS} blocks" in text
     assert f"recomputed {EVAL_BLOCKS} times" in text

@@ -9,7 +9,7 @@ import re
 import pandas as pd
 
 from attnlab.config import load_settings
-from attnlab.report.pages import ladder
+from attnlab.experiments.ladder import page as ladder
 from helpers import REPO, rendered_page, site_for
 
 VERSION = REPO / "results" / "2026-12-02-quick-cpu-4303899"  # the version the auditor read

@@ -13,7 +13,7 @@ from attnlab.nn.spec import ModelSpec
 from attnlab.nn.attention import causal_mask
 from attnlab.nn.approx import orthogonal_features, window_mask
 from attnlab.nn.model import Average, SelfAttention, attention_kept, generate, param_breakdown
-from attnlab.experiments.probes import AttentionProbe
+from attnlab.probes import AttentionProbe
 from helpers import assert_causal
 
 SMOKE = load("config/smoke.yaml")

@@ -7,11 +7,11 @@ import pytest
 
 import torch
 
-from attnlab.bench import multihead
+from attnlab.experiments.multihead import producer as multihead
 from attnlab.config import schema
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json
-from attnlab.report.pages import multihead as page
+from attnlab.experiments.multihead import page
 from attnlab.report.build import render
 from attnlab.stats import bootstrap_se
 from helpers import rendered_page, site_for
@@ -85,5 +85,5 @@ def test_page_fills_every_marker(s4):
 
 
 def test_page_without_a_run_says_not_run(tmp_path):
-    text = render((REPO / "docs" / "multihead.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "multihead.md")
+    text = render((REPO / "src/attnlab/experiments/multihead/page.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "multihead.md")
     assert "<!-- attnlab:" not in text and "not run" in text and "multihead/result.json" in text

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnlab.experiments import params
+from attnlab.experiments.params.producer import producer as params
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import read_json
-from attnlab.report.pages import params as page
+from attnlab.experiments.params import page
 from attnlab.report.build import render
 from helpers import rendered_page, site_for
 
@@ -91,5 +91,5 @@ def test_page_fills_every_marker_and_claims_hold(e7):
 
 
 def test_page_without_a_run_says_not_run(tmp_path):
-    text = render((REPO / "docs" / "params.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "params.md")
+    text = render((REPO / "src/attnlab/experiments/params/page.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "params.md")
     assert "<!-- attnlab:" not in text and "not run" in text and "params/result.json" in text

@@ -87,7 +87,7 @@ def record_site(tmp_path_factory):
     if version is None:
         pytest.skip("no version is published under results/")
     site = tmp_path_factory.mktemp("record") / "site"
-    build_site(REPO / "results" / version, REPO / "claims", None, site)
+    build_site(REPO / "results" / version, None, None, site)
     return site
 
 

@@ -52,7 +52,7 @@ def dry_run(work: Path, settings: list[str]) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
     work = tmp_path_factory.mktemp("checkout")
-    for name in ["Snakefile", "workflow", "src", "config", "claims", "docs", "environment.yml", "mkdocs.yml"]:
+    for name in ["Snakefile", "workflow", "src", "config", "docs", "environment.yml", "mkdocs.yml"]:
         src = REPO / name
         if src.is_dir():
             shutil.copytree(src, work / name, ignore=shutil.ignore_patterns("__pycache__"))

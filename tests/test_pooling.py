@@ -64,7 +64,7 @@ def test_two_versions_of_one_budget_pool_their_seeds(two):
     assert p.results.seed_paths["L9"][1338] == f"{B}/ladder/L9/seed1338/metrics.json"
     assert (p.results.root / p.results.seed_paths["L9"][1338]).is_file()
     # a claim on the ladder is now the mean of two seeds, with the seeds' spread in its error
-    c23 = load_registry(REPO / "claims").by_id("C2.3")
+    c23 = load_registry().by_id("C2.3")
     v = evaluate(c23, p.results)
     assert sorted(v.seeds) == [1337, 1338] and v.note.startswith("mean of 2 seeds")
     # from the other side, the same pool
@@ -127,7 +127,7 @@ def test_other_profiles_and_other_code_keep_versions_apart(two):
 
 
 def test_the_site_of_a_pooled_version_names_what_it_pooled(two):
-    site = build.context(two / "results" / A, REPO / "claims")
+    site = build.context(two / "results" / A, None)
     assert site.pool.pooled and site.seeds() == [1337, 1338]
     from attnlab.report.site import verdict_reading  # noqa: F401 - the page reads the pool through the site
     ladder = [v for v in site.verdicts if v.claim.experiment == "ladder" and v.claim.kind == "measured"]
@@ -139,11 +139,11 @@ def test_the_site_of_a_pooled_version_names_what_it_pooled(two):
 def test_how_verdicts_work_says_what_this_version_pooled_or_that_it_stands_alone(two):
     from attnlab.report.pages.about import pooled_here
 
-    site = build.context(two / "results" / A, REPO / "claims")
+    site = build.context(two / "results" / A, None)
     said = pooled_here(site)
     assert said.startswith("Here, ladder: pooled over 2 versions") and f"{B} (seed 1338)" in said
     shutil.rmtree(two / "results" / B)
-    alone = build.context(two / "results" / A, REPO / "claims")
+    alone = build.context(two / "results" / A, None)
     assert pooled_here(alone) == ("This version is pooled with no other: no other published version of its "
                                   "profile was shaped alike.")
 
@@ -154,7 +154,7 @@ def test_a_claim_at_a_larger_budget_counts_the_seeds_behind_it_not_its_versions(
 
     shutil.rmtree(two / "results" / B / "position")
     edit_json(two / "results" / B / "manifest.json", lambda m: m.update(complete=False, experiments=["ladder"]))
-    site = build.context(two / "results" / A, REPO / "claims")
+    site = build.context(two / "results" / A, None)
     own = json.loads((two / "results" / A / "manifest.json").read_text())
     at = lambda cid: site.detailed(cid, Larger(site.verdicts_of(A)[cid].verdict, own, "inconclusive", own, "chapter", 9))
     assert at("C2.1").seeds == 2 and "pooled over 2 versions" in at("C2.1").pooled

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from attnlab.experiments.probes import AttentionProbe, max_entropy, summarise
+from attnlab.probes import AttentionProbe, max_entropy, summarise
 from attnlab.nn.attention import attention
 from attnlab.nn.model import build
 from attnlab.nn.spec import ModelSpec

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from attnlab.report.build import template as template_of
 from attnlab import registry
 from attnlab.config import load
 from attnlab.errors import AttnlabError
@@ -39,7 +40,7 @@ def cells(block: str) -> dict[str, dict[str, str]]:
 
 
 def survey_pages() -> set[str]:
-    claims = load_registry(REPO / "claims").claims
+    claims = load_registry().claims
     return {c.experiment for c in claims if c.id.startswith("S")} - NO_PROTOCOL
 
 
@@ -47,7 +48,7 @@ def test_every_survey_page_has_its_table(tmp_path, smoke):
     assert set(protocols.protocols()) == survey_pages()
     site = site_for(tmp_path, smoke)  # nothing run: the table needs only the settings
     for page, entry in protocols.protocols().items():
-        assert "<!-- attnlab:protocol -->" in (REPO / "docs" / f"{page}.md").read_text(), page
+        assert "<!-- attnlab:protocol -->" in template_of(f"{page}.md").read_text(), page
         text = rendered_page(site, page, importlib.import_module(registry.get(page).page).blocks)
         block = protocols.block(site, page)
         assert block.strip() in text and "why they differ" in text, page
@@ -195,7 +196,7 @@ def test_settings_read_as_the_table_says_them():
 
 
 def test_a_malformed_protocol_is_one_error_naming_its_page_module(monkeypatch):
-    from attnlab.report.pages import seq2seq
+    from attnlab.experiments.seq2seq import page as seq2seq
 
     for entry, message in [({"sources": "x"}, "needs `sources` and a list of `rows`"),
                            ({"sources": "x", "rows": [{"aspect": "a", "paper": "b"}]}, "row 1: needs exactly"),

@@ -484,7 +484,7 @@ def test_multihead_sets_a_real_change_of_time_against_the_claims_band(ratio, wor
     from attnlab.report.claims import load_registry
 
     rows = [{"heads": 1, "ms_median": 9.7}, {"heads": 16, "ms_median": 13.1}]
-    band = multihead.band(SimpleNamespace(registry=load_registry(REPO / "claims")))
+    band = multihead.band(SimpleNamespace(registry=load_registry()))
     assert band == 2
     text = multihead.time_reading({"rows": rows, "time_ratio_max_min": ratio, "time_ratio_se": 0.05}, band)
     assert f"; {words}." in text
@@ -628,7 +628,7 @@ def test_a_windows_error_is_said_as_measured_and_its_size_from_the_numbers(error
 ])
 def test_the_icl_positions_are_set_against_the_papers_from_the_run_file(ours, early, late):
     """Not 'the same fractions of the context': 0.1 and 0.9 against 50/512 and 500/512, each said as it lies."""
-    from attnlab.report.pages import induction
+    from attnlab.experiments.induction import page as induction
 
     text = induction.icl_positions_words(ours)
     assert "token 500 minus token 50 of 512, at 0.098 and 0.977" in text and early in text and late in text
@@ -660,7 +660,7 @@ def test_winograd_says_the_error_at_0_or_100_per_cent_is_a_floor_only_there(accu
 def test_the_tally_counts_each_approximation_on_its_side_of_full_attention(ratio, said):
     """'Every ratio above 1 is quality paid' sat beside windows that trained better than full attention: the
     tally says, from each run's interval, which side of 1 it lies."""
-    from attnlab.report.pages import approximate_training as at
+    from attnlab.experiments.approximate_training import page as at
 
     t = pd.DataFrame([{"run": at.FULL, "family": "full attention", "estimate": None},
                       {"run": "S8-w16", "family": "sliding window", "estimate": Estimate(ratio, 0.01, 2)},

@@ -161,7 +161,7 @@ def test_up_training_from_a_diverged_run_is_recorded_as_diverged(tmp_path):
 
 def test_the_induction_analysis_records_a_diverged_shakespeare_model(tmp_path):
     """S10 reads L9 and B2: a diverged L9 is recorded as diverged at its step; B2 is still measured."""
-    from attnlab.experiments.induction import on_text
+    from attnlab.experiments.induction.producer import on_text
 
     data_dir = write_tokens(tmp_path / "data")
     tokens = load_tokens(data_dir, "train"), load_tokens(data_dir, "val")
@@ -177,7 +177,7 @@ def test_a_claim_that_reads_a_diverged_models_record_is_not_run_naming_it(tmp_pa
     does not is judged as usual, and the page shows the run as diverged."""
     from helpers import rendered_page, site_for
     from attnlab.provenance import write_json
-    from attnlab.report.pages import induction as page
+    from attnlab.experiments.induction import page
 
     def scores(layers, induction):
         return {"prefix": [[induction] * 2] * layers, "previous": [[0.1] * 2] * layers, "induction": induction,

@@ -20,9 +20,9 @@ from attnlab.report.verdicts import LOOKS, write_claims_csv
 from helpers import CHROMIUM, eval_section, playwright_or_skip
 
 REPO = Path(__file__).resolve().parents[1]
-REGISTRY = REPO / "claims"
+REGISTRY = None
 FAKED = ("data", "averaging", "ladder")  # the experiments write_fake_results writes run files for
-IDS = [c["id"] for name in FAKED for c in yaml.safe_load((REGISTRY / f"{name}.yaml").read_text())["claims"]]
+IDS = [c["id"] for name in FAKED for c in yaml.safe_load(get_experiment(name).claims_file.read_text())["claims"]]
 CONFIG = {"profile": "smoke", "seed": 1337,
           "data": {"url": "file://input.txt", "sha256": "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"},
           "train": {"steps": 3000, "batch_size": 64, "lr": 1e-3},
@@ -296,7 +296,7 @@ def test_a_page_without_its_result_shows_one_warning_and_no_marker(name, tmp_pat
     from helpers import site_for
 
     site = site_for(tmp_path, load(REPO / "config" / "smoke.yaml"))
-    text = build.render((REPO / "docs" / f"{name}.md").read_text(), build.page_blocks(site, f"{name}.md"), f"{name}.md")
+    text = build.render(build.template(f"{name}.md").read_text(), build.page_blocks(site, f"{name}.md"), f"{name}.md")
     assert text.count('!!! warning "not run"') == 1, text
     assert f"results/smoke/{get_experiment(name).result}" in text and "<!-- attnlab:" not in text
 
@@ -610,7 +610,7 @@ def test_the_plus_minus_of_every_page_says_which_error_it_is():
     s = build.context(REPO / "results" / latest(REPO), REGISTRY)
     unsaid = {}
     for page in [*build.pages(), *build.STATIC_PAGES]:
-        text = build.render((REPO / "docs" / page).read_text(), build.page_blocks(s, page), page)
+        text = build.render(build.template(page).read_text(), build.page_blocks(s, page), page)
         unsaid[page] = plus_minus_unsaid(text)
     assert not any(unsaid.values()), "\n".join(f"{p}: {x!r}" for p, u in unsaid.items() for x in u)
     assert plus_minus_unsaid("| run | val ppl |\n|---|---|\n| L1 | 3 ± 1 |") == ["'val ppl': 3 ± 1"]

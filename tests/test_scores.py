@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnlab.experiments import scores
+from attnlab.experiments.scores.producer import producer as scores
 from attnlab.provenance import read_json
-from attnlab.report.pages import scores as page
+from attnlab.experiments.scores import page
 from attnlab.report.build import render
 from helpers import rendered_page, site_for
 
@@ -166,5 +166,5 @@ def test_run_files_without_the_row_errors_leave_c3_2_and_c3_3_not_run(e3, tmp_pa
 
 
 def test_page_without_a_run_says_not_run(tmp_path):
-    text = render((REPO / "docs" / "scores.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "scores.md")
+    text = render((REPO / "src/attnlab/experiments/scores/page.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "scores.md")
     assert "<!-- attnlab:" not in text and "not run" in text and "scores/result.json" in text

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.report.build import template as template_of
 from attnlab.provenance import write_json
 from attnlab.report.results import gather
 from attnlab.report.claims import k_at
@@ -39,7 +40,7 @@ def seeded_results(root: Path, l3_by_seed: dict[int, float]) -> Path:
 def c22(root: Path):
     from attnlab.report.claims import load_registry
 
-    return evaluate(load_registry(REPO / "claims").by_id("C2.2"), gather(root))
+    return evaluate(load_registry().by_id("C2.2"), gather(root))
 
 
 def test_gather_reads_every_seed_and_a_version_from_before_seeds(tmp_path):
@@ -112,7 +113,7 @@ def test_pages_show_the_mean_and_every_seed_on_hover(tmp_path):
 
     root = seeded_results(tmp_path / "r", {1337: 240.0, 1338: 252.0, 1339: 242.0})
     site = site_for(root, {**CONFIG, "seeds": list(SEEDS)})
-    ladder = render((REPO / "docs" / "ladder.md").read_text(), page_blocks(site, "ladder.md"), "ladder.md")
+    ladder = render((REPO / "src/attnlab/experiments/ladder/page.md").read_text(), page_blocks(site, "ladder.md"), "ladder.md")
     # the table: mean ± sd, each seed on hover; the rerun command trains every seed
     assert '<span class="seeds" title="seed 1337: 240.00; seed 1338: 252.00; seed 1339: 242.00">244.67\u00a0±\u00a06.43' \
         in ladder
@@ -121,7 +122,7 @@ def test_pages_show_the_mean_and_every_seed_on_hover(tmp_path):
     assert re.search(r"Relative to its mean, the widest spread of validation perplexity is L3's: a standard deviation of 6\.43, "
                      r"2\.6 %", ladder)
     assert "one seed alone: 2 of 3 reproduce" in ladder and "seed 1338: " in ladder
-    board = render((REPO / "docs" / "dashboard.md").read_text(), page_blocks(site, "dashboard.md"), "dashboard.md")
+    board = render(template_of("dashboard.md").read_text(), page_blocks(site, "dashboard.md"), "dashboard.md")
     assert re.search(r"reproduce at some seeds alone and not at others[^\n]*on the mean over seeds: [^\n]*"
                      r"inconclusive: [^\n]*\[C2\.2\]", board)
 
@@ -139,7 +140,7 @@ def test_the_dag_trains_every_run_at_every_seed_and_up_trains_from_the_same_seed
 
 
 def test_the_e8_page_gives_every_seeds_accuracy():
-    from attnlab.report.pages.winograd import seeds_table
+    from attnlab.experiments.winograd.page import seeds_table
 
     def at(acc):
         return {"versions": {"closed": {"models": {"one_block": {"accuracy": acc}, "average": {"accuracy": 0.5}}}}}

@@ -9,8 +9,8 @@ import torch.nn.functional as F
 from attnlab.errors import AttnlabError
 from attnlab.report.claims import k_at
 from attnlab.report.verdicts import LOOKS
-from attnlab.experiments import seq2seq as s2s
-from attnlab.experiments.seq2seq import accuracy, gradient_path, jacobian_norms, task_rows
+from attnlab.experiments.seq2seq.producer import producer as s2s
+from attnlab.experiments.seq2seq.producer import accuracy, gradient_path, jacobian_norms, task_rows
 from attnlab.nn.seq2seq import CELLS, SCORES, VARIANTS, WIRINGS, Seq2SeqSpec, greedy, rnn_output
 from attnlab.train import finished, train
 
@@ -336,7 +336,7 @@ def test_run_returns_every_run_and_resumes(tmp_path):
     c = out["contrasts"]
     assert (c["shortest"], c["longest"]) == (3, 5) and c["tasks"]["reverse"]["none_drop"]["seeds"] == 2
     assert c["worst_gain"]["bahdanau"]["task"] == "reverse"
-    from attnlab.report.pages.seq2seq import accuracy_tables, seed_list
+    from attnlab.experiments.seq2seq.page import accuracy_tables, seed_list
 
     assert seed_list(out) == [5, 6] and "(mean ± standard deviation over 2 seeds)" in accuracy_tables(out)
     assert seed_list({"settings": {"seeds": 3}, "runs": [{"seed": k} for k in (9, 7, 8)]}) == [7, 8, 9]  # before
@@ -350,7 +350,7 @@ def test_diverged_runs_are_recorded_and_the_claims_that_need_them_are_not_run(tm
     run, the gradient path (no training) is still judged, and the page lists the diverged runs."""
     from helpers import rendered_page, site_for, tiny_config
     from attnlab.provenance import write_json
-    from attnlab.report.pages import seq2seq as page
+    from attnlab.experiments.seq2seq import page
 
     section = {"tasks": ["copy", "reverse"], "lengths": [3, 5], "vocab": 4, "d_model": 8, "train_rows": 64, "eval_rows": 16, "gradient": {"lengths": [2, 4], "d": 4, "seeds": 1},
                "train": {"steps": 4, "batch_size": 4, "eval_every": 2, "eval_windows": 4, "ckpt_every": 2, "lr": 1e30}}
@@ -426,14 +426,14 @@ def judged(claim_id: str, result: dict):
     from attnlab.report.verdicts import evaluate
     from helpers import REPO
 
-    return evaluate(load_registry(REPO / "claims").by_id(claim_id), Results(root=Path("."), files={"seq2seq": result}))
+    return evaluate(load_registry().by_id(claim_id), Results(root=Path("."), files={"seq2seq": result}))
 
 
 def test_s1_3_is_each_initialisations_own_value_averaged_with_its_spread_as_error():
     sweep = s2s.gradient_sweep(lengths=(2, 4, 8), d=4, seeds=3)
     g = s2s.gradient_summary(sweep)
     v = judged("S1.3", {"gradient_path": sweep, "gradient": g})
-    from attnlab.report.pages.seq2seq import times_T
+    from attnlab.experiments.seq2seq.page import times_T
 
     want = {"rnn_decades": g["rnn"]["decades"], "lstm_decades": g["lstm"]["decades"],
             "attention_times_T": times_T(g["attention"]), "attention_relative": g["attention"]["relative_long"]}
@@ -460,7 +460,7 @@ def spread_sweep() -> list[dict]:
 
 
 def test_the_gradient_charts_lines_are_the_norms_the_reading_states():
-    from attnlab.report.pages import seq2seq as page
+    from attnlab.experiments.seq2seq import page
 
     sweep = spread_sweep()
     r = {"gradient_path": sweep, "gradient": s2s.gradient_summary(sweep)}
@@ -476,7 +476,7 @@ def test_the_gradient_charts_lines_are_the_norms_the_reading_states():
 
 def test_the_gradient_readings_ratio_follows_from_the_two_norms_it_names():
     """84 decades from 2 to 256: norm × T changes ×1e-84 × 128, not the mean of the seeds' ratios (4.3e-79)."""
-    from attnlab.report.pages import seq2seq as page
+    from attnlab.experiments.seq2seq import page
 
     sweep = spread_sweep()
     said = page.gradient_reading({"gradient_path": sweep, "gradient": s2s.gradient_summary(sweep)})
@@ -536,7 +536,7 @@ def perfect_reverse_map(S: int = 4) -> dict:
 
 
 def test_map_reading_is_read_off_the_weights():
-    from attnlab.report.pages.seq2seq import map_reading
+    from attnlab.experiments.seq2seq.page import map_reading
 
     text = map_reading(perfect_reverse_map())
     assert "gets 4 of 4 tokens right" in text and "on average 1.00" in text and "on that position at 4 of 4" in text
@@ -546,7 +546,7 @@ def test_map_reading_is_read_off_the_weights():
 
 
 def test_the_map_is_valid_viewer_data_with_only_decoder_steps_attending():
-    from attnlab.report.pages.seq2seq import viewer_data
+    from attnlab.experiments.seq2seq.page import viewer_data
     from attnlab.report.viewer_widget import check_data
 
     data = viewer_data(perfect_reverse_map())
@@ -564,7 +564,7 @@ def test_the_viewer_and_the_chart_label_a_decoder_row_by_the_token_it_predicts(p
     differs from the target wherever greedy decoding errs."""
     import re
 
-    from attnlab.report.pages.seq2seq import map_chart, symbol, viewer_data
+    from attnlab.experiments.seq2seq.page import map_chart, symbol, viewer_data
 
     m = perfect_reverse_map() | {"predicted": predicted}
     ex = viewer_data(m)["examples"][0]
@@ -577,7 +577,7 @@ def test_the_viewer_and_the_chart_label_a_decoder_row_by_the_token_it_predicts(p
 
 
 def test_the_reading_says_where_greedy_decoding_lost_its_place():
-    from attnlab.report.pages.seq2seq import lost_place
+    from attnlab.experiments.seq2seq.page import lost_place
 
     m = perfect_reverse_map(8)
     assert lost_place(m) == ""  # all right

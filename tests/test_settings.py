@@ -1,4 +1,4 @@
-"""Each experiment's settings live in its own module (attnlab.settings.<name>): the common schema names none of
+"""Each experiment's settings live in its own module (src/attnlab/experiments/<name>/settings.py): the common schema names none of
 them, check.py names none of them, and the rename of `bench` to `throughput` still reads published versions."""
 import ast
 import re
@@ -32,7 +32,7 @@ def test_the_common_schema_names_no_experiment():
 def test_every_experiment_has_a_settings_module(name):
     e = registry.get(name)
     module = settings_of(e)
-    assert module.__name__ == e.settings == f"attnlab.settings.{name}"
+    assert module.__name__ == e.settings == f"attnlab.experiments.{name}.settings"
     assert module.SCHEMA is None or isinstance(module.SCHEMA, dict)
     assert isinstance(module.DEFAULTS, dict)
     for function in ("check", "check_split"):
@@ -80,7 +80,7 @@ def test_a_version_published_as_bench_still_reads_as_throughput(version):
 def test_the_page_of_a_renamed_experiment_gives_the_provenance_of_its_files_under_the_old_name(version):
     from attnlab.report import build
 
-    s = build.context(version, registry.ROOT / "claims")
+    s = build.context(version, None)
     block = s.provenance_block(s.files_of(["throughput"]))
     assert "bench/result.json" in block and "No run files yet" not in block
     assert not any(f.startswith("bench/") for f in s.files_of(["ladder", "data"]))
@@ -92,7 +92,7 @@ def test_old_and_new_name_together_is_one_line():
 
 
 def test_multihead_heads_must_divide_the_width():
-    from attnlab.settings.multihead import check
+    from attnlab.experiments.multihead.settings import check
 
     cfg = validate(resolve({"profile": "smoke", "seeds": [1], "train": {"steps": 1, "batch_size": 1},
                             "multihead": {"d_model": 12, "heads": [1, 5]}}))

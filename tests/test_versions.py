@@ -224,19 +224,19 @@ def test_a_partial_version_is_blocked_only_by_what_shapes_its_own_runs(project, 
     (project / "src" / "attnlab" / "settings").mkdir()
     (project / "config").mkdir()
     profile = yaml.safe_dump(cfg, sort_keys=False)  # a profile publish can read, to name what was laid over it
-    for rel in ("src/attnlab/settings/cost.py", "src/attnlab/settings/ladder.py", "config/chapter.yaml",
+    for rel in ("src/attnlab/experiments/cost/settings.py", "src/attnlab/experiments/ladder/settings.py", "config/chapter.yaml",
                 "config/smoke.yaml"):
         (project / rel).write_text(profile * rel.endswith("smoke.yaml") + "# as the runs had it\n")
     commit_all(project, "the files the runs were made with")
     write_run(results, cfg, git(project, "rev-parse", "--short=12", "HEAD"))
-    for rel in ("src/attnlab/settings/cost.py", "config/chapter.yaml"):
+    for rel in ("src/attnlab/experiments/cost/settings.py", "config/chapter.yaml"):
         (project / rel).write_text("# changed since\n")
     commit_all(project, "another experiment's settings, another profile")
     publish(results, cfg, root=project, only=["ladder", "position"])
     commit_all(project, "the version")
     with pytest.raises(AttnlabError, match=r"since then 1 files that shape them changed \(src/attnlab/settings/cost"):
         publish(results, cfg, root=project, only=["cost"])
-    for rel in ("src/attnlab/settings/ladder.py", "config/smoke.yaml"):
+    for rel in ("src/attnlab/experiments/ladder/settings.py", "config/smoke.yaml"):
         (project / rel).write_text("# changed since\n")
         commit_all(project, rel)
         with pytest.raises(AttnlabError, match=rf"since then 1 files that shape them changed \({rel}\)"):
@@ -344,7 +344,7 @@ def test_a_damaged_file_is_refused_in_one_line_naming_it(verb, case, tmp_path, c
         shutil.copytree(REPO / "results" / NEWEST, tmp_path / "results" / NEWEST)
         path = damage(tmp_path / "results" / NEWEST)
         monkeypatch.setattr(build, "build_versions", functools.partial(build.build_versions, root=tmp_path))
-        line = one_line_error(capsys, ["versions", "--claims", str(REPO / "claims"), "--site", str(tmp_path / "site")])
+        line = one_line_error(capsys, ["versions", "--claims", str(None), "--site", str(tmp_path / "site")])
         assert not (tmp_path / "site" / NEWEST).exists()
     assert path.name == name and str(path) in line, line
 

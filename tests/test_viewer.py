@@ -584,12 +584,12 @@ def test_s11_counts_the_models_as_the_page_does(names):
     from pathlib import Path
 
     from attnlab.report.claims import load_registry
-    from attnlab.report.pages.viewer import contents
+    from attnlab.experiments.viewer.page import contents
     from attnlab.report.results import Results
     from attnlab.report.verdicts import evaluate
 
     examples = [{"models": {n: [[[[1.0]]]] for n in ns}} for ns in names]  # layer, head, query, key
-    s11 = next(c for c in load_registry(REPO / "claims").claims if c.id == "S11")
+    s11 = next(c for c in load_registry().claims if c.id == "S11")
     v = evaluate(s11, Results(root=Path("."), files={"viewer": {"examples": examples}}))
     in_all, most = len({n for ns in names for n in ns}), max(map(len, names))
     assert v.reproduced["models_in_all"] == in_all and v.reproduced["models_on_one_sentence"] == most

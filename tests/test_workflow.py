@@ -15,13 +15,13 @@ import yaml
 from attnlab import imports
 from attnlab.config import load, resolve
 from attnlab.registry import load as load_registry
-from attnlab.registry import pages
+from attnlab.registry import page_module, pages
 from attnlab.registry import training
 import charts
 from helpers import BAD, CHROMIUM, kill_while_training, playwright_or_skip
 
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ["Snakefile", "workflow", "src", "config", "claims", "docs", "tools", "profiles", "environment.yml",
+COPIED = ["Snakefile", "workflow", "src", "config", "docs", "tools", "profiles", "environment.yml",
           "mkdocs.yml", ".gitignore"]
 
 
@@ -207,7 +207,7 @@ BROKEN_CLAIM = """
 
 
 def test_a_failed_claims_step_leaves_the_previous_verdicts_and_site(smoke):
-    claims = smoke / "claims" / "averaging.yaml"
+    claims = smoke / "src/attnlab/experiments/averaging/claims.yaml"
     good = claims.read_text()
     proc, before, after = failing_report(smoke, lambda: claims.write_text(good + BROKEN_CLAIM),
                                          lambda: claims.write_text(good))
@@ -286,7 +286,7 @@ SOURCES = sorted(str(p.relative_to(REPO)) for p in (REPO / "src" / "attnlab").rg
 VERBS = {"prepare_data": ("prepare",), "train": ("train",), "claims": ("claims",),
          "analyse": ("analyse", *(e.producer for e in load_registry() if e.kind in ("analysis", "benchmark"))),
          "site": ("site", "attnlab.report.hooks", "attnlab.report.pages.about",
-                  *(f"attnlab.report.pages.{p}" for p in pages()))}
+                  *map(page_module, pages()))}
 DOWNSTREAM = {"prepare_data": {"train", "analyse"}, "train": {"analyse", "claims", "site"},  # analyses that need runs
               "analyse": {"claims", "site"},
               "claims": {"site"}, "site": set()}
@@ -318,7 +318,7 @@ def test_an_edit_reruns_exactly_the_rules_that_import_it(smoke, source):
     finally:
         path.write_text(text)
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    if source == "src/attnlab/bench/throughput.py":  # only the throughput analysis imports it: one analyse job
+    if source == "src/attnlab/experiments/throughput/producer.py":  # only the throughput analysis imports it: one analyse job
         assert jobs.get("analyse") == 1
     assert set(jobs) == reruns(source), source
 
@@ -408,20 +408,20 @@ def test_bad_input_stops_the_dag_in_one_line_before_any_job(smoke, tmp_path, cas
 REGISTRY_BAD = {  # an edit of the registry or a claims file -> what the one line says
     "a producer that does not exist": (
         "src/attnlab/experiments.yaml",
-        lambda t: t.replace("producer: attnlab.experiments.params}", "producer: attnlab.experiments.nothing}"),
+        lambda t: t.replace("producer: attnlab.experiments.params.producer}", "producer: attnlab.experiments.nothing}"),
         "names a producer that does not exist"),
     "a page that does not exist": (
         "src/attnlab/experiments.yaml",
-        lambda t: t + "  - {name: ghost, title: Ghost, kind: analysis, producer: attnlab.experiments.params, "
+        lambda t: t + "  - {name: ghost, title: Ghost, kind: analysis, producer: attnlab.experiments.params.producer, "
                       "claims: false}\n", "names a page that does not exist"),
     "a claims file that does not exist": (
-        "claims/params.yaml", None, "names a claims file that does not exist"),
+        "src/attnlab/experiments/params/claims.yaml", None, "names a claims file that does not exist"),
     "two experiments with one name": (
         "src/attnlab/experiments.yaml",
-        lambda t: t + "  - {name: params, title: Again, kind: analysis, producer: attnlab.experiments.params}\n",
+        lambda t: t + "  - {name: params, title: Again, kind: analysis, producer: attnlab.experiments.params.producer}\n",
         "two experiments are named 'params'"),
     "a claim on a run no profile declares": (
-        "claims/ladder.yaml", lambda t: t.replace("ppl['L2'] / ppl['L1']", "ppl['L2'] / ppl['L10']"),
+        "src/attnlab/experiments/ladder/claims.yaml", lambda t: t.replace("ppl['L2'] / ppl['L1']", "ppl['L2'] / ppl['L10']"),
         "reads run 'L10', which no profile"),
 }
 
@@ -521,7 +521,7 @@ def test_a_diverged_rerun_is_shown_as_diverged_where_its_old_weights_were_read(s
     never measure the healthy run's checkpoint as this run's, and the claims that need L9 say why they did not run."""
     work = clone(smoke, tmp_path / "clone")
     r = work / "results" / "smoke"
-    def diverge(cfg):  # L9 and the S8 runs, which must train as L9 does (settings/approximate_training.py)
+    def diverge(cfg):  # L9 and the S8 runs, which must train as L9 does (experiments/approximate_training/settings.py)
         for run in [cfg["ladder"]["L9"], *cfg["approximate_training"].values()]:
             run["train"] = {**run.get("train", {}), "lr": 100}
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """C4.1's definition hunt: each block's step-0 gradient norm under every candidate definition of "a block's
-gradient" (attnlab.experiments.probes.CANDIDATES), for E4's pre- and post-norm stacks at several seeds, printed
+gradient" (attnlab.probes.CANDIDATES), for E4's pre- and post-norm stacks at several seeds, printed
 beside the chapter's numbers. CPU, seconds per seed.
 
     tools/grad-definitions.py --data results/quick/data --seeds 1 2 3 4 5 6 7 8 9 10 [--windows 64] [--blocks 12]
@@ -11,9 +11,9 @@ import argparse
 import statistics
 
 from attnlab.data.prepare import load_tokens
-from attnlab.experiments.probes import CANDIDATES, STEP0_WINDOWS, init_grad_norms
+from attnlab.probes import CANDIDATES, STEP0_WINDOWS, init_grad_norms
 from attnlab.nn.spec import ModelSpec
-from attnlab.settings import depth
+from attnlab.experiments.depth import settings as depth
 
 CHAPTER = depth.CHAPTER_GRADS  # block 1, block 12, last/first
 

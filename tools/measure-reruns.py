@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EDITS = {  # what a user changes -> the file edited
     "report code": "src/attnlab/report/format.py",
     "the attention core": "src/attnlab/nn/attention.py",
-    "one experiment's module": "src/attnlab/experiments/seq2seq.py",
+    "one experiment's module": "src/attnlab/experiments/seq2seq/producer.py",
 }
 
 

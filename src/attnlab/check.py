@@ -70,11 +70,11 @@ def check_init(cfg: dict) -> None:
 def check_claims(cfg: dict) -> None:
     """The registry and its claims files load, and every run a claim reads is declared by some profile."""
     from attnlab.config import chosen
-    from attnlab.registry import ROOT
+    from attnlab.registry import ROOT, get, relative
     from attnlab.report.claims import load_registry
 
-    profiles, claims = ROOT / "config", ROOT / "claims"
-    registry = load_registry(claims)  # loads (and checks) the experiment registry too
+    profiles = ROOT / "config"
+    registry = load_registry()  # loads (and checks) the experiment registry too
     declared = {name for _, name in runs(cfg)}
     for path in sorted(Path(profiles).glob("*.yaml")):
         try:
@@ -84,7 +84,7 @@ def check_claims(cfg: dict) -> None:
     for claim in registry.claims:
         unknown = sorted(claim.rows - declared)
         if unknown:
-            raise AttnlabError(f"claim {claim.id} (claims/{claim.experiment}.yaml) reads run '{unknown[0]}', "
+            raise AttnlabError(f"claim {claim.id} ({relative(get(claim.experiment).claims_file)}) reads run '{unknown[0]}', "
                                f"which no profile in config/ declares")
 
 

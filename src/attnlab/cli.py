@@ -70,7 +70,7 @@ def cmd_analyse(a):
 def cmd_train(a):
     from attnlab.runs import check_splits, find_run, train_settings
     from attnlab.data.prepare import load_tokens
-    from attnlab.experiments.probes import AttentionProbe, GradNormProbe
+    from attnlab.probes import AttentionProbe, GradNormProbe
     from attnlab.runs import spec_from_config
     from attnlab.train import initial_weights, not_started, train
 
@@ -96,7 +96,7 @@ def cmd_train(a):
 def cmd_claims(a):
     from attnlab.report.verdicts import write_claims_csv
 
-    counts = write_claims_csv(Path(a.results), Path(a.claims), Path(a.out))["verdict"].value_counts()
+    counts = write_claims_csv(Path(a.results), claims_folder(a), Path(a.out))["verdict"].value_counts()
     print(f"{a.out}: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
 
 
@@ -104,7 +104,7 @@ def cmd_second_look(a):
     from attnlab.report.build import context
     from attnlab.report.second_look import as_yaml, second_look
 
-    site = context(Path(a.results), Path(a.claims))
+    site = context(Path(a.results), claims_folder(a))
     seeds, not_taken = second_look(site.verdicts, [s for s in site.config.get("seeds") or [] if s is not None])
     print(f"# the second look of {a.results}'s first-look verdicts: add to config/{site.profile}.yaml")
     print(as_yaml(seeds) or "# no claim is inconclusive with a settle count seeds could reach", end="")
@@ -115,7 +115,7 @@ def cmd_second_look(a):
 def cmd_site(a):
     from attnlab.report.build import build_site
 
-    build_site(Path(a.results), Path(a.claims), settings(a), Path(a.site))
+    build_site(Path(a.results), claims_folder(a), settings(a), Path(a.site))
     print(f"site built into {a.site}")
 
 
@@ -160,7 +160,7 @@ def cmd_publish(a):
 def cmd_versions(a):
     from attnlab.report.build import build_versions
 
-    built = build_versions(Path(a.claims), Path(a.site))
+    built = build_versions(claims_folder(a), Path(a.site))
     print(f"built {len(built)} versions into {a.site} ({', '.join(built)}); open {a.site}/index.html")
 
 
@@ -177,7 +177,11 @@ def parser() -> argparse.ArgumentParser:
         if name in ("train", "analyse"):
             s.add_argument("--threads", type=int, help="torch threads (the rule's `threads:`)")
         for arg in args:
-            s.add_argument(f"--{arg}", required=True)
+            if arg == "claims":
+                s.add_argument("--claims", help="a folder of claims files <experiment>.yaml to judge by instead of "
+                               "each experiment's own claims.yaml")
+            else:
+                s.add_argument(f"--{arg}", required=True)
         s.set_defaults(fn=fn)
         return s
 
@@ -207,6 +211,10 @@ def parser() -> argparse.ArgumentParser:
     verb("versions", cmd_versions, "build the site of every published version, with a version selector",
          "claims", "site")
     return p
+
+
+def claims_folder(a) -> Path | None:
+    return Path(a.claims) if a.claims else None
 
 
 def log_to(path: str):

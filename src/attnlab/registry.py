@@ -18,8 +18,11 @@ from attnlab.errors import AttnlabError
 
 PACKAGE = Path(__file__).resolve().parent
 ROOT = PACKAGE.parents[1]  # the project folder: claims/, config/, docs/ (the package is used from a checkout)
+NAME = PACKAGE.name
 REGISTRY = PACKAGE / "experiments.yaml"
+EXPERIMENTS = PACKAGE / "experiments"  # one folder per experiment
 SCHEMA = PACKAGE / "schemas" / "experiments.schema.yaml"
+FOLDER_SCHEMA = PACKAGE / "schemas" / "experiment.schema.yaml"
 
 
 @dataclass(frozen=True)
@@ -36,17 +39,31 @@ class Experiment:
     formerly: str | None = None  # the name it had: published versions hold its section and results under it
 
     @property
+    def module(self) -> str:
+        """Its folder, as a package: attnlab.experiments.<name>."""
+        return f"{NAME}.experiments.{self.name}"
+
+    @property
+    def folder(self) -> Path:
+        return folder_of(self.name)
+
+    @property
     def page(self) -> str:
-        return f"attnlab.report.pages.{self.name}"
+        return f"{self.module}.page"
 
     @property
     def settings(self) -> str:
         """Its settings module: the schema of its profile section, its defaults and its checks."""
-        return f"attnlab.settings.{self.name}"
+        return f"{self.module}.settings"
 
     @property
-    def claims_file(self) -> str:
-        return f"claims/{self.name}.yaml"
+    def template(self) -> Path:
+        """Its page's prose, with <!-- attnlab:marker --> where the page module's blocks go."""
+        return self.folder / "page.md"
+
+    @property
+    def claims_file(self) -> Path:
+        return self.folder / "claims.yaml"
 
     @property
     def needed_runs(self) -> tuple[str, ...]:
@@ -76,6 +93,11 @@ class Experiment:
         return f"{self.name}/{run}/seed{seed}"
 
 
+def folder_of(name: str) -> Path:
+    """An experiment's folder: its settings, producer, page, page template, claims and experiment.yaml."""
+    return EXPERIMENTS / name
+
+
 def settings_of(e: Experiment) -> ModuleType:
     """An experiment's settings module (torch-free: SCHEMA, DEFAULTS, check())."""
     return importlib.import_module(e.settings)
@@ -86,41 +108,70 @@ def module_file(module: str) -> Path:
     return PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
 
 
-@lru_cache(maxsize=None)
-def load(path: Path = REGISTRY, root: Path | None = None) -> tuple[Experiment, ...]:
-    """The registry, checked: one line naming the first entry whose name, module, page or claims file is wrong.
-    `root`: the project folder holding claims/ and docs/ (default: beside the package source)."""
-    root = Path(root) if root else ROOT
+def _validated(path: Path, schema: Path, what: str) -> dict:
     try:
         doc = yaml.safe_load(Path(path).read_text())
-        jsonschema.validate(doc, yaml.safe_load(SCHEMA.read_text()))
+        jsonschema.validate(doc, yaml.safe_load(schema.read_text()))
     except (OSError, yaml.YAMLError) as err:
-        raise AttnlabError(f"experiment registry {path} cannot be read: {' '.join(str(err).split())}") from None
+        raise AttnlabError(f"{what} {path} cannot be read: {' '.join(str(err).split())}") from None
     except jsonschema.ValidationError as err:
         where = ".".join(str(p) for p in err.absolute_path) or "<top level>"
-        raise AttnlabError(f"experiment registry {path} at '{where}': {err.message}") from None
+        raise AttnlabError(f"{what} {path} at '{where}': {err.message}") from None
+    return doc
+
+
+def _experiment(entry: dict, path: Path) -> Experiment:
+    """A registry line and its folder's experiment.yaml, as one Experiment."""
+    name, folder = entry["name"], folder_of(entry["name"])
+    if not folder.is_dir():
+        raise AttnlabError(f"experiment registry {path}: '{name}' has no folder {folder} "
+                           f"(python -m attnlab new-experiment {name} writes one)")
+    meta = _validated(folder / "experiment.yaml", FOLDER_SCHEMA, f"experiment '{name}':")
+    default = "attnlab.train" if entry["kind"] == "training" else f"{NAME}.experiments.{name}.producer"
+    return Experiment(name=name, kind=entry["kind"], needs=tuple(entry.get("needs", ())),
+                      title=meta["title"], producer=meta.get("producer", default), reads=tuple(meta.get("reads", ())),
+                      data=meta.get("data", False), every_seed=meta.get("every_seed", False),
+                      formerly=meta.get("formerly"), claims=(folder / "claims.yaml").is_file())
+
+
+@lru_cache(maxsize=None)
+def load(path: Path = REGISTRY) -> tuple[Experiment, ...]:
+    """The registry, checked: one line naming the first entry whose name, folder, module or page is wrong.
+    An experiment is its folder (src/attnlab/experiments/<name>/) and its line here."""
+    doc = _validated(path, SCHEMA, "experiment registry")
     out, seen = [], set()
     for entry in doc["experiments"]:
-        e = Experiment(**{**entry, "reads": tuple(entry.get("reads", ())), "needs": tuple(entry.get("needs", ()))})
-        if e.name in seen:
-            raise AttnlabError(f"experiment registry {path}: two experiments are named '{e.name}'")
-        for need in e.needs:  # only earlier entries: the order of the registry is an order the DAG can run in
+        if entry["name"] in seen:
+            raise AttnlabError(f"experiment registry {path}: two experiments are named '{entry['name']}'")
+        for need in entry.get("needs", ()):  # only earlier entries: the registry's order is one the DAG can run in
             if need.partition(".")[0] not in seen:
-                raise AttnlabError(f"experiment registry {path}: '{e.name}' needs '{need}', which is not an "
+                raise AttnlabError(f"experiment registry {path}: '{entry['name']}' needs '{need}', which is not an "
                                    "experiment declared before it")
+        e = _experiment(entry, path)
         seen.add(e.name)
-        needed = [("producer", module_file(e.producer)), ("page", module_file(e.page)),
-                  ("settings module", module_file(e.settings)),
-                  ("page template", root / "docs" / f"{e.name}.md")]
-        if e.claims:
-            needed.append(("claims file", root / e.claims_file))
-        for what, file in needed:
+        for what, file in [("producer", module_file(e.producer)), ("page", module_file(e.page)),
+                           ("settings module", module_file(e.settings)), ("page template", e.template)]:
             if not file.is_file():
                 raise AttnlabError(f"experiment registry {path}: '{e.name}' names a {what} that does not exist: {file}")
         out.append(e)
     if [e.kind for e in out].count("data") != 1:
         raise AttnlabError(f"experiment registry {path}: exactly one experiment must be of kind 'data'")
     return tuple(out)
+
+
+def relative(path: Path) -> str:
+    """A path of the project as the workflow names it: relative to the project folder."""
+    return str(Path(path).relative_to(ROOT))
+
+
+def page_module(page: str) -> str:
+    """The module that fills a page's blocks: an experiment's page.py, else attnlab.report.pages.<page>."""
+    return get(page).page if page in {e.name for e in load()} else f"{NAME}.report.pages.{page}"
+
+
+def template(page: str, docs: Path) -> Path:
+    """A page's prose: an experiment's page.md, else <docs>/<page>.md (the site's own pages)."""
+    return get(page).template if page in {e.name for e in load()} else Path(docs) / f"{page}.md"
 
 
 OVERVIEW, DASHBOARD, COMPARE = "index", "dashboard", "compare"  # generated pages besides one per experiment

@@ -195,7 +195,7 @@ def main(argv=None) -> int:
         if failed:
             raise AttnlabError(f"{len(failed)} jobs failed or were skipped ({', '.join(failed[:3])}"
                                f"{', …' if len(failed) > 3 else ''}); their logs are under {results}/logs/")
-        claims = launch(["claims", "--results", str(results), "--claims", "claims",
+        claims = launch(["claims", "--results", str(results),
                          "--out", str(results / "claims.csv")], results / "logs" / "claims.log")
         if claims.wait():
             raise AttnlabError(f"the verdicts failed; see {results}/logs/claims.log")

@@ -301,7 +301,7 @@ def latest(root: Path = registry.ROOT) -> str | None:
 
 def claim_ids() -> list[str]:
     """The id of every claim in the project's claims registry: what a complete run's claims.csv holds."""
-    return [c.id for c in load_registry(registry.ROOT / "claims").claims]
+    return [c.id for c in load_registry().claims]
 
 
 def read_manifest(folder: Path) -> dict:
@@ -346,6 +346,9 @@ def check_version(folder: Path) -> dict:
     return m
 
 
+CLAIMS_FILE = re.compile(r"claims/[^/]+\.yaml|src/attnlab/experiments/[^/]+/claims\.yaml")
+
+
 def claim_ids_at(commit: str | None, folder: Path) -> list[str] | None:
     """The id of every claim in the claims registry at `commit` (what `publish` held claims.csv to), read from
     the git history of the repository holding `folder`, else of this checkout; None where neither has it (a
@@ -353,8 +356,13 @@ def claim_ids_at(commit: str | None, folder: Path) -> list[str] | None:
     if not re.fullmatch(r"[0-9a-f]{7,40}", str(commit)):  # a manifest's text never reaches git as an option
         return None
     for where in (Path(folder), registry.ROOT):
-        try:
-            done = subprocess.run(["git", "archive", "--format=tar", str(commit), "claims"], cwd=where,
+        try:  # claims/<experiment>.yaml before each experiment had its folder, <folder>/claims.yaml since
+            listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", str(commit)], cwd=where,
+                                    capture_output=True, text=True, check=True, timeout=60).stdout.split()
+            paths = [p for p in listed if CLAIMS_FILE.fullmatch(p)]
+            if not paths:
+                continue
+            done = subprocess.run(["git", "archive", "--format=tar", str(commit), *paths], cwd=where,
                                   capture_output=True, check=True, timeout=60)
         except (OSError, subprocess.SubprocessError):
             continue

@@ -1,10 +1,10 @@
-CLAIMS = "claims"  # the claims registry: claims/<experiment>.yaml for every experiment that has claims
-CLAIMS_FILES = [f"{CLAIMS}/{name}.yaml" for name, e in EXPERIMENTS.items() if e.claims]
+# the claims registry: each experiment's claims.yaml, in its folder
+CLAIMS_FILES = [attnlab.registry.relative(e.claims_file) for e in EXPERIMENTS.values() if e.claims]
 # every run file the report reads, by experiment
 RUNS = {name: [f"{R}/{job.output}" for job in PLAN if job.experiment == name] for name in EXPERIMENTS}
 # what `mkdocs build` runs besides the site verb: the hook (mkdocs.yml) and every page module it calls
-PAGES = ["attnlab.report.hooks", "attnlab.report.pages.about",  # about: How verdicts work, its examples generated
-         *(f"attnlab.report.pages.{page}" for page in attnlab.registry.pages())]
+PAGES = ["attnlab.report.hooks", attnlab.registry.page_module("about"),  # How verdicts work: examples generated
+         *map(attnlab.registry.page_module, attnlab.registry.pages())]
 
 
 rule claims:
@@ -17,7 +17,6 @@ rule claims:
         csv=update(f"{R}/claims.csv"),  # a failed step leaves the previous verdicts in place
         by_seed=update(f"{R}/claims_by_seed.csv"),  # written beside claims.csv by the same verb
     params:
-        claims=parent_of("input", "claims"),
         results=parent_of("output", "csv"),
     log:
         f"{LOGS}/claims.log",
@@ -26,7 +25,7 @@ rule claims:
     conda:
         ENV
     shell:
-        "python -m attnlab --log {log} claims --results {params.results} --claims {params.claims} --out {output.csv}"
+        "python -m attnlab --log {log} claims --results {params.results} --out {output.csv}"
 
 
 rule site:
@@ -37,12 +36,12 @@ rule site:
         claims=CLAIMS_FILES,
         code=code("site", *PAGES),
         docs=sorted(str(p) for p in Path("docs").rglob("*") if p.is_file()),
+        templates=[attnlab.registry.relative(e.template) for e in EXPERIMENTS.values()],
         mkdocs="mkdocs.yml",
     output:
         index=update(f"{R}/site/index.html"),  # the site is built aside and swapped in whole, so a failed
     params:                                    # build leaves the previous one in place
         settings=lambda w: settings(*config),  # a function: settings may hold braces ({x} in E8's template)
-        claims=parent_of("input", "claims"),
         results=parent_of("input", "verdicts"),
         site=parent_of("output", "index"),
     log:
@@ -52,5 +51,5 @@ rule site:
     conda:
         ENV
     shell:
-        "python -m attnlab --log {log} site --config {params.settings:q} --results {params.results} --claims {params.claims}"
+        "python -m attnlab --log {log} site --config {params.settings:q} --results {params.results}"
         " --site {params.site}"

@@ -1,4 +1,4 @@
-"""S1's encoder-decoder (attnlab.experiments.seq2seq trains and reads it): a recurrent encoder and decoder with
+"""S1's encoder-decoder (attnlab.experiments.seq2seq.producer trains and reads it): a recurrent encoder and decoder with
 no attention (the fixed vector) or attention in one of the two papers' wirings.
 
     encoder      a GRU or LSTM over the source; by default both ways: annotation e_j = [forward_j; backward_j]
@@ -33,7 +33,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError
-from attnlab.settings.seq2seq import CELLS, VARIANTS, WIRINGS
+from attnlab.experiments.seq2seq.settings import CELLS, VARIANTS, WIRINGS
 
 # ----------------------------------------------------------------------------- scores
 # score(q, k) = match(q, keys(k)): the part that reads only the keys is computed once per source, not per step

@@ -32,6 +32,7 @@ from attnlab.report.results import gather
 from attnlab.report.verdicts import evaluate_all, first_look, seed_table, verdict_table
 
 MKDOCS = registry.ROOT / "mkdocs.yml"  # the project's site configuration; its hook calls back in here
+DOCS = registry.ROOT / "docs"  # the site's own pages (an experiment's page.md lives in its folder)
 MARKER = re.compile(r"<!--\s*attnlab:(\w+)\s*-->")
 VENDOR_JS = ["assets/vendor/vega.min.js", "assets/vendor/vega-lite.min.js", "assets/vendor/vega-embed.min.js"]
 CHARTS_JS = "assets/attnlab-charts.js"  # fits every chart to its box, its text unscaled (wraps vegaEmbed)
@@ -49,7 +50,17 @@ def generated(page: str) -> bool:
 
 
 def page_blocks(site: Site, page: str) -> dict[str, str]:
-    return importlib.import_module(f"attnlab.report.pages.{page.removesuffix('.md')}").blocks(site)
+    return importlib.import_module(registry.page_module(page.removesuffix(".md"))).blocks(site)
+
+
+def template(page: str, docs: Path = DOCS) -> Path:
+    """The prose of a page ('ladder.md'): an experiment's page.md, else the site's own page in `docs`."""
+    return registry.template(page.removesuffix(".md"), docs)
+
+
+def experiment_pages() -> dict[str, Path]:
+    """The pages whose prose lives in an experiment's folder (page.md), not in docs/: page -> template."""
+    return {f"{e.name}.md": e.template for e in registry.load()}
 
 
 def render(template: str, blocks: dict[str, str], page: str, strict: bool = True) -> str:
@@ -88,7 +99,7 @@ def fill_not_run(template: str, blocks: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def context(results: Path, claims: Path, settings: str | dict | None = None, selector: bool = False,
+def context(results: Path, claims: Path | None, settings: str | dict | None = None, selector: bool = False,
             known: dict | None = None) -> Site:
     """Everything the pages draw from: the run files under `results`, their verdicts, and the profile
     (`settings`: a validated mapping, inline JSON, or a profile file; default: a version's own config.yaml,
@@ -111,12 +122,13 @@ def context(results: Path, claims: Path, settings: str | dict | None = None, sel
 def nav(docs: Path) -> list[dict]:
     """The navigation: every generated page (each must have its template in `docs`), then the static ones."""
     for page in pages():
-        if not (docs / page).is_file():
-            raise AttnlabError(f"page template missing: {page} in the hand-written docs ({docs})")
+        if not registry.template(page.removesuffix(".md"), docs).is_file():
+            raise AttnlabError(f"page template missing: {registry.template(page.removesuffix('.md'), docs)}")
     for js in [*VENDOR_JS, CHARTS_JS]:
         if not (docs / js).is_file():
             raise AttnlabError(f"vendored script missing: {docs / js}")
-    return [{title: page} for page, title in {**pages(), **STATIC_PAGES}.items() if (docs / page).is_file()]
+    return [{title: page} for page, title in {**pages(), **STATIC_PAGES}.items()
+            if page in experiment_pages() or (docs / page).is_file()]
 
 
 def downloads(site: Site) -> dict[str, str]:
@@ -132,7 +144,7 @@ def downloads(site: Site) -> dict[str, str]:
     return out
 
 
-def build_versions(claims_path: Path, out_site: Path, root: Path = registry.ROOT) -> list[str]:
+def build_versions(claims_path: Path | None, out_site: Path, root: Path = registry.ROOT) -> list[str]:
     """The site of every published version under root/results/, each in out_site/<version>/ with a selector
     between them (relative links: it works opened from disk); out_site/latest/, as `mike` names it, leads each
     page to the same page of the version of record (results/LATEST), and out_site/index.html to its home page.
@@ -176,14 +188,14 @@ def alias(out_site: Path, version: str) -> None:
             + f'<p>The version of record is <a href="../{version}/{page.name}">{version}</a>.</p>\n')
 
 
-def build_site(results_dir: Path, claims_path: Path, settings: dict | None, out_site: Path, strict: bool = True,
+def build_site(results_dir: Path, claims_path: Path | None, settings: dict | None, out_site: Path, strict: bool = True,
                docs_src: Path | None = None, selector: bool = False) -> None:
     """`mkdocs build` with the project's mkdocs.yml over `results_dir`, into out_site (swapped in whole)."""
     out_site = Path(out_site).resolve()
     building = out_site.with_name(out_site.name + ".building")
     shutil.rmtree(building, ignore_errors=True)
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "ATTNLAB_RESULTS": str(Path(results_dir).resolve()),
-           "ATTNLAB_CLAIMS": str(Path(claims_path).resolve()), "ATTNLAB_SETTINGS": canonical(settings) if settings else "",
+           "ATTNLAB_CLAIMS": str(Path(claims_path).resolve()) if claims_path else "", "ATTNLAB_SETTINGS": canonical(settings) if settings else "",
            "ATTNLAB_SELECTOR": "1" if selector else ""}
     if docs_src:
         env["ATTNLAB_DOCS"] = str(Path(docs_src).resolve())

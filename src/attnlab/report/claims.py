@@ -1,7 +1,7 @@
 """The claims registry (claims/<experiment>.yaml) and its expression language.
 
 A claim's reproduced value is a small Python expression over the run files
-(see claims/README.md). Expressions are checked when the registry loads:
+(see src/attnlab/claims/README.md). Expressions are checked when the registry loads:
 only a whitelist of syntax, only the names below, and runs written as
 literal strings, so that the inputs a claim needs are known before anything
 is evaluated. That is what lets a missing run become "not run" (naming the
@@ -86,7 +86,7 @@ def _seeds_sem(xs) -> SeedMean | None:
 
 
 def _paired_se(d: dict) -> list | float | None:
-    """A paired difference's record ({se, seeds, se_from}: attnlab.experiments.seq2seq.paired) as a stated error:
+    """A paired difference's record ({se, seeds, se_from}: attnlab.experiments.seq2seq.producer.paired) as a stated error:
     at seeds − 1 degrees of freedom where the seeds' spread is the larger source, normal where the held-out
     sampling error is."""
     return _seed_se(d["se"], d["seeds"], d["se_from"] == "seeds")
@@ -201,17 +201,22 @@ class Registry:
         return next(c for c in self.claims if c.id == claim_id)
 
 
-def load_registry(folder: str | Path) -> Registry:
-    """The claims of every experiment that has them (folder/<experiment>.yaml, in registry order)."""
-    folder = Path(folder)
-    parts = [load_file(folder / f"{e.name}.yaml", e.name) for e in registry.load() if e.claims]
-    stray = sorted(p.name for p in folder.glob("*.yaml") if p.stem not in {e.name for e in registry.load()})
-    if stray:
-        raise AttnlabError(f"claims file {folder / stray[0]} belongs to no experiment in the registry")
+def load_registry(folder: str | Path | None = None) -> Registry:
+    """The claims of every experiment that has them, in registry order: each experiment's claims.yaml in its
+    folder, or, given `folder` (claims written elsewhere, as tests do), folder/<experiment>.yaml."""
+    if folder is None:
+        parts = [load_file(e.claims_file, e.name) for e in registry.load() if e.claims]
+        folder = registry.EXPERIMENTS
+    else:
+        folder = Path(folder)
+        parts = [load_file(folder / f"{e.name}.yaml", e.name) for e in registry.load() if e.claims]
+        stray = sorted(p.name for p in folder.glob("*.yaml") if p.stem not in {e.name for e in registry.load()})
+        if stray:
+            raise AttnlabError(f"claims file {folder / stray[0]} belongs to no experiment in the registry")
     claims = [c for part in parts for c in part.claims]
     dup = sorted({c.id for c in claims if sum(d.id == c.id for d in claims) > 1})
     if dup:
-        raise AttnlabError(f"claim {dup[0]}: duplicate id across {folder}/*.yaml")
+        raise AttnlabError(f"claim {dup[0]}: duplicate id across the claims files under {folder}")
     reference = {}
     for part in parts:
         for key, value in part.reference.items():

@@ -6,7 +6,7 @@ What it reads, from the environment (`attnlab site` sets them; by hand only ATTN
     ATTNLAB_SETTINGS  the profile the report describes: inline JSON (what the rules pass) or a profile file
                       (default: a published version's own config.yaml, else config/<results folder name>.yaml)
     ATTNLAB_SELECTOR  set (by `attnlab versions`): the site is one of results' versions, side by side
-    ATTNLAB_CLAIMS    the claims folder (default claims/)
+    ATTNLAB_CLAIMS    a folder of claims files <experiment>.yaml (default: each experiment's own claims.yaml)
     ATTNLAB_DOCS      the hand-written pages (default: docs_dir of mkdocs.yml)
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ SITE = None  # the context of the build under way
 def on_config(config):
     global SITE
     results = Path(os.environ.get("ATTNLAB_RESULTS", "results/quick"))
-    SITE = build.context(results, Path(os.environ.get("ATTNLAB_CLAIMS", "claims")),
+    SITE = build.context(results, os.environ.get("ATTNLAB_CLAIMS") or None,
                          os.environ.get("ATTNLAB_SETTINGS") or None, selector=bool(os.environ.get("ATTNLAB_SELECTOR")))
     if os.environ.get("ATTNLAB_DOCS"):
         config["docs_dir"] = str(Path(os.environ["ATTNLAB_DOCS"]).resolve())
@@ -38,6 +38,8 @@ def on_files(files, config):
         files.append(File.generated(config, f"downloads/{name}", content=content))
     for rel in SITE.res.provenance():  # a copy of every run file, which each claim links to
         files.append(File.generated(config, f"runs/{rel}", abs_src_path=str(SITE.res.root / rel)))
+    for page, template in build.experiment_pages().items():  # an experiment's prose lives in its folder
+        files.append(File.generated(config, page, content=template.read_text()))
     return files
 
 

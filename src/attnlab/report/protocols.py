@@ -21,7 +21,7 @@ import pandas as pd
 from attnlab import registry
 from attnlab.runs import entries, find_run, spec_from_config, train_settings
 from attnlab.errors import AttnlabError
-from attnlab.settings.induction import EARLY, LATE, window
+from attnlab.experiments.induction.settings import EARLY, LATE, window
 from attnlab.nn.spec import ModelSpec
 from attnlab.report.format import fmt, md_table
 
@@ -131,7 +131,7 @@ def seeds(site, _=None) -> str:
 
 
 def next_seed(site, _=None) -> str:
-    """The seed of S9's second model (attnlab.experiments.explanation trains it at the profile's seed + 1)."""
+    """The seed of S9's second model (attnlab.experiments.explanation.producer trains it at the profile's seed + 1)."""
     return str(site.config["seed"] + 1)
 
 
@@ -150,7 +150,7 @@ def encoder(site, _=None) -> str:
 def wirings(site, _=None) -> str:
     """S1's wirings as its result ran them (before it has run, as the profile sets them): which variant is in
     which, and whether Luong's feeds its input. A result from before the two wirings ran every score in Luong's."""
-    from attnlab.settings.seq2seq import WIRINGS
+    from attnlab.experiments.seq2seq.settings import WIRINGS
 
     r = site.res.result("seq2seq")
     s = site.config["seq2seq"] if r is None else r["settings"]
@@ -259,7 +259,7 @@ def context(site, run: str) -> str:
 
 def icl(site, source: str) -> str:
     """Where the in-context-learning score reads an input: S10's control sequences ('induction') or a training
-    run's windows (its context), as attnlab.experiments.induction.icl_score does."""
+    run's windows (its context), as attnlab.experiments.induction.producer.icl_score does."""
     if source == "induction":
         T = site.config["induction"]["length"]
     elif declares(site, source):

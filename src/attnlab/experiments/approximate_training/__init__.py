@@ -1,0 +1,1 @@
+"""S8 · Trained with approximate attention: its settings, its page and its claims, in one folder."""

@@ -1,0 +1,174 @@
+"""S8 trained: L9 with a sliding window or FAVOR+ in place of full attention, against L9 itself."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import yaml
+
+from attnlab.report.format import chart, md_table, spread
+from attnlab.report.readings import side, NOISE, interval, paired, said, versus
+from attnlab.report.site import NOT_RUN
+from attnlab.experiments.approximate_training.settings import DEFAULTS, FULL
+
+NAME = "approximate_training"
+
+# The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
+PROTOCOL = yaml.safe_load("""
+sources: Beltagy et al. 2020 (arXiv:2004.05150); Choromanski et al. 2021 (arXiv:2009.14794)
+rows:
+  - aspect: the window and its global tokens
+    paper: >-
+      A sliding window (512 tokens in the pretrained model; sizes growing with depth, and dilation in some
+      heads, in its character-level language model), plus global attention on chosen task tokens that is
+      symmetric: a global token attends to every token of the document and every token to it.
+    here: >-
+      {window_runs:approximate_training}. Causal throughout: a global token attends to every token before it,
+      and every later token attends to it.
+    why: >-
+      A language model cannot let a token see its future, so a global token gathers only from its past:
+      symmetric global attention becomes periodic summary tokens that see their whole prefix, and global
+      tokens at the start see only each other. The paper's task tokens that read the whole document have no
+      causal equivalent.
+  - aspect: the features
+    paper: >-
+      Positive orthogonal random features, redrawn during training; Performers trained on proteins, images and
+      text.
+    here: >-
+      {favor_runs:approximate_training}: positive orthogonal features drawn once per layer from the seed and
+      kept fixed while the model trains.
+    why: >-
+      Fixed features make each run one model that its checkpoint restores; redrawing is not tried here.
+  - aspect: the models and the measure
+    paper: >-
+      Longformer trains character-level language models and continues a pretrained model's training with its
+      pattern; Performers are trained from scratch or fine-tuned from a Transformer. Bits per character,
+      accuracy, perplexity.
+    here: >-
+      Ladder row L9's model ({model:L9}, {context:L9} tokens) trained from scratch with each approximation for
+      {budget:L9}, as L9 itself is; validation perplexity over L9's, paired by seed, at {seeds}.
+    why: >-
+      The same model, budget and batches as full attention, so that the ratio measures the approximation
+      alone.
+""")
+
+
+def attention_of(spec) -> str:
+    """What a run's attention is, in words: 'window 16 + 4 global', 'window 16 + global every 16', 'FAVOR+ 32
+    features', 'full'."""
+    if spec.attention == "window":
+        return f"window {spec.window}" + (f" + {spec.n_global} global" if spec.n_global else "") \
+            + (f" + global every {spec.global_every}" if spec.global_every else "")
+    return f"FAVOR+ {spec.features} features" if spec.attention == "favor" else "full"
+
+
+PAIRS = [("S8-w16", "S8-w32"), ("S8-w16", "S8-w16-g4"), ("S8-w32", "S8-w32-g4"), ("S8-w16", "S8-w16-sym"),
+         ("S8-w32", "S8-w32-sym"), ("S8-favor32", "S8-favor128")]  # (less, more) of one approximation
+
+
+def change(a, b) -> str:
+    """What run b's attention (a spec) gives beyond run a's, in words read from both specs: 'a window of 32
+    against one of 16', '4 global tokens added to a window of 16', '128 random features against 32'."""
+    if b.features != a.features:
+        return f"{b.features} random features against {a.features}"
+    if b.window != a.window:
+        return f"a window of {b.window} against one of {a.window}"
+    if b.global_every and not a.global_every:
+        return f"a symmetric global token every {b.global_every} added to a window of {a.window}"
+    if b.n_global != a.n_global:
+        return f"{b.n_global} global tokens added to a window of {a.window}"
+    return f"{attention_of(b)} against {attention_of(a)}"
+
+
+def family(spec) -> str:
+    return {"window": "sliding window", "favor": "FAVOR+"}.get(spec.attention, "full attention")
+
+
+def runs_table(site) -> pd.DataFrame:
+    """Every run here and the full-attention run, with each approximation's perplexity over full attention's,
+    paired by seed (its mean and k·SE)."""
+    res, full = site.res, site.res.spread(FULL, "val_ppl")
+    rows = []
+    ran = res.experiment(NAME)
+    for name in [FULL, *(r for r in DEFAULTS if r in ran), *(r for r in ran if r not in DEFAULTS)]:
+        val = res.spread(name, "val_ppl")
+        if val is None:
+            continue
+        spec = res.spec(name)
+        ratio = paired(val, full, lambda a, b: a / b) if full and name != FULL else None
+        rows.append({"run": name, "spec": spec, "family": family(spec), "attention": attention_of(spec), "status": res.status(name),
+                     "val_spread": val, "train_spread": res.spread(name, "train_ppl"), "val_ppl": val.mean,
+                     "ratio": None if ratio is None else ratio.value,
+                     "half": None if ratio is None or ratio.half is None else ratio.half, "estimate": ratio})
+    return pd.DataFrame(rows)
+
+
+def ratio_chart(t: pd.DataFrame) -> dict:
+    """Each approximation's validation perplexity over full attention's, with its interval, by family."""
+    data = t[["run", "family", "attention", "ratio", "half"]].dropna(subset=["ratio"]).assign(lo=lambda d: d["ratio"] - d["half"].fillna(0),
+                                             hi=lambda d: d["ratio"] + d["half"].fillna(0))
+    x = alt.X("run:N", sort=list(data["run"]), title=None)
+    base = alt.Chart(data, title=f"Validation perplexity over full attention's ({FULL}), mean over seeds ± k·SE")
+    tooltip = ["run", "attention", alt.Tooltip("ratio:Q", format=".3f"), alt.Tooltip("half:Q", format=".3f")]
+    points = base.mark_point(filled=True, size=70).encode(
+        x=x, y=alt.Y("ratio:Q", title="perplexity / full attention's", scale=alt.Scale(zero=False)),
+        color=alt.Color("family:N", title=None), tooltip=tooltip)
+    bars = base.mark_rule().encode(x=x, y="lo:Q", y2="hi:Q", color="family:N", tooltip=tooltip)
+    one = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(y="y:Q")
+    return alt.layer(bars, points, one).properties(width=420, height=260).to_dict()
+
+
+def cost_reading(t: pd.DataFrame) -> str:
+    """Each approximation against full attention, then what a wider window, global tokens and more features
+    change; every direction said only where its interval clears it (paired by seed; its error the seeds' spread
+    and the evaluation's sampling error in quadrature, as the verdicts take it)."""
+    runs, specs = dict(zip(t["run"], t["val_spread"])), dict(zip(t["run"], t["spec"]))
+    if FULL not in runs:
+        return f"_Run {FULL} (full attention) has not run: there is nothing to set these runs against._\n"
+    lines = [f"- **{r}** ({attention_of(specs[r])}): perplexity over full attention's "
+             f"{interval(e := paired(runs[r], runs[FULL], lambda a, b: a / b), 3, signed=False)}, "
+             + said(e, "worse than full attention", "better than full attention", of=1.0, within=f"equal {NOISE}")
+             for r in runs if r != FULL]
+    pairs = [(a, b, change(specs[a], specs[b])) for a, b in PAIRS if a in runs and b in runs]
+    more = [f"- {why}: {b} against {a}, {versus(runs[b], runs[a], 'worse', 'better')}" for a, b, why in pairs]
+    text = (f"Each approximation against full attention (its validation perplexity over {FULL}'s, paired by seed, "
+            "± k·SE at 95 %, SE the seeds' spread and the evaluation's sampling error in quadrature):\n\n" + "\n".join(lines) + "\n")
+    text += "\n" + tally(t) + "\n"
+    if more:
+        text += ("\nWhat giving an approximation more changes (validation perplexity, paired by seed; *better* or "
+                 "*worse* only where the interval clears zero):\n\n" + "\n".join(more) + "\n")
+    return text
+
+
+SIDES = {"below": "below full attention's perplexity", "within": "level with it within the noise",
+         "above": "above it", None: "with no error to judge by"}
+
+
+def tally(t: pd.DataFrame) -> str:
+    """Per family of approximation, how many of its runs train better than full attention, equal to it within the
+    noise, or worse (each run's ratio judged on its interval, as the lines above), so that the page's reading of
+    the gap follows the sign it has here."""
+    out = []
+    for fam, g in t[t["run"] != FULL].groupby("family", sort=False):
+        sides = [side(e, 1.0) for e in g["estimate"]]
+        counts = [f"{sides.count(k)} of {len(sides)} {words}" for k, words in SIDES.items() if sides.count(k)]
+        out.append(f"{fam}, " + ", ".join(counts))
+    return ("Tally of the ratios above: " + "; ".join(out) + ".") if out else ""
+
+
+def blocks(site) -> dict[str, str]:
+    out = site.skeleton(NAME)
+    out["settings"] = site.settings_table()
+    if NOT_RUN in out:
+        return out
+    t = runs_table(site)
+    if t.empty or t["ratio"].isna().all():
+        return out | {"runs_table": "_No run has a finite perplexity beside full attention's: each diverged or L9 did "
+                                    "(see Across seeds below)._\n", "cost_chart": "", "cost_reading": ""}
+    out["runs_table"] = md_table(t, {"run": "run", "attention": "attention", "status": "status",
+                                     "val_spread": "val ppl", "train_spread": "train ppl",
+                                     "ratio": "val ppl / full", "half": "± k·SE"},
+                                 {"val_spread": spread(2), "train_spread": spread(2),
+                                  "ratio": lambda v: f"{v:.3f}", "half": lambda v: f"{v:.3f}"})
+    out["cost_chart"] = chart("chart-approximate-training", ratio_chart(t))
+    out["cost_reading"] = cost_reading(t)
+    return out

@@ -1,0 +1,1 @@
+"""E1 · Averaging: its settings, its producer, its page and its claims, in one folder."""

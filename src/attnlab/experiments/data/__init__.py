@@ -1,0 +1,1 @@
+"""Data and tokenizer: its settings, its page and its claims, in one folder."""

@@ -1,0 +1,386 @@
+"""E4 (C4.1, C4.2): pre-norm against post-norm in a deep stack, with and without learning-rate warmup."""
+from __future__ import annotations
+
+
+import altair as alt
+import pandas as pd
+
+from attnlab.runs import train_settings
+from attnlab.errors import AttnlabError
+from attnlab.report import charts
+from attnlab.report.format import chart, finite, md_table, spread
+from attnlab.report.readings import PPL_ERROR, at_seeds, Estimate, interval, of_values, paired, said, versus
+from attnlab.report.results import Spread
+from attnlab.report.tables import per_seed_csv, seeds_named
+from attnlab.report.site import NOT_RUN
+from attnlab.experiments.depth.settings import CHAPTER_DEFINITION, CHAPTER_GRADS, OUR_DEFINITION
+
+EXPERIMENT = "depth"
+GRAD = OUR_DEFINITION  # the per-step chart's definition
+NAMES = {OUR_DEFINITION: "whole block (ours)", CHAPTER_DEFINITION: "W_q, W_k, W_v (the claim's)",
+         "grad_wo_": "W_o"}  # short names of GRAD_DEFINITIONS for tables and legends
+
+
+def _settings(site, name: str) -> dict:
+    """The run's train settings from the profile (empty when the config does not name the run)."""
+    try:
+        return train_settings(site.config, name)
+    except (AttnlabError, KeyError, TypeError):
+        return {}
+
+
+def _csv(site, name: str, file: str) -> pd.DataFrame:
+    path = site.res.root / site.res.run_paths[name].replace("metrics.json", file)
+    return pd.read_csv(path) if path.is_file() else pd.DataFrame()
+
+
+def _warmup_from_curve(curve: pd.DataFrame) -> int | None:
+    """Warmup steps as the loop applied them: the first logged step whose learning rate is the peak."""
+    if curve.empty or "lr" not in curve:
+        return None
+    lr = curve["lr"].dropna()
+    if lr.empty:
+        return None
+    reached = curve.loc[lr.index[lr >= lr.max() * (1 - 1e-9)], "step"]
+    first = int(reached.iloc[0])
+    return 0 if first <= 1 else first
+
+
+
+def runs_table(site) -> pd.DataFrame:
+    rows = []
+    for name, m in site.res.experiment(EXPERIMENT).items():
+        spec, ts = m.get("spec") or {}, _settings(site, name)
+        warmup = ts.get("warmup_steps")
+        if warmup is None:
+            warmup = _warmup_from_curve(_csv(site, name, "curve.csv"))
+        rows.append({"run": name, "norm": spec.get("norm"), "blocks": spec.get("n_blocks"), "warmup": warmup,
+                     "steps": m.get("steps"), "lr": ts.get("lr"), "status": site.res.status(name),
+                     "val_ppl": site.res.mean(name, "val_ppl"), "val_spread": site.res.spread(name, "val_ppl"),
+                     "diverged_at": m.get("diverged_at_step")})
+    if not rows:
+        return pd.DataFrame()
+    order = {"pre": 0, "post": 1}
+    return (pd.DataFrame(rows).assign(_o=lambda d: d["norm"].map(order).fillna(2))
+            .sort_values(["_o", "warmup", "run"], na_position="first").drop(columns="_o").reset_index(drop=True))
+
+
+def init_grads(site, table: pd.DataFrame) -> pd.DataFrame:
+    """Gradient norm per block at step 0 under every definition the probe recorded, one run per norm placement
+    (no-warmup runs first: the step-0 gradient is taken before the schedule ever acts, so both runs of a
+    placement read the same)."""
+    rows, seen = [], set()
+    for _, r in table.sort_values("warmup", na_position="first").iterrows():
+        first = site.res.runs[r["run"]].get("probes_first") or {}
+        if r["norm"] in seen or not any(k.startswith(GRAD) for k in first):
+            continue
+        seen.add(r["norm"])
+        for prefix, name in NAMES.items():
+            for k, v in first.items():
+                if k.startswith(prefix) and finite(v) is not None:
+                    rows.append({"norm": f"{r['norm']}-norm", "definition": name, "run": r["run"],
+                                 "block": int(k[len(prefix):]), "grad_norm": v})
+    return pd.DataFrame(rows)
+
+
+def init_seeds(site, table: pd.DataFrame) -> pd.DataFrame:
+    """Per norm placement and definition of a block's gradient, the step-0 gradient of its run without warmup at
+    every seed: block 1, the last block and their ratio, one row per seed (the claim C4.1 reads every seed, and
+    so does the page). A run file made before a definition was recorded has no rows for it."""
+    rows = []
+    for norm, runs in table.sort_values("warmup", na_position="first").groupby("norm", sort=False):
+        for run in runs["run"]:
+            found = [{"norm": f"{norm}-norm", "definition": name, "run": run, "seed": str(seed), **row}
+                     for prefix, name in NAMES.items() for seed, m in (site.res.by_seed.get(run) or {}).items()
+                     if (row := _first_last(m.get("probes_first") or {}, prefix))]
+            if found:
+                rows += found
+                break
+    return pd.DataFrame(rows)
+
+
+def _first_last(first: dict, prefix: str = GRAD) -> dict | None:
+    """Block 1's and the last block's gradient norm under one definition in one probe, and their ratio (None
+    without two blocks)."""
+    g = {int(k[len(prefix):]): v for k, v in first.items() if k.startswith(prefix) and finite(v) is not None}
+    if len(g) < 2:
+        return None
+    n = max(g)
+    return {"first": g[min(g)], "last": g[n], "n": n, "ratio": g[n] / g[min(g)]}
+
+
+def init_table(seeds: pd.DataFrame) -> pd.DataFrame:
+    """One row per definition and norm placement: block 1, the last block and last/first over the seeds
+    (results.Spread: mean ± sd, each seed on hover), beside the chapter's three numbers."""
+    rows = []
+    for (definition, norm, run), g in seeds.groupby(["definition", "norm", "run"], sort=False):
+        spreads = {k: Spread(dict(zip(g["seed"], g[k]))) for k in ("first", "last", "ratio")}
+        chapter = dict(zip(("chapter_first", "chapter_last", "chapter_ratio"), CHAPTER_GRADS[norm[:-len("-norm")]]))
+        rows.append({"definition": definition, "norm": norm, "run": run, "seeds": len(g), "n": int(g["n"].max()),
+                     **spreads, **chapter})
+    return pd.DataFrame(rows)
+
+
+def definition_reading(t: pd.DataFrame) -> str:
+    """Which recorded definition of a block's gradient gives the chapter's numbers, generated from them: per
+    definition, its size against the chapter's at block 1 and at the last block, its last/first trend against the
+    chapter's, and how many of the chapter's six numbers (block 1, the last block and last/first, pre- and
+    post-norm) lie inside our 95 % interval over the seeds (mean ± k·SE); then the definitions in order of that
+    count, and whether one holds all six."""
+    lines, counts, matched, estimates = [], {}, [], 0
+    for definition, g in t.groupby("definition", sort=False):
+        inside, outside = 0, 0
+        for _, r in g.iterrows():
+            for ours, chapter in (("first", "chapter_first"), ("last", "chapter_last"), ("ratio", "chapter_ratio")):
+                e = of_values(r[ours].values)
+                if e.half is not None:
+                    inside += abs(e.value - r[chapter]) <= e.half
+                    outside += abs(e.value - r[chapter]) > e.half
+        estimates += inside + outside
+        head = f"- {definition}: {sizes(g)}; {trends(g)}"
+        if inside + outside == 0:
+            lines.append(f"{head} (one seed: no interval to hold the chapter's numbers against).")
+            continue
+        counts[definition] = (inside, inside + outside)
+        lines.append(f"{head}; {inside} of the chapter's {inside + outside} numbers lie inside our 95 % intervals.")
+        if outside == 0 and len(g) == 2:
+            matched.append(definition)
+    if not estimates:
+        verdict = "With one seed there is no interval to say which definition the chapter's numbers belong to."
+    elif matched:
+        verdict = f"The chapter's numbers are those of {' and of '.join(matched)}" + (
+            "." if NAMES[OUR_DEFINITION] in matched else
+            f", not of the {NAMES[OUR_DEFINITION]}: the chapter's gradient norm per block is one attention matrix's.")
+    else:
+        verdict = ("No recorded definition holds all of the chapter's numbers inside its intervals; "
+                   "`tools/grad-definitions.py` measures the other candidates.")
+    return ("Each recorded definition of a block's gradient against the chapter's block 1, last block and "
+            "last/first, pre- and post-norm:\n\n" + "\n".join(lines) + "\n\n" + nearest(counts) + verdict + "\n")
+
+
+def sizes(g: pd.DataFrame) -> str:
+    """A definition's step-0 norms as multiples of the chapter's, at block 1 and at the last block, per
+    placement: 'at block 1 4.40× the chapter's in pre-norm and 4.07× in post-norm; at the last block …'."""
+    def at(col: str, chapter: str) -> str:
+        return " and ".join(f"{r[col].mean / r[chapter]:.2f}× {'the chapter' + chr(39) + 's ' if i == 0 else ''}"
+                            f"in {r['norm']}" for i, (_, r) in enumerate(g.iterrows()))
+    return f"at block 1 {at('first', 'chapter_first')}, at the last block {at('last', 'chapter_last')}"
+
+
+def trends(g: pd.DataFrame) -> str:
+    """A definition's last/first ratio per placement beside the chapter's, each said as a trend over the depth
+    only where its interval clears 1 (the chapter's, a number with no error, by which side of 1 it lies)."""
+    out = []
+    for _, r in g.iterrows():
+        e = of_values(r["ratio"].values)
+        chapter = "rises" if r["chapter_ratio"] > 1 else "falls" if r["chapter_ratio"] < 1 else "is even"
+        ours = said(e, of=1.0, above="rises with depth", below="falls with depth", within="even over the depth within the noise",
+                    unknown="one seed: no error to judge a trend by")
+        out.append(f"last/first {interval(e, 3, signed=False)} in {r['norm']}, {ours} (the chapter's "
+                   f"{r['chapter_ratio']:.2f} {chapter})")
+    return "; ".join(out)
+
+
+def nearest(counts: dict[str, tuple[int, int]]) -> str:
+    """The definitions in order of how many of the chapter's numbers lie inside their intervals, ties named as
+    such: 'Nearest the chapter's numbers: W_q, W_k, W_v, 5 of 6; then W_o, 4 of 6; then …'. '' for none."""
+    if not counts:
+        return ""
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1][0])
+    said_ = []
+    for i, (definition, (inside, n)) in enumerate(ranked):
+        tie = i > 0 and inside == ranked[i - 1][1][0]
+        said_.append(("as many: " if tie else "then " if i else "") + f"{definition}, {inside} of {n}")
+    return "Nearest the chapter's numbers: " + "; ".join(said_) + ". "
+
+
+def lean(e: Estimate | None) -> str:
+    """Which end of the stack a last/first ratio favours, said only where its interval clears 1."""
+    return said(e, of=1.0, above="the blocks nearer the output receive the larger gradient",
+                below="the blocks nearer the input receive the larger gradient",
+                within="the gradient is even over the depth within the noise",
+                unknown="one seed, so no error to judge a direction by")
+
+
+def init_reading(t: pd.DataFrame) -> str:
+    """What the step-0 table says, per definition of a block's gradient, in words generated from every seed's
+    ratios: a direction only where the interval (± k standard errors over the seeds) clears 1, and post-norm
+    against pre-norm paired by seed."""
+    out = []
+    for definition, g in t.groupby("definition", sort=False):
+        lines = []
+        for _, r in g.iterrows():
+            e = of_values(r["ratio"].values)
+            lines.append(f"In {r['norm']}, the last block's gradient is {e.value:.3f}× the first block's "
+                         f"({ratio_interval(e, r['seeds'])}): {lean(e)}.")
+        ratios = dict(zip(g["norm"], g["ratio"]))
+        if {"pre-norm", "post-norm"} <= set(ratios):
+            post, pre = ratios["post-norm"].by_seed, ratios["pre-norm"].by_seed
+            e = paired(post, pre, how=lambda a, b: a / b)
+            lines.append(f"Post-norm's last/first ratio is {e.value:.2f}× pre-norm's ({ratio_interval(e, len(post))}): "
+                         + said(e, of=1.0,
+                                above="the gradient's spread over the depth is larger with the LayerNorm after each "
+                                      "sublayer",
+                                below="the gradient's spread over the depth is smaller with the LayerNorm after each "
+                                      "sublayer",
+                                within="the two placements spread the gradient alike within the noise",
+                                unknown="one seed, so no error to judge which spreads it more") + ".")
+        out.append(f"- **{definition}.** " + " ".join(lines))
+    return "\n".join(out) + "\n"
+
+
+def ratio_interval(e: Estimate, seeds: int) -> str:
+    """'mean of 3 seeds, 95 % interval (k·SE) ± 0.096' or 'one seed'."""
+    return "one seed" if e.half is None else f"mean of {seeds} seeds, 95 % interval (k·SE) ± {e.half:.3f}"
+
+
+OUTCOMES = (  # (what is compared, the run, the run it is set against)
+    ("Pre-norm, with warmup against without", "E4-pre-warm", "E4-pre"),
+    ("Post-norm, with warmup against without", "E4-post-warm", "E4-post"),
+    ("Without warmup, post-norm against pre-norm", "E4-post", "E4-pre"),
+)
+
+
+def outcome_reading(table: pd.DataFrame) -> str:
+    """What the final perplexities say: per placement, warmup's effect (with against without, paired by seed),
+    and post-norm against pre-norm without warmup; a direction only where the interval clears zero."""
+    spreads = {r["run"]: r["val_spread"] for _, r in table.iterrows() if r["val_spread"] is not None}
+    lines = [f"- {what}: {versus(spreads[a], spreads[b])}." for what, a, b in OUTCOMES if a in spreads and b in spreads]
+    if not lines:
+        return ""
+    return ("Final validation perplexity, run against run (paired by seed, ± k·SE at 95 % with SE "
+            f"{PPL_ERROR}; *higher* or *lower* only "
+            "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
+
+
+def early_grads(site, table: pd.DataFrame) -> pd.DataFrame:
+    """Per-block gradient norms over the probed first steps, every run (long form)."""
+    frames = []
+    for name in table["run"]:
+        df = _csv(site, name, "probes.csv")
+        cols = [c for c in df.columns if c.startswith(GRAD)]
+        if df.empty or not cols:
+            continue
+        long = df[["step", *cols]].melt(id_vars="step", var_name="block", value_name="grad_norm")
+        long["block"] = long["block"].str[len(GRAD):].astype(int)
+        frames.append(long.assign(run=name))
+    if not frames:
+        return pd.DataFrame()
+    out = pd.concat(frames, ignore_index=True)
+    return out[out["grad_norm"].map(lambda v: finite(v) is not None and v > 0)]
+
+
+def curves(site, table: pd.DataFrame) -> pd.DataFrame:
+    """Every run's training loss at every seed it was trained at (a diverged run ends at its last finite loss)."""
+    frames = []
+    for name in table["run"]:
+        df = per_seed_csv(site.res, name, "curve.csv")
+        if df.empty or "train_loss" not in df:
+            continue
+        df = df[["seed", "step", "train_loss"]]
+        frames.append(df[df["train_loss"].map(lambda v: finite(v) is not None)].assign(run=name))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+# --------------------------------------------------------------------- charts
+
+def ppl_chart(table: pd.DataFrame) -> dict:
+    t = table.assign(
+        label=lambda d: [f"{v:.2f}" if finite(v) is not None else
+                         (f"diverged at step {s}" if s is not None and not pd.isna(s) else str(st))
+                         for v, s, st in zip(d["val_ppl"], d["diverged_at"], d["status"])],
+        bar=lambda d: d["val_ppl"].fillna(0.0))
+    t = t[["run", "norm", "status", "label", "bar"]]
+    base = alt.Chart(t).encode(y=alt.Y("run:N", sort=list(t["run"]), title=None))
+    bars = base.mark_bar().encode(
+        x=alt.X("bar:Q", title="validation perplexity (lower is better)"),
+        color=alt.Color("norm:N", title="norm"), tooltip=["run", "status", "label"])
+    text = base.mark_text(align="left", dx=4).encode(x="bar:Q", text="label:N")
+    return (bars + text).properties(width=460, height=32 * len(t)).to_dict()
+
+
+def first_seed(site, runs, every_seed: str = "") -> str:
+    """'seed N (the first of M)': the seed a chart drawn from `site.res.runs` shows (each run's first), and
+    `every_seed` (where the page shows every seed, e.g. 'the table below') when there are more."""
+    seeds = sorted({s for run in runs for s in site.res.seeds(run)})
+    more = f"; {every_seed} is over every seed" if every_seed else ""
+    return f"seed {seeds[0]}" + (f" (the first of {len(seeds)}{more})" if len(seeds) > 1 else "") if seeds \
+        else "no seed"
+
+
+def init_chart(grads: pd.DataFrame, seed: str = "") -> dict:
+    base = alt.Chart(grads).encode(
+        x=alt.X("block:O", title="block (1 = nearest the input)"),
+        y=alt.Y("grad_norm:Q", title="gradient norm at step 0"),
+        color=alt.Color("norm:N", title=None),
+        tooltip=["run", "definition", "block", alt.Tooltip("grad_norm:Q", format=".4f")])
+    lines = base.mark_line().encode(  # points apart: a dash legend on a line with points draws dots
+        strokeDash=alt.StrokeDash("definition:N", legend=charts.line_legend("a block's gradient is")))
+    return charts.fit_page(alt.layer(lines, base.mark_point(filled=True, size=30)).properties(
+        width=460, height=260, title=["Gradient norm per block at step 0,", seed]).to_dict())
+
+
+def early_chart(early: pd.DataFrame, runs: list[str], seed: str = "") -> dict:
+    return alt.Chart(early).mark_line(point=True).encode(
+        x=alt.X("step:Q", title="step (0 = before the first update)"),
+        y=alt.Y("grad_norm:Q", title="gradient norm (log)", scale=alt.Scale(type="log")),
+        color=alt.Color("block:O", title="block", scale=alt.Scale(scheme="viridis")),
+        tooltip=["run", "step", "block", alt.Tooltip("grad_norm:Q", format=".4g")],
+    ).properties(width=230, height=200).facet(
+        facet=alt.Facet("run:N", sort=runs, title=None), columns=2).resolve_scale(y="shared").properties(
+        title=["Gradient norm per block over the first steps,", seed]).to_dict()
+
+
+def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
+    return charts.fit_page(alt.Chart(c).mark_line(strokeWidth=1.2, opacity=0.8).encode(
+        x=alt.X("step:Q", axis=alt.Axis(labelFlush=False)), y=alt.Y("train_loss:Q", title="training loss (nats/token)"),
+        color=alt.Color("run:N", sort=runs), detail="seed:N",
+        tooltip=["run", "seed", "step", alt.Tooltip("train_loss:Q", format=".3f")],
+    ).properties(width=520, height=260, title=f"Training loss, {seeds_named(c)}").to_dict())
+
+
+# --------------------------------------------------------------------- blocks
+
+def _fixed(digits: int):
+    return lambda v: f"{v:.{digits}f}"
+
+
+def blocks(site) -> dict[str, str]:
+    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["E4-post"]), gpu=True)
+                        + "\n# every run of E4\n" + site.snakemake("claims.csv", gpu=True))
+    table = runs_table(site)
+    if NOT_RUN in out:
+        return out
+    out["runs_table"] = md_table(
+        table, {"run": "run", "norm": "norm", "blocks": "blocks", "warmup": "warmup steps", "steps": "steps",
+                "lr": "lr", "status": "status", "val_spread": "val ppl", "diverged_at": "diverged at step"},
+        {"val_spread": spread(2), "warmup": lambda v: str(int(v)), "blocks": lambda v: str(int(v)),
+         "steps": lambda v: str(int(v)), "diverged_at": lambda v: str(int(v)), "lr": lambda v: f"{v:g}"})
+    out["ppl_chart"] = chart("chart-depth-ppl", ppl_chart(table))
+    out["run_seeds"] = at_seeds({s for run in table["run"] for s in site.res.seeds(run)})
+
+    grads = init_grads(site, table)
+    if grads.empty:
+        out["init_chart"], out["init_table"] = "_No step-0 gradient probe recorded._", ""
+        out["init_reading"] = out["definition_reading"] = ""
+    else:
+        seed = first_seed(site, table["run"], "the table below")
+        out["init_chart"] = chart("chart-depth-init", init_chart(grads, seed))
+        t = init_table(init_seeds(site, table))
+        out["init_table"] = md_table(
+            t, {"definition": "a block's gradient is", "norm": "norm", "run": "read from", "seeds": "seeds",
+                "first": "block 1", "chapter_first": "chapter", "n": "last block", "last": "last block's norm",
+                "chapter_last": "chapter", "ratio": "last / first (mean ± sd)", "chapter_ratio": "chapter"},
+            {"first": spread(4), "last": spread(4), "ratio": spread(3), "chapter_first": _fixed(4),
+             "chapter_last": _fixed(4), "chapter_ratio": _fixed(2)})
+        out["init_reading"] = init_reading(t)
+        out["definition_reading"] = definition_reading(t)
+    out["outcome_reading"] = outcome_reading(table)
+    runs = list(table["run"])
+    early = early_grads(site, table)
+    out["early_chart"] = chart("chart-depth-early", early_chart(early, runs, first_seed(site, runs))) if len(early) else \
+        "_No per-step gradient probes recorded._"
+    c = curves(site, table)
+    out["curves_chart"] = chart("chart-depth-curves", curves_chart(c, runs)) if len(c) else \
+        "_No training curves recorded._"
+    return out

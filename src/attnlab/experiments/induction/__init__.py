@@ -1,0 +1,1 @@
+"""S10 · Induction heads: its settings, its producer, its page and its claims, in one folder."""

@@ -1,0 +1,1 @@
+"""E2 · The ladder: its settings, its page and its claims, in one folder."""
