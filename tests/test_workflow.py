@@ -332,8 +332,8 @@ def test_the_import_analysis_misses_nothing_a_job_really_imports(smoke, tmp_path
         "train": ["train", "--config", settings, "--run", "L9", "--data", str(r / "data"), "--out",
                   str(tmp_path / "L9")],
         "analyse": ["analyse", "scores", "--config", settings, "--out", str(tmp_path / "scores.json")],
-        "claims": ["claims", "--results", str(r), "--claims", "claims", "--out", str(tmp_path / "claims.csv")],
-        "site": ["site", "--config", settings, "--results", str(r), "--claims", "claims", "--site",
+        "claims": ["claims", "--results", str(r), "--out", str(tmp_path / "claims.csv")],
+        "site": ["site", "--config", settings, "--results", str(r), "--site",
                  str(tmp_path / "site")],  # (mkdocs runs the pages in a child process: see VERBS)
     }
     env = {**os.environ, "PYTHONPATH": str(smoke / "src")}
@@ -446,52 +446,52 @@ def test_a_bad_registry_stops_the_dag_in_one_line_before_any_job(smoke, case):
     assert tree(smoke / "results" / "smoke" / "logs") == logs and outputs(smoke) == before
 
 
-TOY = {  # one declaration of a new experiment, through the registry: producer, settings, page, template, claims
-    "src/attnlab/settings/toy.py": "SCHEMA = None  # no settings of its own\nDEFAULTS = {}\n",
-    "src/attnlab/experiments/toy.py": '''"""A toy experiment: counts the validation tokens."""
-from attnlab import provenance
-from attnlab.data.prepare import load_tokens
-
-
-def main(cfg, out_path, data_dir):
-    return provenance.measured(cfg, out_path, lambda: {"n_val": len(load_tokens(data_dir, "val"))})
-''',
-    "src/attnlab/report/pages/toy.py": '''"""The toy experiment's page."""
-
-
-def blocks(site):
-    toy = site.res.result("toy")
-    return site.skeleton("toy") | {"count": site.missing("toy") if toy is None else f"{toy['n_val']:,} tokens"}
-''',
-    "docs/toy.md": "# Toy\n\nThe validation split holds <!-- attnlab:count -->.\n\n## Verdicts\n\n"
-                   "<!-- attnlab:verdicts -->\n\n## Rerun\n\n<!-- attnlab:rerun -->\n",
-    "claims/toy.yaml": '''claims:
+TOY_CLAIM = """claims:
   - id: T1
-    claim: The validation split holds a tenth of the tokens.
-    chapter_value: 45976
+    claim: The validation split holds at least one token.
+    chapter_value: 1
     value: "toy['n_val']"
     check: {between: [1, null]}
     tolerance_note: Any split will do; this is a toy.
-''',
-}
+"""
 
 
-def test_a_new_experiment_is_one_declaration_through_dag_claims_and_site(tmp_path, corpus_path, smoke):
+def test_a_new_experiment_is_its_folder_and_one_registry_line(tmp_path, corpus_path, smoke):
+    """The scaffold, then a trivial measurement filled in by hand (the validation tokens counted), through the
+    DAG, the claims and the site; the project's source changes by the new folder and one registry line only."""
     work = checkout(tmp_path, corpus_path)
     shutil.copytree(smoke / "results", work / "results")  # the smoke run, done: only the toy is new
-    for rel, text in TOY.items():
-        (work / rel).write_text(text)
-    registry = work / "src" / "attnlab" / "experiments.yaml"
-    registry.write_text(registry.read_text() + "  - {name: toy, title: Toy, kind: analysis, "
-                                                "producer: attnlab.experiments.toy, data: true}\n")
+    made = attnlab(work, "new-experiment", "toy", "--kind", "analysis", "--title", "Toy")
+    assert made.returncode == 0, made.stderr
+    folder = work / "src" / "attnlab" / "experiments" / "toy"
+    producer = folder / "producer.py"
+    producer.write_text(producer.read_text().replace(
+        'lambda: run(cfg["toy"]["n"], cfg["seed"])', 'lambda: {"n_val": len(load_tokens(data_dir, "val"))}').replace(
+        "def main(cfg: dict, out_path) -> dict:", "def main(cfg: dict, out_path, data_dir) -> dict:\n"
+        "    from attnlab.data.prepare import load_tokens"))
+    (folder / "experiment.yaml").write_text((folder / "experiment.yaml").read_text() + "data: true\n")
+    (folder / "claims.yaml").write_text(TOY_CLAIM)
+    page = folder / "page.py"
+    page.write_text(page.read_text().replace(
+        'table = pd.DataFrame([{"n": result["n"], "mean": result["mean"], "standard error": result["mean_se"]}])',
+        'table = pd.DataFrame([{"validation tokens": result["n_val"]}])'))
+
     jobs = planned(snakemake(work, "-n", "--configfile", "config/smoke.yaml"))
     assert jobs == {"analyse": 1, "claims": 1, "site": 1, "all": 1}, jobs  # no training, nothing else
     snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml")
     r = work / "results" / "smoke"
-    assert json.loads((r / "toy" / "result.json").read_text())["n_val"] > 0
+    n_val = json.loads((r / "toy" / "result.json").read_text())["n_val"]
+    assert n_val == json.loads((r / "data" / "stats.json").read_text())["n_val"] > 0
     assert by_claim(pd.read_csv(r / "claims.csv")).loc["T1", "verdict"] == "inconclusive"  # no error estimate
-    page = (r / "site" / "toy.html").read_text()
-    assert "tokens" in page and "T1" in page and "Toy" in (r / "site" / "index.html").read_text()
+    html = (r / "site" / "toy.html").read_text()
+    assert f"{n_val:,}" in html and "T1" in html and "Toy" in (r / "site" / "index.html").read_text()
+
+    source = lambda path: not path.startswith(("results/", ".snakemake/"))  # the run's outputs are not source
+    modified = [p for p in git(work, "diff", "--name-only").splitlines() if source(p)]
+    added = [p for p in git(work, "ls-files", "--others").splitlines() if source(p) and "__pycache__" not in p]
+    assert modified == ["src/attnlab/experiments.yaml"], modified
+    assert added and {p.rpartition("/")[0] for p in added} == {"src/attnlab/experiments/toy"}, added
+    assert git(work, "diff", "--numstat").split()[:2] == ["1", "0"]  # one line added to the registry
 
 
 def test_a_complete_run_publishes_as_a_version_whose_site_rebuilds_without_training(smoke, tmp_path):
@@ -509,7 +509,7 @@ def test_a_complete_run_publishes_as_a_version_whose_site_rebuilds_without_train
     assert again.returncode == 2 and "already exists" in again.stderr and len(again.stderr.strip().splitlines()) == 1
 
     shutil.rmtree(work / "results" / "smoke")  # no run files, no checkpoints: the site needs only the version
-    built = attnlab(work, "versions", "--claims", "claims", "--site", "site")
+    built = attnlab(work, "versions", "--site", "site")
     assert built.returncode == 0, built.stderr
     page = (work / "site" / version.name / "ladder.html").read_text()
     assert f"Version <code>{version.name}</code> · runs at commit <code>{head}</code>" in page
@@ -613,7 +613,7 @@ def test_the_gpu_script_measures_on_a_copy_without_git_and_publishes_back_in_the
 
     git(work, "add", "results")
     git(work, "commit", "-qm", "publish the benchmarks")
-    built = attnlab(work, "versions", "--claims", "claims", "--site", "site")
+    built = attnlab(work, "versions", "--site", "site")
     assert built.returncode == 0, built.stderr
     cost = (work / "site" / version.name / "cost.html").read_text()
     assert f"Version <code>{version.name}</code>" in cost and "holds only multihead, cost, decode" in cost

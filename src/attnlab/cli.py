@@ -157,6 +157,15 @@ def cmd_publish(a):
           "builds its site")
 
 
+def cmd_new_experiment(a):
+    from attnlab.registry import relative
+    from attnlab.scaffold import new_experiment
+
+    folder = new_experiment(a.name, a.kind, a.title)
+    print(f"wrote {relative(folder)}/ and its line in src/attnlab/experiments.yaml; "
+          f"`snakemake -n --configfile config/smoke.yaml` lists its jobs")
+
+
 def cmd_versions(a):
     from attnlab.report.build import build_versions
 
@@ -171,7 +180,7 @@ def parser() -> argparse.ArgumentParser:
 
     def verb(name, fn, help, *args):
         s = sub.add_parser(name, help=help)
-        if name not in ("claims", "versions", "second-look"):
+        if name not in ("claims", "versions", "second-look", "new-experiment"):
             s.add_argument("--config", required=True,
                            help="a profile (config/*.yaml), or one job's settings as inline JSON (what the rules pass)")
         if name in ("train", "analyse"):
@@ -208,6 +217,11 @@ def parser() -> argparse.ArgumentParser:
                          help="settings laid over the profile, as the runner's --set took them (e.g. seeds=[1337])")
     publish.add_argument("--latest", action="store_true",
                          help="make it the version of record: results/LATEST names it (the site's `latest`)")
+    new = verb("new-experiment", cmd_new_experiment, "write a new experiment's folder, as stubs that run, and its "
+               "registry line")
+    new.add_argument("name", help="its name: the folder, the results folder, the page and the claims' variable")
+    new.add_argument("--kind", required=True, choices=["analysis", "training", "benchmark"])
+    new.add_argument("--title", help="its page's title (default: the name)")
     verb("versions", cmd_versions, "build the site of every published version, with a version selector",
          "claims", "site")
     return p
