@@ -16,7 +16,7 @@ from attnlab.check import check
 from attnlab.runs import spec_from_config
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError
-from attnlab.experiments.approximation.producer import producer as approximation
+from attnlab.experiments.approximation import producer as approximation
 from attnlab.nn.approx import window_attention, window_mask
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention, attention_kept, build

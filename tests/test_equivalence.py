@@ -7,7 +7,7 @@ import torch
 
 from attnlab.config import load
 from attnlab.errors import AttnlabError
-from attnlab.experiments.equivalence.producer import producer as eq
+from attnlab.experiments.equivalence import producer as eq
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
 from attnlab.report.claims import load_registry

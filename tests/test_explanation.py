@@ -13,7 +13,7 @@ import statistics
 import pytest
 import torch
 
-from attnlab.experiments.explanation.producer import producer as E
+from attnlab.experiments.explanation import producer as E
 from attnlab.provenance import write_json
 from attnlab.report.claims import k_at, t95
 from attnlab.report.verdicts import LOOKS

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnlab.experiments.params.producer import producer as params
+from attnlab.experiments.params import producer as params
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import read_json
 from attnlab.experiments.params import page

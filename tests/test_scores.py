@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnlab.experiments.scores.producer import producer as scores
+from attnlab.experiments.scores import producer as scores
 from attnlab.provenance import read_json
 from attnlab.experiments.scores import page
 from attnlab.report.build import render

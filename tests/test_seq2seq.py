@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from attnlab.errors import AttnlabError
 from attnlab.report.claims import k_at
 from attnlab.report.verdicts import LOOKS
-from attnlab.experiments.seq2seq.producer import producer as s2s
+from attnlab.experiments.seq2seq import producer as s2s
 from attnlab.experiments.seq2seq.producer import accuracy, gradient_path, jacobian_norms, task_rows
 from attnlab.nn.seq2seq import CELLS, SCORES, VARIANTS, WIRINGS, Seq2SeqSpec, greedy, rnn_output
 from attnlab.train import finished, train

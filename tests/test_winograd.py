@@ -7,7 +7,7 @@ import torch
 
 from attnlab.config import load
 from attnlab.errors import AttnlabError
-from attnlab.experiments.winograd.producer import producer as wg
+from attnlab.experiments.winograd import producer as wg
 from attnlab.experiments.winograd.settings import check_section as check_winograd
 from attnlab.nn.model import LM
 from helpers import REPO
@@ -107,7 +107,7 @@ def test_the_experiment_trains_its_models_once_and_resumes(task, tmp_path):
 def test_diverged_models_are_recorded_and_s9_has_nothing_to_explain(tmp_path):
     """E8 at a learning rate every model diverges on: each model (and the maps) is its Diverged record, S9 records
     that the model it explains diverged, and their claims are "not run" naming the run and the step."""
-    from attnlab.experiments.explanation.producer import producer as explanation
+    from attnlab.experiments.explanation import producer as explanation
     from attnlab.experiments.explanation import page as explanation_page
     from attnlab.experiments.winograd import page as winograd_page
     from helpers import rendered_page, site_for

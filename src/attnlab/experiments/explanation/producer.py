@@ -531,7 +531,7 @@ def main(cfg: dict, out_path) -> dict:
     from pathlib import Path
 
     from attnlab import provenance
-    from attnlab.experiments.winograd.producer import producer as wg
+    from attnlab.experiments.winograd import producer as wg
     from attnlab.train import finished, job_device
 
     out_path, device = Path(out_path), job_device(cfg)

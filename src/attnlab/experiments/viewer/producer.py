@@ -20,7 +20,7 @@ from attnlab import provenance, registry
 from attnlab.data.bpe import Tokenizer
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError, Diverged, is_diverged
-from attnlab.experiments.winograd.producer import producer as wg
+from attnlab.experiments.winograd import producer as wg
 from attnlab.nn.model import attention_kept
 from attnlab.train import finished, pick_device
 
