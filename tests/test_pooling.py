@@ -159,3 +159,33 @@ def test_a_claim_at_a_larger_budget_counts_the_seeds_behind_it_not_its_versions(
     at = lambda cid: site.detailed(cid, Larger(site.verdicts_of(A)[cid].verdict, own, "inconclusive", own, "chapter", 9))
     assert at("C2.1").seeds == 2 and "pooled over 2 versions" in at("C2.1").pooled
     assert at("C5.2").seeds == 1 and at("C5.2").pooled == ""
+
+
+def _commit(repo: Path, files: dict[str, str | None], message: str) -> str:
+    for rel, text in files.items():
+        path = repo / rel
+        if text is None:
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    run = lambda *a: subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", *a], cwd=repo,
+                                    check=True, capture_output=True, text=True).stdout.strip()
+    run("add", "-A")
+    run("commit", "-qm", message)
+    return run("rev-parse", "HEAD")
+
+
+def test_a_file_that_only_moved_into_its_experiment_folder_is_the_same_code(tmp_path):
+    """The move of issue 32 (settings/ladder.py -> experiments/ladder/settings.py, module names rewritten)
+    keeps versions on either side pooling; a real edit after it does not."""
+    from attnlab.pooling import changed
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    old, new = "src/attnlab/settings/ladder.py", "src/attnlab/experiments/ladder/settings.py"
+    body = "from attnlab.{} import SCHEMA as DEPTH\nSTEPS = 3000\n"
+    before = _commit(tmp_path, {old: body.format("settings.depth")}, "before")
+    after = _commit(tmp_path, {old: None, new: body.format("experiments.depth.settings")}, "moved")
+    edited = _commit(tmp_path, {new: body.format("experiments.depth.settings").replace("3000", "3001")}, "edit")
+    assert not changed(tmp_path, before, after, (new,))
+    assert changed(tmp_path, before, edited, (new,)) and changed(tmp_path, after, edited, (new,))

@@ -18,9 +18,12 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import yaml
 
 from attnlab import registry
 from attnlab.errors import AttnlabError
@@ -83,12 +86,40 @@ def why_apart(root: Path, a: dict, b: dict, experiment: str) -> str | None:
     return None
 
 
+MOVED = Path(__file__).resolve().parent / "schemas" / "moved.yaml"  # where files went when experiments got folders
+
+
+@functools.lru_cache(maxsize=1)
+def moved() -> tuple[dict, dict]:
+    """(new path -> old path, old module -> new module) of the files that moved without changing."""
+    doc = yaml.safe_load(MOVED.read_text()) if MOVED.is_file() else {}
+    return doc.get("files") or {}, doc.get("modules") or {}
+
+
 @functools.lru_cache(maxsize=256)
 def changed(root: Path, a: str, b: str, paths: tuple[str, ...]) -> bool:
-    """Whether any of `paths` differs between commits a and b; True where git cannot tell (a shallow clone, a
-    copy outside git): versions it cannot compare are not pooled."""
-    done = subprocess.run(["git", "diff", "--quiet", a, b, "--", *paths], cwd=root, capture_output=True)
-    return done.returncode != 0
+    """Whether any of `paths` (as they are named now) differs between commits a and b. A file that moved (see
+    moved.yaml) is compared with what it was, its module names translated: a move alone changes no run. True
+    where git cannot tell (a shallow clone, a copy outside git): versions it cannot compare are not pooled."""
+    files, _ = moved()
+    still = [p for p in paths if p not in files]
+    if still and subprocess.run(["git", "diff", "--quiet", a, b, "--", *still], cwd=root,
+                                capture_output=True).returncode != 0:
+        return True
+    return any(_translated(root, a, p) != _translated(root, b, p) for p in paths if p in files)
+
+
+def _translated(root: Path, commit: str, path: str) -> str | None:
+    """The text of `path` at `commit` (under its old name before the move), old module names read as new."""
+    files, modules = moved()
+    for name in (path, files[path]):
+        done = subprocess.run(["git", "show", f"{commit}:{name}"], cwd=root, capture_output=True, text=True)
+        if done.returncode == 0:
+            text = done.stdout
+            for old in sorted(modules, key=len, reverse=True):
+                text = re.sub(re.escape(old) + r"(?!\w)(?!\.(producer|settings|page)\b)", modules[old], text)
+            return text
+    return None
 
 
 def holds(m: dict, experiment: str) -> bool:

@@ -40,6 +40,10 @@ ALIAS = "latest"  # the folder of the tree of sites that leads to the version of
 MANIFEST_KEYS = ("version", "profile", "commit", "hardware", "published")  # what the site reads of one
 NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[A-Za-z][\w.-]*$")  # date first: `ls results/` is chronological
 
+RUN_RULES = ("workflow/rules/common.smk", "workflow/rules/data.smk", "workflow/rules/train.smk",
+             "workflow/rules/analyses.smk")  # report.smk's claims and site read the runs; they shape none
+
+
 def run_shaping(cfg: dict, only: list[str] | None = None) -> list[str]:
     """What shapes the run files of a version of `cfg` (its experiments `only`, and what they need): the code
     their jobs import (as the DAG's own code inputs count it), the plan (each job's settings), the registry, the
@@ -53,7 +57,7 @@ def run_shaping(cfg: dict, only: list[str] | None = None) -> list[str]:
     modules = set().union(*(imports.verb(v) for v in ("prepare", "train", "analyse")),  # settings: imported by name
                           imports.closure("attnlab.plan", *(e.producer for e in scope), *(e.settings for e in scope)))
     return [*imports.files(modules, root=registry.ROOT), "src/attnlab/experiments.yaml", "src/attnlab/schemas",
-            "config/base.yaml", f"config/{cfg['profile']}.yaml", "workflow", "Snakefile"]
+            "config/base.yaml", f"config/{cfg['profile']}.yaml", *RUN_RULES, "Snakefile"]
 
 
 TRAINING_FILES = ("metrics.json", "curve.csv", "probes.csv")
