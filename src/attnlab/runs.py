@@ -15,7 +15,7 @@ from attnlab.nn.spec import ModelSpec
 from attnlab.registry import training
 
 SCHEMA_PATH = Path(str(resources.files("attnlab") / "schemas" / "config.schema.yaml"))  # what all share
-RUN_KEYS = {"train", "probe_every", "grad_probe_steps", "init_from"}  # a run's settings that are not about the model
+RUN_KEYS = {"train", "probe_every", "grad_probe_steps", "init_from", "like"}  # a run's settings that are not about the model
 OWN_SEEDS = "seeds"  # in an experiment's section: its own seeds (config.schema's own_seeds), not a run
 
 
