@@ -3,12 +3,15 @@ profile, `like: NAME` starts a run from another's settings, and every other job 
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
 from attnlab.plan import plan
+from attnlab.report.pages import ladder
+from attnlab.report.results import Spread
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -97,3 +100,59 @@ def test_a_missing_or_circular_extends_is_one_line_naming_the_file(tmp_path, ext
 def test_a_missing_profile_file_is_named(tmp_path):
     with pytest.raises(AttnlabError, match=f"config file not found: {tmp_path}/absent.yaml"):
         read(tmp_path / "absent.yaml")
+
+
+# ------------------------------------------------------------------ the ladder page's reading of a variant
+
+L9 = Spread({1337: 50.0, 1338: 51.0, 1339: 49.5})
+
+
+@pytest.mark.parametrize("shift, says", [
+    ([-2.0, -2.1, -1.9], "lower than L9's (better)"),
+    ([2.0, 2.1, 1.9], "higher than L9's (worse)"),
+    ([1.0, -1.0, 0.5], "within the noise"),
+])
+def test_a_variant_is_read_against_l9_on_both_sides_of_it(shift, says):
+    mine = Spread({seed: v + d for (seed, v), d in zip(L9.by_seed.items(), shift)})
+    text = ladder.variant_reading("L9-mlp2", "L9 with mlp_ratio 2", "L9", mine, L9)
+    mean = sum(shift) / 3
+    assert text.startswith(f"**L9-mlp2** (L9 with mlp_ratio 2): validation perplexity {mine.mean:.2f} against "
+                           f"L9's {L9.mean:.2f}, paired at each of 3 seeds (1337, 1338, 1339): a difference of "
+                           f"{mean:+.2f} ± ")
+    assert text.endswith(says + ".")
+
+
+def test_a_variant_with_no_seed_in_common_has_no_error_to_judge_by():
+    text = ladder.variant_reading("L9-x", "L9 with norm post", "L9", Spread({7: 40.0}), L9)
+    assert "paired with no seed in common" in text and text.endswith("no error to judge it by.")
+
+
+def test_a_variant_is_described_by_what_it_changes_from_the_run_it_is_like(tmp_path):
+    declared = variant(tmp_path, {"L9-mlp2": {"like": "L9", "mlp_ratio": 2}, "L9-same": {"like": "L9"},
+                                  "L9-post": {"like": "L9-mlp2", "norm": "post"},
+                                  "mine": {"mixer": "head"}})["ladder"]
+    assert ladder.described("L9-mlp2", declared) == "L9 with mlp_ratio 2"
+    assert ladder.described("L9-post", declared) == "L9-mlp2 with norm post"
+    assert ladder.described("L9-same", declared) == "as L9, nothing changed"
+    assert ladder.described("mine", declared) == "a run of this profile's own"
+    assert list(ladder.variants(declared)) == ["L9-mlp2", "L9-same", "L9-post", "mine"]
+
+
+def test_a_variant_is_read_against_its_like_where_that_ran_else_l9():
+    declared = {"L9": {}, "L8": {}, "L8-x": {"like": "L8"}, "L7-x": {"like": "L7"}, "mine": {}}
+    ran = {"L9": L9, "L8": L9, "L7": None}
+    assert ladder.reference_of("L8-x", declared, ran) == "L8"
+    assert ladder.reference_of("L7-x", declared, ran) == "L9"
+    assert ladder.reference_of("mine", declared, ran) == "L9"
+    assert ladder.reference_of("mine", declared, {"L9": None}) is None
+
+
+def test_the_variants_part_reads_each_variant_that_ran_and_leaves_the_chapters_rungs_to_the_steps_table():
+    table = pd.DataFrame([{"row": "L9", "description": "one block", "val_spread": L9},
+                          {"row": "L9-mlp2", "description": "L9 with mlp_ratio 2",
+                           "val_spread": Spread({s: v + 3 for s, v in L9.by_seed.items()})},
+                          {"row": "L9-later", "description": "L9 with norm post", "val_spread": None}])
+    part = ladder.variants_part(table, {"L9": {}, "L9-mlp2": {"like": "L9"}, "L9-later": {"like": "L9"}})
+    assert part.count("\n- ") == 1 and "**L9-mlp2** (L9 with mlp_ratio 2)" in part and "L9-later" not in part
+    assert ladder.variants_part(table.iloc[:1], {"L9": {}}) == ""
+    assert ladder.steps_table(table.iloc[:2]) == ""  # one chapter rung ran: no step to read

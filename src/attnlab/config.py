@@ -16,7 +16,7 @@ from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
 from attnlab import registry
 from attnlab.registry import ROOT, settings_of, training
-from attnlab.runs import OWN_SEEDS, common_schema, entries, own_seeds, owner, runs, schema_error, setting_path, \
+from attnlab.runs import LIKE, OWN_SEEDS, common_schema, entries, own_seeds, owner, runs, schema_error, setting_path, \
     spec_from_config, spec_path, train_settings
 
 BASE = ROOT / "config" / "base.yaml"  # what every experiment shares; a profile is laid over it
@@ -289,9 +289,6 @@ def resolve(profile: dict) -> dict:
                                for name, run in section.items()}
     resolve_likes(cfg, written)
     return cfg
-
-
-LIKE = "like"  # in a run's entry: the run whose settings it starts from (a reader's variant: {like: L9, ...})
 
 
 def resolve_likes(cfg: dict, written: dict) -> None:

@@ -15,8 +15,9 @@ from attnlab.nn.spec import ModelSpec
 from attnlab.registry import training
 
 SCHEMA_PATH = Path(str(resources.files("attnlab") / "schemas" / "config.schema.yaml"))  # what all share
-RUN_KEYS = {"train", "probe_every", "grad_probe_steps", "init_from", "like"}  # a run's settings that are not about the model
 OWN_SEEDS = "seeds"  # in an experiment's section: its own seeds (config.schema's own_seeds), not a run
+LIKE = "like"  # in a run's entry: the run whose settings it starts from (a reader's variant: {like: L9, ...})
+RUN_KEYS = {"train", "probe_every", "grad_probe_steps", "init_from", LIKE}  # a run's settings that are not about the model
 
 
 def entries(section: dict | None) -> dict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.tables import row_order, seeds_named
+from attnlab.report.tables import seeds_named
 
 WIDTH = 560
 PAGE_WIDTH = 650  # the widest a chart is drawn on a 1280-px page (Material's column); a wider one shrinks, text and all
@@ -112,7 +112,7 @@ def seeds_chart(per_seed: pd.DataFrame, order: list[str], measure: str = "valida
 
 def curves_chart(curves: pd.DataFrame) -> dict:
     """Training and validation loss against step, one line per rung and seed, train and val side by side."""
-    order = row_order(set(curves["row"]))
+    order = list(dict.fromkeys(curves["row"]))  # the table's own order
     base = alt.Chart().encode(
         x=alt.X("step:Q", title="step"),
         y=alt.Y("loss:Q", title="cross-entropy (nats)", scale=alt.Scale(zero=False)),
@@ -133,7 +133,7 @@ PARTS = ["embedding", "position", "mixer", "mlp", "norm", "head"]
 
 def params_chart(params: pd.DataFrame) -> dict:
     """Where each rung's parameters sit (embedding, position, mixer, MLP, norm, head)."""
-    order = row_order(set(params["row"]))
+    order = list(dict.fromkeys(params["row"]))  # the table's own order
     parts = [p for p in PARTS if p in set(params["part"])] + sorted(set(params["part"]) - set(PARTS))
     params = params.assign(part_rank=params["part"].map({p: i for i, p in enumerate(parts)}))
     chart = alt.Chart(params, title="Parameters per rung, by part").mark_bar().encode(
