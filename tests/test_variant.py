@@ -10,7 +10,7 @@ import yaml
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
 from attnlab.plan import plan
-from attnlab.report.pages import ladder
+from attnlab.report.pages import compare, ladder
 from attnlab.report.results import Spread
 
 REPO = Path(__file__).resolve().parents[1]
@@ -156,3 +156,18 @@ def test_the_variants_part_reads_each_variant_that_ran_and_leaves_the_chapters_r
     assert part.count("\n- ") == 1 and "**L9-mlp2** (L9 with mlp_ratio 2)" in part and "L9-later" not in part
     assert ladder.variants_part(table.iloc[:1], {"L9": {}}) == ""
     assert ladder.steps_table(table.iloc[:2]) == ""  # one chapter rung ran: no step to read
+
+
+@pytest.mark.parametrize("shift, says", [([-2.0, -2.1, -1.9], "lower here"), ([2.0, 2.1, 1.9], "higher here"),
+                                         ([1.0, -1.0, 0.5], "within the noise")])
+def test_the_compare_page_reads_a_variant_against_the_run_it_is_like_there(shift, says):
+    mine = Spread({seed: v + d for (seed, v), d in zip(L9.by_seed.items(), shift)})
+    text = compare.variant_lines({"L9-mlp2": mine}, {"L9": L9}.get, {"L9-mlp2": "L9"})
+    assert (f"<code>L9-mlp2</code> here against <code>L9</code> there (validation perplexity): {mine.mean:.2f} "
+            f"against {L9.mean:.2f}, a difference of {sum(shift) / 3:+.2f} ± ") in text
+    assert text.count("<li>") == 1 and f": {says}</li>" in text
+
+
+def test_the_compare_page_says_where_the_run_a_variant_is_like_did_not_run_there():
+    assert "(validation perplexity): not run there</li>" in compare.variant_lines({"x": L9}, {}.get, {"x": "L7"})
+    assert compare.variant_lines({"x": None}, {"L9": L9}.get, {"x": "L9"}) == ""

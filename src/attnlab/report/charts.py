@@ -62,21 +62,29 @@ def lines_with_marks(base: alt.Chart, field: str, domain: list[str], **line) -> 
                      base.mark_point(filled=False, size=50, strokeWidth=1.5, opacity=1).encode(shape=shape))
 
 
-def ladder_chart(ladder: pd.DataFrame) -> dict:
+VARIANT = "your variant"  # a row the profile adds to a chart of the chapter's rows
+
+
+def ladder_chart(ladder: pd.DataFrame, variants=()) -> dict:
     """Validation perplexity per rung: reproduced (every run row; the mean over seeds, with a line from the
-    lowest seed to the highest) beside the chapter (where stated)."""
+    lowest seed to the highest) beside the chapter (where stated); the rows `variants` names (a reader's own) in a
+    colour and shape of their own."""
     order = list(ladder["row"])
+    mine = ladder["row"].isin(list(variants))
     long = pd.concat([
-        ladder[["row", "description"]].assign(source="reproduced", val_ppl=ladder["val_ppl"]),
+        ladder[["row", "description"]].assign(source=mine.map({True: VARIANT, False: "reproduced"}),
+                                              val_ppl=ladder["val_ppl"]),
         ladder[["row", "description"]].assign(source="chapter", val_ppl=ladder["chapter_val_ppl"]),
     ]).dropna(subset=["val_ppl"])
+    sources = ["reproduced", "chapter", *([VARIANT] if VARIANT in set(long["source"]) else [])]
     x = alt.X("val_ppl:Q", title="validation perplexity", scale=alt.Scale(type="log"))
     y = alt.Y("row:N", sort=order, title=None)
     points = alt.Chart(long).mark_point(size=90, filled=True, opacity=0.85).encode(
         x=x, y=y,
-        color=alt.Color("source:N", scale=SOURCE_COLORS, title=None),
-        shape=alt.Shape("source:N", scale=alt.Scale(domain=["reproduced", "chapter"], range=["circle", "diamond"]),
-                        title=None),
+        color=alt.Color("source:N", scale=alt.Scale(domain=sources, range=["#1f77b4", "#d62728", "#2ca02c"][
+            :len(sources)]), title=None),
+        shape=alt.Shape("source:N", scale=alt.Scale(domain=sources, range=["circle", "diamond", "square"][
+            :len(sources)]), title=None),
         tooltip=["row", "description", "source", alt.Tooltip("val_ppl:Q", format=".2f")],
     )
     spreads = [(r, sp) for r, sp in zip(ladder["row"], ladder.get("val_spread", [])) if sp is not None and sp.sd]

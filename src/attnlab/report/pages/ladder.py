@@ -48,7 +48,8 @@ def described(name: str, declared: dict | None) -> str:
     """What a variant is, from the profile: the run it is like and the settings it changes ('L9 with mlp_ratio 2'),
     or, for a run given whole, that it is the profile's own."""
     runs = entries(declared)
-    run, like = runs.get(name) or {}, (runs.get(name) or {}).get(LIKE)
+    run = runs.get(name) or {}
+    like = run.get(LIKE)
     if like is None:
         return "a run of this profile's own"
     base = runs.get(like) or {}
@@ -71,7 +72,8 @@ def ladder_table(res: Results, reference: dict | None = None, declared: dict | N
         val, train = (None, None) if m is None or bad else (res.spread(row, "val_ppl"), res.spread(row, "train_ppl"))
         records.append({
             "row": row,
-            "description": ROWS.get(row) or described(row, declared),
+            "description": ROWS.get(row) or (described(row, declared) if row in entries(declared)
+                                             else (m or {}).get("name", row)),
             "n_params": None if m is None else m.get("n_params"),
             "val_ppl": val.mean if val else None,
             "train_ppl": train.mean if train else None,
@@ -88,13 +90,13 @@ def ladder_table(res: Results, reference: dict | None = None, declared: dict | N
     return table.astype({"n_params": "Int64", "diverged_at_step": "Int64"})
 
 
-
 def curves_table(res: Results, declared: dict | None = None, max_points: int = 250) -> pd.DataFrame:
     """Long format (row, seed, step, split, loss), every seed of every rung. Train loss is thinned to about
     `max_points` per row and seed."""
     frames = []
     for row in row_order(res.experiment(NAME), declared):
-        for seed, curve in tables.per_seed_csv(res, row, "curve.csv").groupby("seed") if res.seed_paths.get(row) else []:
+        curves = tables.per_seed_csv(res, row, "curve.csv")
+        for seed, curve in curves.groupby("seed") if res.seed_paths.get(row) else []:
             train = curve.dropna(subset=["train_loss"])
             train = train.iloc[::max(1, len(train) // max_points)]
             val = curve.dropna(subset=["val_loss"])
@@ -169,9 +171,9 @@ def step(spreads: dict, a: str, b: str | None) -> str:
 
 
 def steps_table(ladder: pd.DataFrame) -> str:
-    """What each of the chapter's rungs did: its validation (and training) perplexity less the rung below's, and its validation
-    perplexity less L1's, each paired by seed with its interval; 'higher' or 'lower' only where the interval clears
-    zero, else within the noise."""
+    """What each of the chapter's rungs did: its validation (and training) perplexity less the rung below's, and
+    its validation perplexity less L1's, each paired by seed with its interval; 'higher' or 'lower' only where the
+    interval clears zero, else within the noise."""
     ran = ladder[ladder["val_spread"].notna() & ladder["row"].isin(ROWS)]
     if len(ran) < 2:
         return ""
@@ -351,7 +353,7 @@ def blocks(site) -> dict[str, str]:
         "variants": variants_part(ladder, declared),
         "missing": (not_run(*[f"{site.rdir}/{site.run_target(NAME, [r])}" for r in missing_rows], command=redo)
                     if missing_rows else ""),
-        "ladder_chart": chart("chart-ladder", charts.ladder_chart(ladder)) if len(run) else "",
+        "ladder_chart": chart("chart-ladder", charts.ladder_chart(ladder, variants(declared))) if len(run) else "",
         "settings": site.settings_table(),
         "curves_chart": chart("chart-curves", charts.curves_chart(curves)) if len(curves) else
         "_No training curves yet._\n",
