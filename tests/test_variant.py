@@ -1,15 +1,18 @@
 """A reader's own variant, declared in a profile file of their own (no code edited): `extends` lays the file over a
 profile, `like: NAME` starts a run from another's settings, and every other job keeps the settings it had."""
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
+from attnlab import registry
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
 from attnlab.plan import plan
+from attnlab.report import tables
 from attnlab.report.pages import compare, ladder
 from attnlab.report.results import Spread
 
@@ -171,3 +174,15 @@ def test_the_compare_page_reads_a_variant_against_the_run_it_is_like_there(shift
 def test_the_compare_page_says_where_the_run_a_variant_is_like_did_not_run_there():
     assert "(validation perplexity): not run there</li>" in compare.variant_lines({"x": L9}, {}.get, {"x": "L7"})
     assert compare.variant_lines({"x": None}, {"L9": L9}.get, {"x": "L9"}) == ""
+
+
+def test_the_shared_tables_module_names_no_experiment():
+    """The ladder's rows and tables live in its page module; report/tables.py holds what every page shares."""
+    source = (REPO / "src" / "attnlab" / "report" / "tables.py").read_text()
+    named = [e.name for e in registry.load() if re.search(rf"(?<![\w.]){re.escape(e.name)}(?!\w)", source)]
+    assert not named, f"report/tables.py names {named}"
+
+
+def test_rows_come_in_the_order_given_then_alphabetically():
+    assert tables.row_order({"b", "a", "L9", "L1", "x"}, ["L1", "L9", "gone", "x"]) == ["L1", "L9", "x", "a", "b"]
+    assert ladder.row_order({"B2", "L9-mlp2", "L1", "zz"}, {"L9-mlp2": {}}) == ["L1", "B2", "L9-mlp2", "zz"]

@@ -306,8 +306,9 @@ def resolve_likes(cfg: dict, written: dict) -> None:
             return cfg[experiment][name] or {}
         at = f"config error at '{experiment}.{name}.{LIKE}'"
         if not isinstance(target, str) or target not in where:
-            raise AttnlabError(f"{at}: no run of this profile is called {target!r} (its runs: "
-                               f"{', '.join(n for n in where if n != name)})")
+            near = [n for n, e in where.items() if e == experiment and n != name]
+            raise AttnlabError(f"{at}: no run of this profile is called {target!r} ({experiment}'s runs: "
+                               f"{', '.join(near)}; another experiment's may be named too)")
         if target in [*chain, name]:
             loop = [*chain[chain.index(target):], name, target] if target in chain else [name, target]
             raise AttnlabError(f"{at}: its likes run in a circle ({' → '.join(loop)}); one of them must give "
