@@ -186,3 +186,10 @@ def test_the_shared_tables_module_names_no_experiment():
 def test_rows_come_in_the_order_given_then_alphabetically():
     assert tables.row_order({"b", "a", "L9", "L1", "x"}, ["L1", "L9", "gone", "x"]) == ["L1", "L9", "x", "a", "b"]
     assert ladder.row_order({"B2", "L9-mlp2", "L1", "zz"}, {"L9-mlp2": {}}) == ["L1", "B2", "L9-mlp2", "zz"]
+
+
+def test_a_configfile_that_extends_is_refused_in_one_line_naming_the_way_that_works(tmp_path):
+    mine = profile(tmp_path, {"extends": "smoke"})
+    with pytest.raises(AttnlabError, match=f"config file {mine} extends another profile, which --configfile cannot "
+                                           f"lay it over: give it as --config profile={mine}"):
+        chosen({"extends": "smoke"}, [str(mine)])

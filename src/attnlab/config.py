@@ -325,7 +325,7 @@ def load(path: str | Path) -> dict:
     return validate(resolve(read_profile(path)))
 
 
-EXTENDS = "extends"  # a profile file's first key: the profile it is laid over (a reader's own, over quick)
+EXTENDS = "extends"  # in a profile file: the profile it is laid over (a reader's own file, over quick)
 
 
 def profile_file(name: str, beside: Path | None = None) -> Path:
@@ -378,7 +378,9 @@ def chosen(config: dict, configfiles) -> dict:
     `--config key=value` laid over it. Read here, so that a missing or broken file is named with its line."""
     if configfiles:
         for file in configfiles:  # read again as a profile is: a key given twice or an alias bomb is named
-            read_yaml(file, "config file")
+            if EXTENDS in read_yaml(file, "config file"):
+                raise AttnlabError(f"config file {file} extends another profile, which --configfile cannot lay it "
+                                   f"over: give it as --config profile={file}")
         return resolve(dict(config))
     name = str(config.get("profile", "quick"))
     path = profile_file(name)

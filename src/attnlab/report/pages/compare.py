@@ -191,15 +191,15 @@ COLUMNS = [("claim", "id"), ("here", "verdict"), ("there", "value"), ("verdict",
            ("value there (± SE)", "value"), ("change: here − there (± SE)", "value")]
 
 
-def variant_lines(mine: dict, theirs, like_of: dict[str, str]) -> str:
+def variant_lines(mine: dict, theirs_of, like_of: dict[str, str]) -> str:
     """The runs this profile adds (`like_of`: run -> the run it is like), each one's validation perplexity here
-    against that run's there, paired by the seeds both have (`mine`: run -> results.Spread here; `theirs`: run ->
-    results.Spread there, or None); '' where none ran here."""
+    against that run's there, paired by the seeds both have (`mine`: run -> results.Spread here; `theirs_of(run)`:
+    its results.Spread there, or None); '' where none ran here."""
     items = []
     for name, like in like_of.items():
         if mine.get(name) is None:
             continue
-        there = theirs(like)
+        there = theirs_of(like)
         said = versus(mine[name], there, "higher here", "lower here") if there else "not run there"
         items.append(f"<li><code>{html.escape(name)}</code> here against <code>{html.escape(like)}</code> there "
                      f"(validation perplexity): {html.escape(said)}</li>")
