@@ -177,6 +177,7 @@ def _commit(repo: Path, files: dict[str, str | None], message: str) -> str:
 
 
 def test_a_file_that_only_moved_into_its_experiment_folder_is_the_same_code(tmp_path):
+    # move32: keep (the old names are the point)
     """The move of issue 32 (settings/ladder.py -> experiments/ladder/settings.py, module names rewritten)
     keeps versions on either side pooling; a real edit after it does not."""
     from attnlab.pooling import changed

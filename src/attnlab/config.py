@@ -16,7 +16,7 @@ from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
 from attnlab import registry
 from attnlab.registry import ROOT, settings_of, training
-from attnlab.runs import OWN_SEEDS, common_schema, entries, own_seeds, owner, runs, schema_error, setting_path, \
+from attnlab.runs import LIKE, OWN_SEEDS, common_schema, entries, own_seeds, owner, runs, schema_error, setting_path, \
     spec_from_config, spec_path, train_settings
 
 BASE = ROOT / "config" / "base.yaml"  # what every experiment shares; a profile is laid over it
@@ -276,19 +276,86 @@ def resolve(profile: dict) -> dict:
     elif seed is not None and seed != (cfg.get("seeds") or [None])[0]:
         raise AttnlabError(f"config error at 'seed': {seed!r} is not the first of seeds {cfg.get('seeds')}; "
                            "give the seeds as a list (--config seeds=[7,8,9]), not 'seed'")
+    written = {}  # (experiment, run) -> the run's entry as written, before its section's base
     for experiment in training():
         section = cfg.get(experiment)
+        if isinstance(section, dict):
+            written |= {(experiment, name): run for name, run in entries(section).items()}
         if isinstance(section, dict) and "base" in section:
             base = section.pop("base") or {}
             if not isinstance(base, dict):
                 raise AttnlabError(f"config error at '{experiment}.base': must be a mapping of run settings")
             cfg[experiment] = {name: run if name == OWN_SEEDS else merged(base, run or {})
                                for name, run in section.items()}
+    resolve_likes(cfg, written)
     return cfg
 
 
+def resolve_likes(cfg: dict, written: dict) -> None:
+    """Each run that is `like` another becomes that run's settings (as resolved, its own `like` followed first)
+    with its own entry laid over them; its section's `base` is not laid under it again. `written`: (experiment,
+    run) -> the entry as the profile wrote it. The `like` stays in the entry: what the run is a variant of."""
+    where = {name: experiment for experiment, name in runs(cfg)}
+    settled = set()
+
+    def settle(name: str, chain: list[str]) -> dict:
+        experiment = where[name]
+        own = written.get((experiment, name)) or {}
+        target = own.get(LIKE) if isinstance(own, dict) else None
+        if target is None or name in settled:
+            return cfg[experiment][name] or {}
+        at = f"config error at '{experiment}.{name}.{LIKE}'"
+        if not isinstance(target, str) or target not in where:
+            near = [n for n, e in where.items() if e == experiment and n != name]
+            raise AttnlabError(f"{at}: no run of this profile is called {target!r} ({experiment}'s runs: "
+                               f"{', '.join(near)}; another experiment's may be named too)")
+        if target in [*chain, name]:
+            loop = [*chain[chain.index(target):], name, target] if target in chain else [name, target]
+            raise AttnlabError(f"{at}: its likes run in a circle ({' → '.join(loop)}); one of them must give "
+                               "its own settings")
+        cfg[experiment][name] = merged(settle(target, [*chain, name]), own)
+        settled.add(name)
+        return cfg[experiment][name]
+
+    for name in where:
+        settle(name, [])
+
+
 def load(path: str | Path) -> dict:
-    return validate(resolve(read_yaml(path, "config file")))
+    return validate(resolve(read_profile(path)))
+
+
+EXTENDS = "extends"  # in a profile file: the profile it is laid over (a reader's own file, over quick)
+
+
+def profile_file(name: str, beside: Path | None = None) -> Path:
+    """The file of profile `name`: a path (ending .yaml or .yml; relative to the folder of the file naming it,
+    `beside`), or the name of one in config/ (smoke, quick, chapter)."""
+    if name.endswith((".yaml", ".yml")):
+        return Path(beside, name) if beside is not None else Path(name)
+    return (BASE.parent if beside is not None else Path("config")) / f"{name}.yaml"
+
+
+def read_profile(path: str | Path, chain: tuple[Path, ...] = ()) -> dict:
+    """A profile file as written, laid over the profile it `extends` (that one's own `extends` followed first), so
+    that a reader's file holds only what it adds: `extends: quick` and a run of their own."""
+    path = Path(path)
+    doc = read_yaml(path, "config file")
+    parent = doc.pop(EXTENDS, None)
+    if parent is None:
+        return doc
+    if not isinstance(parent, str) or not parent:
+        raise AttnlabError(f"config error at '{EXTENDS}' in {path}: give a profile's name (smoke, quick, chapter) "
+                           f"or the path of its file, not {parent!r}")
+    over = profile_file(parent, path.parent)
+    if over.resolve() in (p.resolve() for p in (*chain, path)):
+        loop = " → ".join(map(str, (*chain, path, over)))
+        raise AttnlabError(f"config error at '{EXTENDS}' in {path}: the profiles extend each other in a circle "
+                           f"({loop}); one of them must be a whole profile")
+    if not over.is_file():
+        raise AttnlabError(f"config error at '{EXTENDS}' in {path}: profile '{parent}' not found ({over}); give "
+                           "smoke, quick, chapter or the path of a profile file")
+    return merged(read_profile(over, (*chain, path)), doc)
 
 
 def declared(run: str) -> str | None:
@@ -311,17 +378,19 @@ def chosen(config: dict, configfiles) -> dict:
     `--config key=value` laid over it. Read here, so that a missing or broken file is named with its line."""
     if configfiles:
         for file in configfiles:  # read again as a profile is: a key given twice or an alias bomb is named
-            read_yaml(file, "config file")
+            if EXTENDS in read_yaml(file, "config file"):
+                raise AttnlabError(f"config file {file} extends another profile, which --configfile cannot lay it "
+                                   f"over: give it as --config profile={file}")
         return resolve(dict(config))
     name = str(config.get("profile", "quick"))
-    path = Path(name) if name.endswith((".yaml", ".yml")) else Path("config") / f"{name}.yaml"
+    path = profile_file(name)
     if not path.is_file() and Path(name).is_dir():
         raise AttnlabError(f"config file {name} is a folder, not a profile: give a profile's YAML file, or the "
                            "name of one in config/ (smoke, quick or chapter)")
     overrides = {k: _typed(v) for k, v in config.items() if k != "profile"}
     if "seed" in overrides and "seeds" not in overrides:  # --config seed=7: train every run once, at seed 7
         overrides["seeds"] = [overrides.pop("seed")]
-    return resolve(merged(read_yaml(path, "config file"), overrides))
+    return resolve(merged(read_profile(path), overrides))
 
 
 def _typed(value):

@@ -15,8 +15,9 @@ from attnlab.nn.spec import ModelSpec
 from attnlab.registry import training
 
 SCHEMA_PATH = Path(str(resources.files("attnlab") / "schemas" / "config.schema.yaml"))  # what all share
-RUN_KEYS = {"train", "probe_every", "grad_probe_steps", "init_from"}  # a run's settings that are not about the model
 OWN_SEEDS = "seeds"  # in an experiment's section: its own seeds (config.schema's own_seeds), not a run
+LIKE = "like"  # in a run's entry: the run whose settings it starts from (a reader's variant: {like: L9, ...})
+RUN_KEYS = {"train", "probe_every", "grad_probe_steps", "init_from", LIKE}  # a run's settings not about the model
 
 
 def entries(section: dict | None) -> dict:
@@ -35,6 +36,13 @@ def own_seeds(cfg: dict, experiment: str) -> list[int] | None:
 def runs(cfg: dict) -> list[tuple[str, str]]:
     """(experiment, run name) of every training run the profile declares."""
     return [(experiment, name) for experiment in training() for name in entries(cfg.get(experiment))]
+
+
+def likes(cfg: dict) -> dict[str, str]:
+    """Run -> the run it is `like`, for every run of the profile that starts from another's settings (a reader's
+    variants)."""
+    return {name: run[LIKE] for experiment, name in runs(cfg)
+            if isinstance(run := cfg[experiment][name], dict) and run.get(LIKE)}
 
 
 def owner(cfg: dict, name: str) -> str | None:

@@ -24,7 +24,6 @@ from attnlab import registry
 from attnlab import versions
 from attnlab.config import canonical, load_settings
 from attnlab.errors import AttnlabError
-from attnlab.report import tables
 from attnlab.report.claims import load_registry
 from attnlab.report.site import NOT_RUN, Site
 from attnlab.pooling import pool
@@ -49,8 +48,12 @@ def generated(page: str) -> bool:
     return page in pages() or page in STATIC_PAGES
 
 
+def page_module(page: str):
+    return importlib.import_module(registry.page_module(page.removesuffix(".md")))
+
+
 def page_blocks(site: Site, page: str) -> dict[str, str]:
-    return importlib.import_module(registry.page_module(page.removesuffix(".md"))).blocks(site)
+    return page_module(page).blocks(site)
 
 
 def template(page: str, docs: Path = DOCS) -> Path:
@@ -132,11 +135,12 @@ def nav(docs: Path) -> list[dict]:
 
 
 def downloads(site: Site) -> dict[str, str]:
-    """The verdicts and the ladder as CSV files (name -> text) beside the pages, and a published version's
-    manifest as it was written (every page's stamp links it and claims.csv)."""
+    """The verdicts and the pages' own tables as CSV files (name -> text) beside the pages, and a published
+    version's manifest as it was written (every page's stamp links it and claims.csv)."""
     out = {"claims.csv": verdict_table(site.verdicts).to_csv(index=False),
-           "claims_by_seed.csv": seed_table(site.verdicts).to_csv(index=False),
-           "ladder.csv": tables.ladder_csv(site.res, site.registry.reference).to_csv(index=False)}
+           "claims_by_seed.csv": seed_table(site.verdicts).to_csv(index=False)}
+    for page in pages():  # a page's own tables, where its module offers them
+        out |= getattr(page_module(page), "downloads", lambda _: {})(site)
     if site.manifest:
         out["manifest.json"] = (site.folder / versions.MANIFEST).read_text()
     if site.frozen() is not None:  # beside today's verdicts, the ones it was published with

@@ -8,7 +8,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.tables import row_order, seeds_named
+from attnlab.report.tables import seeds_named
 
 WIDTH = 560
 PAGE_WIDTH = 650  # the widest a chart is drawn on a 1280-px page (Material's column); a wider one shrinks, text and all
@@ -62,21 +62,29 @@ def lines_with_marks(base: alt.Chart, field: str, domain: list[str], **line) -> 
                      base.mark_point(filled=False, size=50, strokeWidth=1.5, opacity=1).encode(shape=shape))
 
 
-def ladder_chart(ladder: pd.DataFrame) -> dict:
+VARIANT = "your variant"  # a row the profile adds to a chart of the chapter's rows
+
+
+def ladder_chart(ladder: pd.DataFrame, variants=()) -> dict:
     """Validation perplexity per rung: reproduced (every run row; the mean over seeds, with a line from the
-    lowest seed to the highest) beside the chapter (where stated)."""
+    lowest seed to the highest) beside the chapter (where stated); the rows `variants` names (a reader's own) in a
+    colour and shape of their own."""
     order = list(ladder["row"])
+    mine = ladder["row"].isin(list(variants))
     long = pd.concat([
-        ladder[["row", "description"]].assign(source="reproduced", val_ppl=ladder["val_ppl"]),
+        ladder[["row", "description"]].assign(source=mine.map({True: VARIANT, False: "reproduced"}),
+                                              val_ppl=ladder["val_ppl"]),
         ladder[["row", "description"]].assign(source="chapter", val_ppl=ladder["chapter_val_ppl"]),
     ]).dropna(subset=["val_ppl"])
+    sources = ["reproduced", "chapter", *([VARIANT] if VARIANT in set(long["source"]) else [])]
     x = alt.X("val_ppl:Q", title="validation perplexity", scale=alt.Scale(type="log"))
     y = alt.Y("row:N", sort=order, title=None)
     points = alt.Chart(long).mark_point(size=90, filled=True, opacity=0.85).encode(
         x=x, y=y,
-        color=alt.Color("source:N", scale=SOURCE_COLORS, title=None),
-        shape=alt.Shape("source:N", scale=alt.Scale(domain=["reproduced", "chapter"], range=["circle", "diamond"]),
-                        title=None),
+        color=alt.Color("source:N", scale=alt.Scale(domain=sources, range=["#1f77b4", "#d62728", "#2ca02c"][
+            :len(sources)]), title=None),
+        shape=alt.Shape("source:N", scale=alt.Scale(domain=sources, range=["circle", "diamond", "square"][
+            :len(sources)]), title=None),
         tooltip=["row", "description", "source", alt.Tooltip("val_ppl:Q", format=".2f")],
     )
     spreads = [(r, sp) for r, sp in zip(ladder["row"], ladder.get("val_spread", [])) if sp is not None and sp.sd]
@@ -112,7 +120,7 @@ def seeds_chart(per_seed: pd.DataFrame, order: list[str], measure: str = "valida
 
 def curves_chart(curves: pd.DataFrame) -> dict:
     """Training and validation loss against step, one line per rung and seed, train and val side by side."""
-    order = row_order(set(curves["row"]))
+    order = list(dict.fromkeys(curves["row"]))  # the table's own order
     base = alt.Chart().encode(
         x=alt.X("step:Q", title="step"),
         y=alt.Y("loss:Q", title="cross-entropy (nats)", scale=alt.Scale(zero=False)),
@@ -133,7 +141,7 @@ PARTS = ["embedding", "position", "mixer", "mlp", "norm", "head"]
 
 def params_chart(params: pd.DataFrame) -> dict:
     """Where each rung's parameters sit (embedding, position, mixer, MLP, norm, head)."""
-    order = row_order(set(params["row"]))
+    order = list(dict.fromkeys(params["row"]))  # the table's own order
     parts = [p for p in PARTS if p in set(params["part"])] + sorted(set(params["part"]) - set(PARTS))
     params = params.assign(part_rank=params["part"].map({p: i for i, p in enumerate(parts)}))
     chart = alt.Chart(params, title="Parameters per rung, by part").mark_bar().encode(

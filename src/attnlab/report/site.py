@@ -260,7 +260,7 @@ class Site:
         """A training experiment's runs over seeds: validation and training perplexity as mean ± standard
         deviation (every seed on hover), a chart of every seed, and a sentence on the size of the spread."""
         res = self.res
-        runs = row_order(res.experiment(name))
+        runs = row_order(res.experiment(name), self.config.get(name) or {})  # as the profile declares them
         if not runs:
             return "_No run yet._\n"
         seeds = sorted({s for r in runs for s in res.seeds(r) if s is not None})

@@ -8,17 +8,142 @@ import pandas as pd
 from attnlab.errors import AttnlabError
 from attnlab.report import charts, tables
 from attnlab.report.format import chart, md_table, not_run, num, spread
-from attnlab.report.readings import PPL_ERROR, count, interval, paired, said
-from attnlab.runs import train_settings
+from attnlab.report.readings import PPL_ERROR, at_seeds, count, interval, paired, said
+from attnlab.report.results import Results, Spread, diverged
+from attnlab.runs import LIKE, entries, train_settings
 
 NAME = "ladder"
+
+# The ladder, bottom to top. Each rung adds one piece to the one before it;
+# learned positions, once added at L3, stay on for every later rung.
+ROWS = {
+    "L1": "no context: token embedding → linear to vocabulary",
+    "L2": "uniform causal average of the context replaces the token",
+    "L3": "L2 + learned positions added before averaging",
+    "L4": "the average is added to the token (residual)",
+    "L5": "one learned head (d_head 128) replaces the token",
+    "L6": "one learned head, added (residual)",
+    "L7": "4 heads of 32 + output projection W_o",
+    "L8": "L7 + position-wise MLP (4×, GELU)",
+    "L9": "L8 + pre-norm LayerNorm = one full block",
+    "B2": "two full blocks",
+}
+SPEC_COLUMNS = ["n_blocks", "mixer", "n_heads", "residual", "position", "mlp", "norm"]
+LADDER_COLUMNS = ["row", "description", "n_params", "val_ppl", "train_ppl", "val_spread", "train_spread", "chapter_val_ppl",
+                  "chapter_train_ppl", "status", "diverged_at_step", *SPEC_COLUMNS]
+
+
+def row_order(rows, declared: dict | None = None) -> list[str]:
+    """The chapter's rungs in ladder order, then the profile's other runs (a reader's variants) as it declares
+    them, then any others alphabetically."""
+    return tables.row_order(rows, [*ROWS, *entries(declared)])
+
+
+def variants(declared: dict | None) -> dict[str, dict]:
+    """The profile's ladder runs that are not the chapter's rungs (a reader's own), name -> entry."""
+    return {name: run or {} for name, run in entries(declared).items() if name not in ROWS}
+
+
+def described(name: str, declared: dict | None) -> str:
+    """What a variant is, from the profile: the run it is like and the settings it changes ('L9 with mlp_ratio 2'),
+    or, for a run given whole, that it is the profile's own."""
+    runs = entries(declared)
+    run = runs.get(name) or {}
+    like = run.get(LIKE)
+    if like is None:
+        return "a run of this profile's own"
+    base = runs.get(like) or {}
+    changed = [f"{k} {v}" for k, v in run.items() if k != LIKE and base.get(k) != v]
+    return f"{like} with {', '.join(changed)}" if changed else f"as {like}, nothing changed"
+
+
+def ladder_table(res: Results, reference: dict | None = None, declared: dict | None = None) -> pd.DataFrame:
+    """One line per ladder row (run or not: the chapter's rungs, then the profile's own variants); chapter values
+    only where the chapter states one. Perplexities are means over the row's seeds (val_spread, train_spread:
+    every seed's, results.Spread). `declared`: the profile's ladder section."""
+    ref = (reference or {}).get(NAME, {})
+    ladder = res.experiment(NAME)
+    records = []
+    for row in row_order(set(ROWS) | set(variants(declared)) | set(ladder), declared):
+        m = ladder.get(row)
+        spec = res.spec(row).to_dict() if m else {}
+        bad = m is not None and any(diverged(x) for x in res.by_seed[row].values())
+        status = "not run" if m is None else ("diverged" if bad else m.get("status", "ok"))
+        val, train = (None, None) if m is None or bad else (res.spread(row, "val_ppl"), res.spread(row, "train_ppl"))
+        records.append({
+            "row": row,
+            "description": ROWS.get(row) or (described(row, declared) if row in entries(declared)
+                                             else (m or {}).get("name", row)),
+            "n_params": None if m is None else m.get("n_params"),
+            "val_ppl": val.mean if val else None,
+            "train_ppl": train.mean if train else None,
+            "val_spread": val,
+            "train_spread": train,
+            "chapter_val_ppl": ref.get(row, {}).get("val_ppl"),
+            "chapter_train_ppl": ref.get(row, {}).get("train_ppl"),
+            "status": status,
+            "diverged_at_step": None if m is None else m.get("diverged_at_step"),
+            **{k: spec.get(k) for k in SPEC_COLUMNS},
+            "n_heads": res.spec(row).heads if m and spec["mixer"] in ("head", "multihead") else None,
+        })
+    table = pd.DataFrame.from_records(records, columns=LADDER_COLUMNS)
+    return table.astype({"n_params": "Int64", "diverged_at_step": "Int64"})
+
+
+def curves_table(res: Results, declared: dict | None = None, max_points: int = 250) -> pd.DataFrame:
+    """Long format (row, seed, step, split, loss), every seed of every rung. Train loss is thinned to about
+    `max_points` per row and seed."""
+    frames = []
+    for row in row_order(res.experiment(NAME), declared):
+        curves = tables.per_seed_csv(res, row, "curve.csv")
+        for seed, curve in curves.groupby("seed") if res.seed_paths.get(row) else []:
+            train = curve.dropna(subset=["train_loss"])
+            train = train.iloc[::max(1, len(train) // max_points)]
+            val = curve.dropna(subset=["val_loss"])
+            frames += [pd.DataFrame({"row": row, "seed": seed, "step": train["step"], "split": "train",
+                                     "loss": train["train_loss"]}),
+                       pd.DataFrame({"row": row, "seed": seed, "step": val["step"], "split": "val",
+                                     "loss": val["val_loss"]})]
+    if not frames:
+        return pd.DataFrame(columns=["row", "seed", "step", "split", "loss"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def param_table(res: Results, declared: dict | None = None) -> pd.DataFrame:
+    """Parameter breakdown per ladder row, long format (row, part, n_params)."""
+    ladder = res.experiment(NAME)
+    records = [
+        {"row": row, "part": part, "n_params": n}
+        for row in row_order(ladder, declared)
+        for part, n in (ladder[row].get("param_breakdown") or {}).items()
+    ]
+    return pd.DataFrame.from_records(records, columns=["row", "part", "n_params"])
+
+
+def ladder_csv(res: Results, reference: dict | None = None, declared: dict | None = None) -> pd.DataFrame:
+    """ladder.csv: the ladder table with numbers only, one to a column. In place of the results.Spread objects
+    the pages format: the number of seeds, each perplexity's standard deviation over them (empty at one seed),
+    and every seed's value (val_ppl_seed1337, ...)."""
+    table = ladder_table(res, reference, declared)
+    spreads = {"val_ppl": list(table.pop("val_spread")), "train_ppl": list(table.pop("train_spread"))}
+    seeds = sorted({k for column in spreads.values() for sp in column if sp for k in sp.by_seed})
+    table.insert(table.columns.get_loc("val_ppl"), "n_seeds",
+                 pd.array([len(sp.by_seed) if sp else None for sp in spreads["val_ppl"]], dtype="Int64"))
+    for measure, column in spreads.items():
+        table.insert(table.columns.get_loc(measure) + 1, f"{measure}_sd", [sp.sd if sp else None for sp in column])
+    for measure, column in spreads.items():
+        for seed in seeds:
+            table[f"{measure}_seed{seed}"] = [sp.by_seed.get(seed) if sp else None for sp in column]
+    return table
+
+
 
 
 def runs_table(site) -> str:
     """How each rung ran; the evaluation method is said once when every rung shares it (it is long)."""
     ladder = site.res.experiment(NAME)
     recs = []
-    for row in tables.row_order(ladder):
+    for row in row_order(ladder, site.config.get(NAME)):
         m = ladder[row]
         ev = m.get("eval") or {}
         recs.append({"row": row, "steps": m.get("steps"), "tok_s": m.get("tokens_per_second"),
@@ -46,10 +171,10 @@ def step(spreads: dict, a: str, b: str | None) -> str:
 
 
 def steps_table(ladder: pd.DataFrame) -> str:
-    """What each rung did: its validation (and training) perplexity less the rung below's, and its validation
-    perplexity less L1's, each paired by seed with its interval; 'higher' or 'lower' only where the interval clears
-    zero, else within the noise."""
-    ran = ladder[ladder["val_spread"].notna()]
+    """What each of the chapter's rungs did: its validation (and training) perplexity less the rung below's, and
+    its validation perplexity less L1's, each paired by seed with its interval; 'higher' or 'lower' only where the
+    interval clears zero, else within the noise."""
+    ran = ladder[ladder["val_spread"].notna() & ladder["row"].isin(ROWS)]
     if len(ran) < 2:
         return ""
     rows = list(ran["row"])
@@ -65,6 +190,42 @@ def steps_table(ladder: pd.DataFrame) -> str:
                                        "train": "train ppl − rung below", "first": f"val ppl − {rows[0]}"}) + "\n")
 
 
+REFERENCE = "L9"  # what a variant given whole (no `like`) is read against: one full block
+
+
+def reference_of(name: str, declared: dict | None, ran: dict) -> str | None:
+    """The rung a variant is read against: the run it is `like` where that ran, else L9 where it ran."""
+    like = (entries(declared).get(name) or {}).get(LIKE)
+    return next((r for r in (like, REFERENCE) if r is not None and ran.get(r) is not None), None)
+
+
+def variant_reading(name: str, what: str, reference: str, mine: Spread, theirs: Spread) -> str:
+    """One variant against the rung it is read against: both validation perplexities (means over seeds), their
+    difference paired by seed with its interval, and which way it went only where that interval clears zero."""
+    e = paired(mine, theirs)
+    seeds = at_seeds([s for s in mine.by_seed if s in theirs.by_seed]) or "with no seed in common"
+    return (f"**{name}** ({what}): validation perplexity {mine.mean:.2f} against {reference}'s {theirs.mean:.2f}, "
+            f"paired {seeds}: a difference of {interval(e)}, "
+            + said(e, above=f"higher than {reference}'s (worse)", below=f"lower than {reference}'s (better)") + ".")
+
+
+def variants_part(ladder: pd.DataFrame, declared: dict | None) -> str:
+    """A reading of each of the profile's own variants that ran, against the rung it is like (else L9)."""
+    ran = dict(zip(ladder["row"], ladder["val_spread"]))
+    lines = []
+    for name in variants(declared):
+        reference = reference_of(name, declared, ran)
+        if ran.get(name) is None or reference is None:
+            continue
+        what = dict(zip(ladder["row"], ladder["description"]))[name]
+        lines.append("- " + variant_reading(name, what, reference, ran[name], ran[reference]))
+    if not lines:
+        return ""
+    return ("**Your variants.** Each run this profile adds to the ladder, read against the rung it is like (a "
+            f"difference in validation perplexity, variant minus rung, paired by seed, ± k·SE at 95 % with SE "
+            f"{PPL_ERROR}; *higher* or *lower* only where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
+
+
 def eval_windows(site, row: str) -> int | None:
     """How many validation windows the training loop scored at each evaluation of `row` (train.eval_windows)."""
     try:
@@ -77,7 +238,7 @@ def last_evals(site) -> pd.DataFrame:
     """Per rung and seed, from the run files: the curve's last in-training validation loss (its step, the tokens it
     scored: the split's first eval_windows windows) beside metrics.json's final one (the whole split)."""
     res, recs = site.res, []
-    for row in tables.row_order(res.experiment(NAME)):
+    for row in row_order(res.experiment(NAME), site.config.get(NAME)):
         curves, windows = tables.per_seed_csv(res, row, "curve.csv"), eval_windows(site, row)
         for seed, m in res.by_seed[row].items():
             curve = curves[curves["seed"] == seed].dropna(subset=["val_loss"]) if len(curves) else curves
@@ -169,15 +330,15 @@ def curves_note(evals: pd.DataFrame) -> str:
 
 
 def blocks(site) -> dict[str, str]:
-    res = site.res
-    ladder = tables.ladder_table(res, site.registry.reference)
+    res, declared = site.res, site.config.get(NAME)
+    ladder = ladder_table(res, site.registry.reference, declared)
     run = ladder[ladder["status"] != "not run"]
     missing_rows = [r for r in ladder["row"] if r not in res.experiment(NAME)]
     one = site.snakemake(site.run_target(NAME, ["L6"]), gpu=True)
     every = site.snakemake(site.run_target(NAME, list(ladder["row"])), gpu=True)
     redo = site.snakemake(site.run_target(NAME, missing_rows), gpu=True) if missing_rows else ""
     out = site.skeleton(NAME, rerun=f"# one rung, at every seed\n{one}\n# the whole ladder\n{every}")
-    curves, params = tables.curves_table(res), tables.param_table(res)
+    curves, params = curves_table(res, declared), param_table(res, declared)
     return out | {
         "ladder_table": md_table(ladder, {
             "row": "rung", "description": "what it adds", "n_params": "params", "val_spread": "val ppl",
@@ -189,9 +350,10 @@ def blocks(site) -> dict[str, str]:
                                      "residual": "residual", "position": "position", "mlp": "MLP",
                                      "norm": "norm"}) if len(run) else "_No rung has run yet._",
         "steps_table": steps_table(ladder),
+        "variants": variants_part(ladder, declared),
         "missing": (not_run(*[f"{site.rdir}/{site.run_target(NAME, [r])}" for r in missing_rows], command=redo)
                     if missing_rows else ""),
-        "ladder_chart": chart("chart-ladder", charts.ladder_chart(ladder)) if len(run) else "",
+        "ladder_chart": chart("chart-ladder", charts.ladder_chart(ladder, variants(declared))) if len(run) else "",
         "settings": site.settings_table(),
         "curves_chart": chart("chart-curves", charts.curves_chart(curves)) if len(curves) else
         "_No training curves yet._\n",
@@ -200,3 +362,8 @@ def blocks(site) -> dict[str, str]:
         "_No rung has run yet._\n",
         "runs_table": runs_table(site) if res.experiment(NAME) else "",
     }
+
+
+def downloads(site) -> dict[str, str]:
+    """ladder.csv beside the pages: the ladder table with numbers only (see ladder_csv)."""
+    return {"ladder.csv": ladder_csv(site.res, site.registry.reference, site.config.get(NAME)).to_csv(index=False)}

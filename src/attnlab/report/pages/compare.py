@@ -13,6 +13,8 @@ from attnlab.report.published import Frozen, frozen_verdicts, unread
 from attnlab.report.site import cards_table, holds, origin_mark, parts_cell
 from attnlab.report.verdicts import Verdict
 from attnlab.plan import seeds
+from attnlab.report.readings import versus
+from attnlab.runs import likes
 from attnlab.versions import differing, leaves, settings_of
 
 NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
@@ -189,6 +191,25 @@ COLUMNS = [("claim", "id"), ("here", "verdict"), ("there", "value"), ("verdict",
            ("value there (± SE)", "value"), ("change: here − there (± SE)", "value")]
 
 
+def variant_lines(mine: dict, theirs_of, like_of: dict[str, str]) -> str:
+    """The runs this profile adds (`like_of`: run -> the run it is like), each one's validation perplexity here
+    against that run's there, paired by the seeds both have (`mine`: run -> results.Spread here; `theirs_of(run)`:
+    its results.Spread there, or None); '' where none ran here."""
+    items = []
+    for name, like in like_of.items():
+        if mine.get(name) is None:
+            continue
+        there = theirs_of(like)
+        said = versus(mine[name], there, "higher here", "lower here") if there else "not run there"
+        items.append(f"<li><code>{html.escape(name)}</code> here against <code>{html.escape(like)}</code> there "
+                     f"(validation perplexity): {html.escape(said)}</li>")
+    if not items:
+        return ""
+    return ("<p>Runs of this profile's own, each against the run it is like in that version (a difference paired by "
+            f"the seeds both have, ± k·SE; a direction only where that interval clears zero):</p><ul>{''.join(items)}"
+            "</ul>")
+
+
 def comparison(site, manifest: dict) -> str:
     """One table: each claim's verdict and value here and in `manifest`'s version, what changed, and by how
     much; a warning first where the two ran different settings."""
@@ -206,7 +227,11 @@ def comparison(site, manifest: dict) -> str:
     about = (f"Version <code>{html.escape(m['version'])}</code>: profile {html.escape(m['profile'])}, runs at commit "
              f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}{holds(m)}.")
     warning = profile_warning(profile_of(site.config), profile_of(settings_of(folder / "config.yaml")))
-    return (f'<div class="compare-version"><p>{about}</p>{warning}<p>{tally(statuses)}</p>'
+    like_of = likes(site.config)
+    mine = {name: site.res.spread(name, "val_ppl") for name in like_of}
+    variants = variant_lines(mine, lambda run: site.pool_of(m["version"]).results.spread(run, "val_ppl"), like_of) \
+        if like_of else ""
+    return (f'<div class="compare-version"><p>{about}</p>{warning}<p>{tally(statuses)}</p>{variants}'
             + cards_table("compare changes", COLUMNS, rows) + "</div>")
 
 
