@@ -24,7 +24,6 @@ from attnlab import registry
 from attnlab import versions
 from attnlab.config import canonical, load_settings
 from attnlab.errors import AttnlabError
-from attnlab.report import tables
 from attnlab.report.claims import load_registry
 from attnlab.report.site import NOT_RUN, Site
 from attnlab.pooling import pool
@@ -120,11 +119,14 @@ def nav(docs: Path) -> list[dict]:
 
 
 def downloads(site: Site) -> dict[str, str]:
-    """The verdicts and the ladder as CSV files (name -> text) beside the pages, and a published version's
-    manifest as it was written (every page's stamp links it and claims.csv)."""
+    """The verdicts as CSV files (name -> text) beside the pages, then what each experiment's page module offers
+    (its optional `downloads(site)`), and a published version's manifest as it was written (every page's stamp
+    links it and claims.csv)."""
     out = {"claims.csv": verdict_table(site.verdicts).to_csv(index=False),
-           "claims_by_seed.csv": seed_table(site.verdicts).to_csv(index=False),
-           "ladder.csv": tables.ladder_csv(site.res, site.registry.reference).to_csv(index=False)}
+           "claims_by_seed.csv": seed_table(site.verdicts).to_csv(index=False)}
+    for e in registry.load():
+        offered = getattr(importlib.import_module(e.page), "downloads", None)
+        out |= offered(site) if offered else {}
     if site.manifest:
         out["manifest.json"] = (site.folder / versions.MANIFEST).read_text()
     if site.frozen() is not None:  # beside today's verdicts, the ones it was published with
@@ -158,7 +160,7 @@ def build_versions(claims_path: Path, out_site: Path, root: Path = registry.ROOT
 
 def redirect(url: str, title: str) -> str:
     """The head of a page that opens `url` at once, keeping the #anchor it was opened with (a link to
-    latest/ladder.html#claim-C2-1 lands on that claim); without scripts, a plain refresh."""
+    latest/<page>.html#claim-C2-1 lands on that claim); without scripts, a plain refresh."""
     return (f'<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f"<script>location.replace({json.dumps(url)} + location.hash)</script>"
             f'<noscript><meta http-equiv="refresh" content="0; url={html.escape(url)}"></noscript>')

@@ -6,11 +6,14 @@ import pandas as pd
 import yaml
 
 from attnlab.report.format import chart, md_table, spread
+from attnlab.report.protocols import approximations
 from attnlab.report.readings import side, NOISE, interval, paired, said, versus
+from attnlab import registry
+from attnlab.config import runs_settings
 from attnlab.report.site import NOT_RUN
-from attnlab.settings.approximate_training import DEFAULTS, FULL
 
 NAME = "approximate_training"
+FULL = registry.settings_of(registry.get(NAME)).FULL  # the run with full attention every run here is set against
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
 PROTOCOL = yaml.safe_load("""
@@ -88,8 +91,8 @@ def runs_table(site) -> pd.DataFrame:
     paired by seed (its mean and k·SE)."""
     res, full = site.res, site.res.spread(FULL, "val_ppl")
     rows = []
-    ran = res.experiment(NAME)
-    for name in [FULL, *(r for r in DEFAULTS if r in ran), *(r for r in ran if r not in DEFAULTS)]:
+    ran, declared = res.experiment(NAME), runs_settings(site.config, NAME)  # the profile's runs in its order
+    for name in [FULL, *(r for r in declared if r in ran), *(r for r in ran if r not in declared)]:
         val = res.spread(name, "val_ppl")
         if val is None:
             continue
@@ -172,3 +175,25 @@ def blocks(site) -> dict[str, str]:
     out["cost_chart"] = chart("chart-approximate-training", ratio_chart(t))
     out["cost_reading"] = cost_reading(t)
     return out
+
+
+# ------------------------------------------------------------------ its protocol's own fields
+
+def window_runs(site, experiment: str) -> str:
+    """Each window run of an experiment: its window and which tokens are global."""
+    def globals_(spec):
+        if spec.global_every:
+            k = spec.global_every
+            return f", positions {k - 1}, {2 * k - 1}, … global"
+        return f", the first {spec.n_global} tokens global" if spec.n_global else ""
+    return "; ".join(f"{name} (window {spec.window}{globals_(spec)})"
+                     for name, spec in approximations(site, experiment, "window")) or "– (no window run)"
+
+
+def favor_runs(site, experiment: str) -> str:
+    """Each FAVOR+ run of an experiment and its number of features."""
+    return "; ".join(f"{name} ({spec.features} features)"
+                     for name, spec in approximations(site, experiment, "favor")) or "– (no FAVOR+ run)"
+
+
+DERIVED = {"window_runs": window_runs, "favor_runs": favor_runs}  # the fields of PROTOCOL only this page derives

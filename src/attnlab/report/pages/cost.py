@@ -5,13 +5,14 @@ import altair as alt
 import pandas as pd
 import yaml
 
-from attnlab.bench.cost import SLOPE_ROWS, ran
+from attnlab import registry
 from attnlab.report.charts import lines_with_marks
 from attnlab.report.format import chart, gpu_region, machine, md_table, num
 from attnlab.report.readings import Estimate, growth, interval, said, side
 from attnlab.stats import log_fit
 
 NAME = "cost"
+SETTINGS = registry.settings_of(registry.get(NAME))  # how the sweep's slopes are fit (SLOPE_ROWS, ran)
 
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
@@ -246,8 +247,8 @@ def error_reading(e: dict) -> str:
 def fitted(rows: list[dict], key: str) -> Estimate | None:
     """The log-log slope of `key` on n over the last sizes that ran, as the producer fits it, with the fit's
     residual standard error (n − 2 degrees of freedom); None with fewer than two sizes."""
-    done = [x for x in rows if ran(x) and x.get(key)]
-    fit = log_fit([x["n"] for x in done], [x[key] for x in done], SLOPE_ROWS)
+    done = [x for x in rows if SETTINGS.ran(x) and x.get(key)]
+    fit = log_fit([x["n"] for x in done], [x[key] for x in done], SETTINGS.SLOPE_ROWS)
     if fit is None:
         return None
     return Estimate(fit["slope"]) if fit["se"] is None else Estimate(fit["slope"], fit["se"], fit["n"] - 2)
@@ -274,7 +275,7 @@ def slopes_text(r: dict) -> str:
         lines.append("- **projections** alone: " + slope_words(fitted(r["projections"], "median_ms"), "time") + ".")
     skipped = (f"\n\nNot run here: {r['not_run']}. Their rows in the table hold no number, and the charts leave "
                "them out.\n") if r.get("not_run") else "\n"
-    return (f"Log-log slopes over the last {SLOPE_ROWS} sizes each method finished, ± k·SE of the fit (95 %; its "
+    return (f"Log-log slopes over the last {SETTINGS.SLOPE_ROWS} sizes each method finished, ± k·SE of the fit (95 %; its "
             "residual error at two degrees of freedom), and what they say against linear (1) and quadratic (2):\n\n"
             + "\n".join(lines) + skipped)
 

@@ -1,11 +1,11 @@
 """E4 (C4.1, C4.2): pre-norm against post-norm in a deep stack, with and without learning-rate warmup."""
 from __future__ import annotations
 
-
 import altair as alt
 import pandas as pd
 
-from attnlab.runs import train_settings
+from attnlab import registry
+from attnlab.config import run_settings
 from attnlab.errors import AttnlabError
 from attnlab.report import charts
 from attnlab.report.format import chart, finite, md_table, spread
@@ -13,9 +13,10 @@ from attnlab.report.readings import PPL_ERROR, at_seeds, Estimate, interval, of_
 from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
 from attnlab.report.site import NOT_RUN
-from attnlab.settings.depth import CHAPTER_DEFINITION, CHAPTER_GRADS, OUR_DEFINITION
 
 EXPERIMENT = "depth"
+SETTINGS = registry.settings_of(registry.get(EXPERIMENT))  # the gradient probe's definitions, the chapter's numbers
+OUR_DEFINITION, CHAPTER_DEFINITION, CHAPTER_GRADS = SETTINGS.OUR_DEFINITION, SETTINGS.CHAPTER_DEFINITION, SETTINGS.CHAPTER_GRADS
 GRAD = OUR_DEFINITION  # the per-step chart's definition
 NAMES = {OUR_DEFINITION: "whole block (ours)", CHAPTER_DEFINITION: "W_q, W_k, W_v (the claim's)",
          "grad_wo_": "W_o"}  # short names of GRAD_DEFINITIONS for tables and legends
@@ -24,9 +25,10 @@ NAMES = {OUR_DEFINITION: "whole block (ours)", CHAPTER_DEFINITION: "W_q, W_k, W_
 def _settings(site, name: str) -> dict:
     """The run's train settings from the profile (empty when the config does not name the run)."""
     try:
-        return train_settings(site.config, name)
+        found = run_settings(site.config, name)
     except (AttnlabError, KeyError, TypeError):
         return {}
+    return found.train if found else {}
 
 
 def _csv(site, name: str, file: str) -> pd.DataFrame:

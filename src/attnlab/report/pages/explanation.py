@@ -5,12 +5,16 @@ import altair as alt
 import pandas as pd
 import yaml
 
+from attnlab import registry
 from attnlab.errors import is_diverged
 from attnlab import stats
 from attnlab.report.format import chart, diverged_note, md_table
+from attnlab.nn.spec import ModelSpec
+from attnlab.report.protocols import described
 from attnlab.report.readings import Estimate, side
 
 NAME = "explanation"
+WINOGRAD = registry.get(NAME).needs[0]  # the experiment whose model it explains
 
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
@@ -205,3 +209,20 @@ def blocks(site) -> dict[str, str]:
     out["jsd_chart"] = chart("chart-explanation-jsd", jsd_chart(r))
     out["reading"] = reading(r)
     return out
+
+
+# ------------------------------------------------------------------ its protocol's own fields
+
+def next_seed(site, _=None) -> str:
+    """The seed of S9's second model (the producer trains it at the profile's seed + 1)."""
+    return str(site.config["seed"] + 1)
+
+
+def studied(site, _=None) -> str:
+    """E8's model that S9 explains, in words (winograd.model with that model's overrides)."""
+    w, name = site.config[WINOGRAD], site.config[NAME]["model"]
+    spec = ModelSpec(**{**w["model"], **w["models"][name], "vocab_size": 2, "context": 2})
+    return f"`{name}` model ({described(spec)})"
+
+
+DERIVED = {"next_seed": next_seed, "studied": studied}  # the fields of PROTOCOL only this page derives

@@ -5,11 +5,11 @@ import math
 
 import pandas as pd
 
+from attnlab.config import run_settings
 from attnlab.errors import AttnlabError
 from attnlab.report import charts, tables
 from attnlab.report.format import chart, md_table, not_run, num, spread
 from attnlab.report.readings import PPL_ERROR, count, interval, paired, said
-from attnlab.runs import train_settings
 
 NAME = "ladder"
 
@@ -68,7 +68,8 @@ def steps_table(ladder: pd.DataFrame) -> str:
 def eval_windows(site, row: str) -> int | None:
     """How many validation windows the training loop scored at each evaluation of `row` (train.eval_windows)."""
     try:
-        return train_settings(site.config, row)["eval_windows"]
+        found = run_settings(site.config, row)
+        return found.train["eval_windows"] if found else None
     except (AttnlabError, KeyError, TypeError):
         return None
 
@@ -200,3 +201,8 @@ def blocks(site) -> dict[str, str]:
         "_No rung has run yet._\n",
         "runs_table": runs_table(site) if res.experiment(NAME) else "",
     }
+
+
+def downloads(site) -> dict[str, str]:
+    """ladder.csv beside the pages: the ladder's table with numbers only (the overview links it)."""
+    return {"ladder.csv": tables.ladder_csv(site.res, site.registry.reference).to_csv(index=False)}
