@@ -10,7 +10,7 @@ from attnlab.report.protocols import approximations
 from attnlab.report.readings import side, NOISE, interval, paired, said, versus
 from attnlab import registry
 from attnlab.config import runs_settings
-from attnlab.report.site import NOT_RUN
+from attnlab.report.context import experiment_page
 
 NAME = "approximate_training"
 FULL = registry.settings_of(registry.get(NAME)).FULL  # the run with full attention every run here is set against
@@ -158,11 +158,12 @@ def tally(t: pd.DataFrame) -> str:
     return ("Tally of the ratios above: " + "; ".join(out) + ".") if out else ""
 
 
-def blocks(site) -> dict[str, str]:
-    out = site.skeleton(NAME)
-    out["settings"] = site.settings_table()
-    if NOT_RUN in out:
-        return out
+def unrun(ctx) -> dict[str, str]:
+    return {"settings": ctx.site.settings_table()}
+
+
+def render(ctx) -> dict[str, str]:
+    site, out = ctx.site, unrun(ctx)
     t = runs_table(site)
     if t.empty or t["ratio"].isna().all():
         return out | {"runs_table": "_No run has a finite perplexity beside full attention's: each diverged or L9 did "
@@ -197,3 +198,6 @@ def favor_runs(site, experiment: str) -> str:
 
 
 DERIVED = {"window_runs": window_runs, "favor_runs": favor_runs}  # the fields of PROTOCOL only this page derives
+
+
+blocks = experiment_page(NAME, render, unrun)

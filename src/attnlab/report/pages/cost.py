@@ -10,6 +10,7 @@ from attnlab.report.charts import lines_with_marks
 from attnlab.report.format import chart, gpu_region, machine, md_table, num
 from attnlab.report.readings import Estimate, growth, interval, said, side
 from attnlab.stats import log_fit
+from attnlab.report.context import experiment_page
 
 NAME = "cost"
 SETTINGS = registry.settings_of(registry.get(NAME))  # how the sweep's slopes are fit (SLOPE_ROWS, ran)
@@ -280,11 +281,8 @@ def slopes_text(r: dict) -> str:
             + "\n".join(lines) + skipped)
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     s = r["settings"]
     out["settings"] = (f"width d = {s['d_model']}, {s['heads']} heads, batch {s['batch_size']}, {s['dtype']}, "
                        f"n = {', '.join(map(str, s['sizes']))}; blocks of {s['block']} for the tiled and window "
@@ -323,3 +321,6 @@ def blocks(site) -> dict[str, str]:
     out["machine"] = (f"Measured on {machine(r['device'], r['threads'])}. Peak memory: {method}."
                       + (f" The GPU during the first timing: {gpu}." if gpu else ""))
     return out
+
+
+blocks = experiment_page(NAME, render)

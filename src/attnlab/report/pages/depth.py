@@ -12,7 +12,7 @@ from attnlab.report.format import chart, finite, md_table, spread
 from attnlab.report.readings import PPL_ERROR, at_seeds, Estimate, interval, of_values, paired, said, versus
 from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
-from attnlab.report.site import NOT_RUN
+from attnlab.report.context import experiment_page, one_run_then_every
 
 EXPERIMENT = "depth"
 SETTINGS = registry.settings_of(registry.get(EXPERIMENT))  # the gradient probe's definitions, the chapter's numbers
@@ -347,12 +347,9 @@ def _fixed(digits: int):
     return lambda v: f"{v:.{digits}f}"
 
 
-def blocks(site) -> dict[str, str]:
-    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["E4-post"]), gpu=True)
-                        + "\n# every run of E4\n" + site.snakemake("claims.csv", gpu=True))
+def render(ctx) -> dict[str, str]:
+    site, out = ctx.site, {}
     table = runs_table(site)
-    if NOT_RUN in out:
-        return out
     out["runs_table"] = md_table(
         table, {"run": "run", "norm": "norm", "blocks": "blocks", "warmup": "warmup steps", "steps": "steps",
                 "lr": "lr", "status": "status", "val_spread": "val ppl", "diverged_at": "diverged at step"},
@@ -386,3 +383,6 @@ def blocks(site) -> dict[str, str]:
     out["curves_chart"] = chart("chart-depth-curves", curves_chart(c, runs)) if len(c) else \
         "_No training curves recorded._"
     return out
+
+
+blocks = experiment_page(EXPERIMENT, render, rerun=one_run_then_every("E4-post", "E4"))

@@ -12,6 +12,7 @@ from attnlab.report.format import chart, diverged_note, md_table
 from attnlab.nn.spec import ModelSpec
 from attnlab.report.protocols import described
 from attnlab.report.readings import Estimate, side
+from attnlab.report.context import experiment_page
 
 NAME = "explanation"
 WINOGRAD = registry.get(NAME).needs[0]  # the experiment whose model it explains
@@ -185,11 +186,8 @@ def conclusion(ratio: float | None, ratio_se: float | None, lost: float) -> str:
     return "The evidence is mixed here: read the measurements above side by side."
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     if is_diverged(r):  # E8's model it explains diverged
         return out | {"settings": f"_not measured: {r['model']} diverged_", "jsd_chart": "", "reading": "",
                       "summary_table": diverged_note([r])}
@@ -226,3 +224,6 @@ def studied(site, _=None) -> str:
 
 
 DERIVED = {"next_seed": next_seed, "studied": studied}  # the fields of PROTOCOL only this page derives
+
+
+blocks = experiment_page(NAME, render)

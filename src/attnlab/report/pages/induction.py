@@ -12,6 +12,7 @@ from attnlab.report.format import chart, diverged_note, fmt, md_table, num
 from attnlab.report.protocols import counted, shown
 from attnlab.report.readings import Estimate, side
 from attnlab.report.results import measured
+from attnlab.report.context import experiment_page
 
 NAME = "induction"
 SETTINGS = registry.settings_of(registry.get(NAME))  # where the in-context-learning score reads (EARLY, LATE)
@@ -186,11 +187,8 @@ def text_reading(text: dict) -> str:
     return "On Shakespeare: " + "; ".join(parts) + ".\n"
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     s = r["settings"]
     out["settings"] = (f"{s['sequences']:,} sequences of {s['length'] + 1} tokens drawn uniformly from "
                        f"{s['vocab_size']}, each opening with a random span of {s['span']} tokens that then recurs, "
@@ -265,3 +263,6 @@ def span(s: slice) -> str:
 
 DERIVED = {"attention_only": attention_only, "induction_budget": induction_budget, "icl": icl,
            "icl_shares": icl_shares}  # the fields of PROTOCOL only this page derives (protocols.py)
+
+
+blocks = experiment_page(NAME, render)

@@ -10,6 +10,7 @@ from attnlab.errors import AttnlabError
 from attnlab.report import charts, tables
 from attnlab.report.format import chart, md_table, not_run, num, spread
 from attnlab.report.readings import PPL_ERROR, count, interval, paired, said
+from attnlab.report.context import experiment_page
 
 NAME = "ladder"
 
@@ -169,17 +170,22 @@ def curves_note(evals: pd.DataFrame) -> str:
     return text + "\n"
 
 
-def blocks(site) -> dict[str, str]:
-    res = site.res
+def rerun(site, name: str) -> str:
+    """One rung at every seed, then the whole ladder."""
+    rows = list(tables.ladder_table(site.res, site.registry.reference)["row"])
+    return (f"# one rung, at every seed\n{site.snakemake(site.run_target(name, ['L6']), gpu=True)}\n"
+            f"# the whole ladder\n{site.snakemake(site.run_target(name, rows), gpu=True)}")
+
+
+def render(ctx) -> dict[str, str]:
+    """Every block, run or not: a rung that has not run is a line of the table, and the missing ones' command."""
+    site, res = ctx.site, ctx.site.res
     ladder = tables.ladder_table(res, site.registry.reference)
     run = ladder[ladder["status"] != "not run"]
-    missing_rows = [r for r in ladder["row"] if r not in res.experiment(NAME)]
-    one = site.snakemake(site.run_target(NAME, ["L6"]), gpu=True)
-    every = site.snakemake(site.run_target(NAME, list(ladder["row"])), gpu=True)
+    missing_rows = [r for r in ladder["row"] if r not in ctx.runs]
     redo = site.snakemake(site.run_target(NAME, missing_rows), gpu=True) if missing_rows else ""
-    out = site.skeleton(NAME, rerun=f"# one rung, at every seed\n{one}\n# the whole ladder\n{every}")
     curves, params = tables.curves_table(res), tables.param_table(res)
-    return out | {
+    return {
         "ladder_table": md_table(ladder, {
             "row": "rung", "description": "what it adds", "n_params": "params", "val_spread": "val ppl",
             "chapter_val_ppl": "chapter val ppl", "train_spread": "train ppl",
@@ -206,3 +212,6 @@ def blocks(site) -> dict[str, str]:
 def downloads(site) -> dict[str, str]:
     """ladder.csv beside the pages: the ladder's table with numbers only (the overview links it)."""
     return {"ladder.csv": tables.ladder_csv(site.res, site.registry.reference).to_csv(index=False)}
+
+
+blocks = experiment_page(NAME, render, unrun=render, rerun=rerun)

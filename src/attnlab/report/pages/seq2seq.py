@@ -15,6 +15,7 @@ from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, diverged_note, md_table, recorded
 from attnlab.report.protocols import shown
 from attnlab.report.readings import Estimate, interval, said, side
+from attnlab.report.context import experiment_page
 
 NAME = "seq2seq"
 
@@ -420,11 +421,8 @@ def viewer_data(m: dict, variants: dict = VARIANTS) -> dict:
                           "models": {f"{variants[m['variant']]} decoder": [[rows]]}}]}
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     s, t = r["settings"], r["settings"]["train"]
     out["settings"] = (f"{', '.join(s['tasks'])} of sequences drawn uniformly from {s['vocab']} symbols, at source "
                        f"lengths {', '.join(map(str, s['lengths']))}; a {s['cell'].upper()} encoder "
@@ -483,3 +481,6 @@ def wirings(site, _=None) -> str:
 
 
 DERIVED = {"encoder": encoder, "wirings": wirings}  # the fields of PROTOCOL only this page derives (protocols.py)
+
+
+blocks = experiment_page(NAME, render)

@@ -8,6 +8,7 @@ from attnlab.errors import is_diverged
 from attnlab.report.format import chart, diverged_note, md_table, spread
 from attnlab.report.readings import count, interval, of_seeds, said
 from attnlab.report.results import Spread, measured
+from attnlab.report.context import experiment_page
 
 NAME = "winograd"
 MODELS = {"average": "uniform average", "one_block": "one block", "two_blocks": "two blocks"}
@@ -173,11 +174,8 @@ def chance_reading(r: dict) -> str:
             + "\n".join(lines) + "\n")
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     s = r["settings"]
     out["settings"] = (f"the template `{s['template']}`; crosser adjectives {', '.join(s['crosser'])}; crossed "
                        f"adjectives {', '.join(s['crossed'])}; {len(s['nouns'])} nouns in the closed version, "
@@ -211,3 +209,6 @@ def blocks(site) -> dict[str, str]:
     out["seeds"] = seeds_table(r)
     out["chance_reading"] = chance_reading(r)
     return out
+
+
+blocks = experiment_page(NAME, render)
