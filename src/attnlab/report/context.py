@@ -47,13 +47,16 @@ def page_context(site: Site, name: str, rerun: str | None = None) -> PageContext
 
 def experiment_page(name: str, render: Callable[[PageContext], Blocks],
                     unrun: Callable[[PageContext], Blocks] | None = None,
-                    rerun: Callable[[Site, str], str] | None = None) -> Callable[[Site], Blocks]:
+                    rerun: Callable[[Site, str], str] | None = None,
+                    settings: Callable[[dict], str] | None = None) -> Callable[[Site], Blocks]:
     """The `blocks(site)` of experiment `name`'s page: the blocks every experiment page has, then `render(ctx)`
     where the experiment has run, else `unrun(ctx)` (what needs no result; nothing by default). `rerun(site,
-    name)`: the page's own rerun command."""
+    name)`: the page's own rerun command; `settings(result)`: its settings block, what the result ran, in words."""
     def blocks(site: Site) -> Blocks:
         ctx = page_context(site, name, rerun(site, name) if rerun else None)
-        return ctx.blocks | (render(ctx) if ctx.ran else unrun(ctx) if unrun else {})
+        if not ctx.ran:
+            return ctx.blocks | (unrun(ctx) if unrun else {})
+        return ctx.blocks | ({"settings": settings(ctx.result)} if settings else {}) | render(ctx)
     blocks.__doc__ = f"The blocks of the {name} page (report.context.experiment_page)."
     return blocks
 

@@ -281,13 +281,17 @@ def slopes_text(r: dict) -> str:
             + "\n".join(lines) + skipped)
 
 
+def settings_words(r: dict) -> str:
+    """What the result ran, in words: the page's settings block."""
+    s = r["settings"]
+    return (f"width d = {s['d_model']}, {s['heads']} heads, batch {s['batch_size']}, {s['dtype']}, "
+            f"n = {', '.join(map(str, s['sizes']))}; blocks of {s['block']} for the tiled and window "
+            f"methods; a window of {s['window']} with {s['n_global']} global tokens; "
+            f"{s['features']} random features")
+
+
 def render(ctx) -> dict[str, str]:
     r, out = ctx.result, {}
-    s = r["settings"]
-    out["settings"] = (f"width d = {s['d_model']}, {s['heads']} heads, batch {s['batch_size']}, {s['dtype']}, "
-                       f"n = {', '.join(map(str, s['sizes']))}; blocks of {s['block']} for the tiled and window "
-                       f"methods; a window of {s['window']} with {s['n_global']} global tokens; "
-                       f"{s['features']} random features")
     t = table(r)
     t["status"] = [status(row) for row in t.to_dict("records")]
     headers = {"method": "method", "n": "n", "status": "status", "median_ms": "ms (median)", "p20_ms": "p20",
@@ -323,4 +327,4 @@ def render(ctx) -> dict[str, str]:
     return out
 
 
-blocks = experiment_page(NAME, render)
+blocks = experiment_page(NAME, render, settings=settings_words)

@@ -95,12 +95,16 @@ def reading(r: dict) -> str:
     return text
 
 
-def render(ctx) -> dict[str, str]:
-    r, out = ctx.result, {}
+def settings_words(r: dict) -> str:
+    """What the result ran, in words: the page's settings block."""
     s = r["settings"]
     models = "; ".join(f"**{name}**: " + ", ".join(f"{k} {v}" for k, v in m.items()) for name, m in s["models"].items())
-    out["settings"] = (f"{models}; a prompt of {s['prompt']} tokens, batch {s['batch_size']}, "
-                       f"n = {', '.join(map(str, s['lengths']))} generated tokens")
+    return (f"{models}; a prompt of {s['prompt']} tokens, batch {s['batch_size']}, "
+            f"n = {', '.join(map(str, s['lengths']))} generated tokens")
+
+
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     rows = pd.DataFrame(r["rows"])
     rows["mode"] = rows["cached"].map({True: "KV cache", False: "recompute"})
     out["speed_table"] = md_table(rows, {"model": "model", "kv_heads": "kv heads", "n": "tokens", "mode": "mode",
@@ -119,4 +123,4 @@ def render(ctx) -> dict[str, str]:
     return out
 
 
-blocks = experiment_page(NAME, render)
+blocks = experiment_page(NAME, render, settings=settings_words)

@@ -187,14 +187,18 @@ def text_reading(text: dict) -> str:
     return "On Shakespeare: " + "; ".join(parts) + ".\n"
 
 
+def settings_words(r: dict) -> str:
+    """What the result ran, in words: the page's settings block."""
+    s = r["settings"]
+    return (f"{s['sequences']:,} sequences of {s['length'] + 1} tokens drawn uniformly from "
+            f"{s['vocab_size']}, each opening with a random span of {s['span']} tokens that then recurs, "
+            f"after gaps of random length, until the sequence is full; models of width "
+            f"{s['model'].get('d_model')} with {s['model'].get('n_heads')} heads, read every "
+            f"{s['probe_every']} steps on {s['probe_sequences']} held-back sequences")
+
+
 def render(ctx) -> dict[str, str]:
     r, out = ctx.result, {}
-    s = r["settings"]
-    out["settings"] = (f"{s['sequences']:,} sequences of {s['length'] + 1} tokens drawn uniformly from "
-                       f"{s['vocab_size']}, each opening with a random span of {s['span']} tokens that then recurs, "
-                       f"after gaps of random length, until the sequence is full; models of width "
-                       f"{s['model'].get('d_model')} with {s['model'].get('n_heads')} heads, read every "
-                       f"{s['probe_every']} steps on {s['probe_sequences']} held-back sequences")
     control, lost = measured(r["control"])
     first = next(iter(r.get("by_seed") or {}), None)
     out["phase_chart"] = chart("chart-induction-phase", phase_chart(control, first)) if control else ""
@@ -265,4 +269,4 @@ DERIVED = {"attention_only": attention_only, "induction_budget": induction_budge
            "icl_shares": icl_shares}  # the fields of PROTOCOL only this page derives (protocols.py)
 
 
-blocks = experiment_page(NAME, render)
+blocks = experiment_page(NAME, render, settings=settings_words)

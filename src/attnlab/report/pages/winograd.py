@@ -174,13 +174,17 @@ def chance_reading(r: dict) -> str:
             + "\n".join(lines) + "\n")
 
 
+def settings_words(r: dict) -> str:
+    """What the result ran, in words: the page's settings block."""
+    s = r["settings"]
+    return (f"the template `{s['template']}`; crosser adjectives {', '.join(s['crosser'])}; crossed "
+            f"adjectives {', '.join(s['crossed'])}; {len(s['nouns'])} nouns in the closed version, "
+            f"{len(s['animals'])} animals and {len(s['places'])} places in the cheating one; a vocabulary "
+            f"of {r['vocab_size']} words; {int(s['held_out'] * 100)} % of the pairs held out")
+
+
 def render(ctx) -> dict[str, str]:
     r, out = ctx.result, {}
-    s = r["settings"]
-    out["settings"] = (f"the template `{s['template']}`; crosser adjectives {', '.join(s['crosser'])}; crossed "
-                       f"adjectives {', '.join(s['crossed'])}; {len(s['nouns'])} nouns in the closed version, "
-                       f"{len(s['animals'])} animals and {len(s['places'])} places in the cheating one; a vocabulary "
-                       f"of {r['vocab_size']} words; {int(s['held_out'] * 100)} % of the pairs held out")
     task = pd.DataFrame([{"version": VERSIONS[v], **{k: e[k] for k in ("pairs_trained", "pairs_held_out",
                                                                       "sentences_trained", "sentences_held_out")}}
                          for v, e in r["versions"].items()])
@@ -211,4 +215,4 @@ def render(ctx) -> dict[str, str]:
     return out
 
 
-blocks = experiment_page(NAME, render)
+blocks = experiment_page(NAME, render, settings=settings_words)
