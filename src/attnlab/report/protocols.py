@@ -6,7 +6,8 @@ never a result). What is run here is not typed there: each `here` cell is a temp
 page describes, so that the table follows the profile and cannot fall behind it. A field {a.b.c} is that
 setting, {#a.b} the number of its items, {name} or {name:arg} one of DERIVED or of the page module's own `DERIVED`
 (name -> function(site, arg) -> text): a value the settings imply but do not state (a run's model, the positions
-the in-context-learning score reads at the profile's length). No number about results belongs in a protocol. Site.skeleton puts the table at the page's <!-- attnlab:protocol -->.
+the in-context-learning score reads at the profile's length). No number about results belongs in a protocol.
+Site.skeleton puts the table at the page's <!-- attnlab:protocol -->.
 
 Every page with a survey claim (S...) has a table, but scores (S2: E3's saturation table read for the survey)
 and equivalence (S3: a unit check of masking and cross-attention): neither follows a paper's experiment.
