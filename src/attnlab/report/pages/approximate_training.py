@@ -9,11 +9,12 @@ from attnlab.report.format import chart, md_table, spread
 from attnlab.report.protocols import approximations
 from attnlab.report.readings import side, NOISE, interval, paired, said, versus
 from attnlab import registry
-from attnlab.config import runs_settings
 from attnlab.report.context import experiment_page
 
 NAME = "approximate_training"
-FULL = registry.settings_of(registry.get(NAME)).FULL  # the run with full attention every run here is set against
+SETTINGS = registry.settings_of(registry.get(NAME))
+FULL = SETTINGS.FULL  # the run with full attention every run here is set against
+DEFAULTS = SETTINGS.DEFAULTS  # the order of the table: the settings' own (the site's profile arrives with its keys sorted)
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
 PROTOCOL = yaml.safe_load("""
@@ -91,8 +92,8 @@ def runs_table(site) -> pd.DataFrame:
     paired by seed (its mean and k·SE)."""
     res, full = site.res, site.res.spread(FULL, "val_ppl")
     rows = []
-    ran, declared = res.experiment(NAME), runs_settings(site.config, NAME)  # the profile's runs in its order
-    for name in [FULL, *(r for r in declared if r in ran), *(r for r in ran if r not in declared)]:
+    ran = res.experiment(NAME)
+    for name in [FULL, *(r for r in DEFAULTS if r in ran), *(r for r in ran if r not in DEFAULTS)]:
         val = res.spread(name, "val_ppl")
         if val is None:
             continue
