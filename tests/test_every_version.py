@@ -219,7 +219,8 @@ def test_a_versions_rerun_names_its_own_folder_and_commit():
 def test_the_seeds_said_are_those_of_the_run_files():
     from attnlab.report.pages.about import seeds_here
     from attnlab.report.results import gather
-    from attnlab.report.site import seed_folders, seeds_setting
+    from attnlab.report.site import seeds_setting
+    from attnlab.report.sitedata import seed_folders
 
     assert seeds_setting([1337], [1337]) == "1337"
     assert seeds_setting([1337, 1338, 1339], [1337]) == "1337, 1338, 1339 (its run files are at 1337)"

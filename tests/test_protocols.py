@@ -61,7 +61,7 @@ def fields() -> list[tuple[str, str]]:
     for page, entry in protocols.protocols().items():
         for row in entry["rows"]:
             for m in protocols.FIELD.finditer(row["here"]):
-                if m.group(2) not in protocols.DERIVED:
+                if m.group(2) not in {**protocols.DERIVED, **protocols.own_fields(page)}:
                     out.append((page, m.group(2)))
     return sorted(set(out))
 

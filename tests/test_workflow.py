@@ -473,8 +473,7 @@ def test_a_new_experiment_is_its_folder_and_one_registry_line(tmp_path, corpus_p
     (folder / "claims.yaml").write_text(TOY_CLAIM)
     page = folder / "page.py"
     page.write_text(page.read_text().replace(
-        'table = pd.DataFrame([{"n": result["n"], "mean": result["mean"], "standard error": result["mean_se"]}])',
-        'table = pd.DataFrame([{"validation tokens": result["n_val"]}])'))
+        '{"n": r["n"], "mean": r["mean"], "standard error": r["mean_se"]}', '{"validation tokens": r["n_val"]}'))
 
     jobs = planned(snakemake(work, "-n", "--configfile", "config/smoke.yaml"))
     assert jobs == {"analyse": 1, "claims": 1, "site": 1, "all": 1}, jobs  # no training, nothing else

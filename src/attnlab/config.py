@@ -5,6 +5,7 @@ import copy
 import hashlib
 import json
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -361,6 +362,30 @@ def read_profile(path: str | Path, chain: tuple[Path, ...] = ()) -> dict:
 def declared(run: str) -> str | None:
     """The experiment that declares training run `run` for every profile (None if none does)."""
     return owner(resolve({}), run)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """A training run as the profile declares it, resolved: its model, its train settings, the run it starts from."""
+    experiment: str
+    spec: ModelSpec
+    train: dict
+    init_from: str | None = None
+
+
+def run_settings(cfg: dict, name: str) -> RunSettings | None:
+    """Training run `name` of profile `cfg`, resolved as its job reads it; None where the profile declares no such
+    run (a published version may predate it). What the report reads of a run's settings."""
+    experiment = owner(cfg, name)
+    if experiment is None:
+        return None
+    return RunSettings(experiment, spec_from_config(cfg, name), train_settings(cfg, name),
+                       cfg[experiment][name].get("init_from"))
+
+
+def runs_settings(cfg: dict, experiment: str) -> dict[str, RunSettings]:
+    """Every training run an experiment's section of `cfg` declares, name -> its resolved settings."""
+    return {name: run_settings(cfg, name) for name in entries(cfg.get(experiment))}
 
 
 def command_line(items: list[str]) -> dict:

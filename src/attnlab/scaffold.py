@@ -106,45 +106,53 @@ from __future__ import annotations
 
 import pandas as pd
 
+from attnlab.report.context import experiment_page
 from attnlab.report.format import md_table
 
 NAME = "{name}"
 
 
-def blocks(site) -> dict[str, str]:
-    out = site.skeleton(NAME)
-    result = site.res.result(NAME)
-    if result is None:
-        return out  # the renderer fills the other markers with the not-run warning
-    table = pd.DataFrame([{{"n": result["n"], "mean": result["mean"], "standard error": result["mean_se"]}}])
-    return out | {{"table": md_table(table)}}
+def render(ctx) -> dict[str, str]:
+    """The blocks drawn from its result (ctx.result); the not-run warning stands in for them until it has run."""
+    r = ctx.result
+    return {{"table": md_table(pd.DataFrame([{{"n": r["n"], "mean": r["mean"], "standard error": r["mean_se"]}}]))}}
+
+
+blocks = experiment_page(NAME, render)
 ''',
     "benchmark": '''"""{title}: its page's blocks (page.md places them)."""
 from __future__ import annotations
 
 import pandas as pd
 
+from attnlab.report.context import experiment_page
 from attnlab.report.format import md_table
 
 NAME = "{name}"
 
 
-def blocks(site) -> dict[str, str]:
-    out = site.skeleton(NAME)
-    result = site.res.result(NAME)
-    if result is None:
-        return out  # the renderer fills the other markers with the not-run warning
-    table = pd.DataFrame([{{k: row.get(k) for k in ("n", "median_ms", "flops_per_s")}} for row in result["rows"]])
-    return out | {{"table": md_table(table)}}
+def render(ctx) -> dict[str, str]:
+    """The blocks drawn from its result (ctx.result); the not-run warning stands in for them until it has run."""
+    rows = [{{k: row.get(k) for k in ("n", "median_ms", "flops_per_s")}} for row in ctx.result["rows"]]
+    return {{"table": md_table(pd.DataFrame(rows))}}
+
+
+blocks = experiment_page(NAME, render)
 ''',
     "training": '''"""{title}: its page's blocks (page.md places them)."""
 from __future__ import annotations
 
+from attnlab.report.context import experiment_page
+
 NAME = "{name}"
 
 
-def blocks(site) -> dict[str, str]:
-    return site.skeleton(NAME)  # its runs over seeds (the `seeds` block), verdicts, rerun and provenance
+def render(ctx) -> dict[str, str]:
+    """Its runs over seeds come with every training page (the `seeds` block); add what your runs show here."""
+    return {{}}
+
+
+blocks = experiment_page(NAME, render)
 ''',
 }
 

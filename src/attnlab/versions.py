@@ -87,7 +87,8 @@ def scope(only: list[str] | None) -> list[str]:
 
 def settings_of(config_yaml: Path) -> dict:
     """A published version's profile (its config.yaml), validated. A version from before the profile's seeds
-    list gave S1 a count of its own (seq2seq.seeds), which today's schema no longer has: S1 reads the list.
+    list gave an experiment a count of its own (a number under its section's `seeds`), which today's schema no
+    longer has: the experiment reads the list.
     Validated once per state of the file (every page that compares versions reads every version's)."""
     path = Path(config_yaml)
     stat = path.stat() if path.is_file() else None
@@ -97,8 +98,10 @@ def settings_of(config_yaml: Path) -> dict:
 @functools.lru_cache(maxsize=64)
 def _validated(config_yaml: str, state) -> dict:
     doc = read_yaml(config_yaml, "version settings")
-    if "seeds" not in doc and isinstance(doc.get("seq2seq"), dict):
-        doc["seq2seq"].pop("seeds", None)
+    if "seeds" not in doc:
+        for section in doc.values():
+            if isinstance(section, dict) and isinstance(section.get("seeds"), int):
+                del section["seeds"]
     return validate(resolve(doc))
 
 
@@ -182,8 +185,6 @@ def manifest(results: Path, cfg: dict, commit: str, head: str, name: str, only: 
             end = dt.datetime.fromisoformat(p["date"])
             ends.append(end)
             starts.append(end - dt.timedelta(seconds=p["wall_seconds"]))
-    throughput = results / registry.get("throughput").result
-    bench = read_json(throughput) if throughput.is_file() else {}
     versions = {}
     for package in SOFTWARE:
         try:
@@ -213,9 +214,20 @@ def manifest(results: Path, cfg: dict, commit: str, head: str, name: str, only: 
             "dag_wall_seconds": round((max(ends) - min(starts)).total_seconds(), 1) if starts else None,
             "sum_wall_seconds": round(sum(p.get("wall_seconds") or 0 for p in prov.values()), 1),
         },
-        "throughput_ratio": bench.get("ratio_paired_median"),  # attnlab / the fastest plain-PyTorch reference
+        **from_results(results),  # what an experiment's settings module has the manifest copy (its MANIFEST)
         "config_digest": digest(cfg),
     }
+
+
+def from_results(results: Path) -> dict:
+    """The fields a manifest copies from result files: each experiment's settings module may name them in
+    `MANIFEST` (manifest key -> its result's key); None where the result is absent."""
+    out = {}
+    for e in registry.load():
+        fields = getattr(registry.settings_of(e), "MANIFEST", {})
+        result = read_json(results / e.result) if fields and (results / e.result).is_file() else {}
+        out.update({key: result.get(field) for key, field in fields.items()})
+    return out
 
 
 def version_name(cfg: dict, prov: dict[str, dict], commit: str, only: list[str] | None = None,

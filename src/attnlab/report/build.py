@@ -174,7 +174,7 @@ def build_versions(claims_path: Path | None, out_site: Path, root: Path = regist
 
 def redirect(url: str, title: str) -> str:
     """The head of a page that opens `url` at once, keeping the #anchor it was opened with (a link to
-    latest/ladder.html#claim-C2-1 lands on that claim); without scripts, a plain refresh."""
+    latest/<page>.html#claim-C2-1 lands on that claim); without scripts, a plain refresh."""
     return (f'<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f"<script>location.replace({json.dumps(url)} + location.hash)</script>"
             f'<noscript><meta http-equiv="refresh" content="0; url={html.escape(url)}"></noscript>')

@@ -11,9 +11,8 @@ import json
 from dataclasses import dataclass
 
 from attnlab import registry
-from attnlab.config import load
+from attnlab.config import load, run_settings
 from attnlab.plan import Job, plan
-from attnlab.runs import train_settings
 
 BUDGET_PAIR = ("quick", "chapter")
 
@@ -47,7 +46,7 @@ def job_view(cfg: dict, job: Job) -> dict[str, object]:
     if not settings[job.experiment]:  # left holding an up-trained run's source, or nothing
         del settings[job.experiment]
     settings.pop("train", None)
-    own = {**{k: v for k, v in entry.items() if k != "train"}, "train": train_settings(cfg, job.run)}
+    own = {**{k: v for k, v in entry.items() if k != "train"}, "train": run_settings(cfg, job.run).train}
     return {**flat(settings), **flat(own)}
 
 

@@ -1,8 +1,10 @@
-"""The site's context and the page skeleton: the context every page draws from (run files, verdicts, config) and the blocks
-every experiment page has (its verdicts, the command that reruns it, the provenance of its run files).
+"""The site's chrome: the stamp atop every page, the commands that rerun it, the blocks every experiment page has
+(its verdicts, the provenance of its run files, its seeds, the settings) and the HTML they are made of. What they
+show (run files, verdicts, config, versions, pools) is report/sitedata.py's SiteData, which Site extends.
 
 Each page is a module attnlab.report.pages.<name> with `blocks(site) -> {marker: markdown}`, filling the
-`<!-- attnlab:marker -->` places of docs/<name>.md (report/build.py renders and builds them).
+`<!-- attnlab:marker -->` places of docs/<name>.md (report/build.py renders and builds them); an experiment's page
+makes it with report/context.py's experiment_page.
 """
 from __future__ import annotations
 
@@ -15,14 +17,15 @@ import pandas as pd
 
 from attnlab import registry
 from attnlab.config import digest
-from attnlab.report.budget import largest, sentence
+from attnlab.report.budget import sentence
 from attnlab.report.claims import Registry, accepts, describe, distance, passes
 from attnlab.report import charts, protocols
 from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, nobreak, span, spread, total
 from attnlab.report.published import beside
 from attnlab.report.results import Results, gather
 from attnlab.report.tables import row_order
-from attnlab.report.verdicts import BUDGET, Verdict, dominant_words, evaluate_all, first_look
+from attnlab.report.sitedata import SiteData
+from attnlab.report.verdicts import BUDGET, Verdict, dominant_words
 from attnlab.runfiles import VERDICTS
 
 
@@ -43,74 +46,19 @@ def holds(manifest: dict) -> str:
     return out
 
 
-class Site:
-    """Everything the pages draw from: run files, verdicts, config."""
+class Site(SiteData):
+    """What every page shows around its numbers: the stamp atop it, the commands that rerun it, the blocks every
+    experiment page has (verdicts, provenance, seeds, settings) and their HTML; the data they draw from is
+    SiteData's."""
 
     def __init__(self, res: Results, registry: Registry, verdicts: list[Verdict], config: dict,
                  manifest: dict | None = None, built_from: str = "unknown", selector: bool = False,
                  versions_root: Path | None = None, known: dict | None = None, pool=None,
                  folder: Path | None = None):
-        self.res, self.registry, self.verdicts, self.config = res, registry, verdicts, config
-        self.pool = pool  # a published version's pooling.Pool: its seeds and those pooled with it (None: live)
-        self.folder = Path(folder) if folder else res.root  # the version's (or live results') own folder
-        self.profile = config.get("profile") or "<profile>"
-        self.manifest = manifest      # a published version's manifest; None for live results
-        self.outdir = f"results/{self.profile}"  # where a run of the profile writes: the commands' targets
-        self.rdir = f"results/{manifest['version']}" if manifest else self.outdir  # where these run files are
+        super().__init__(res, registry, verdicts, config, manifest=manifest, versions_root=versions_root,
+                         known=known, pool=pool, folder=folder)
         self.built_from = built_from  # the commit the site's code and prose come from
         self.selector = selector      # built among every published version (`attnlab versions`)
-        self.versions_root = versions_root  # the folder whose results/ holds the published versions
-        # other versions' verdicts, computed once; `known` shares them between the sites of one claims registry
-        self._verdicts_of: dict[str, dict[str, Verdict]] = {} if known is None else known
-        self._pools: dict = {}
-        self._larger: dict | None = None
-        self._frozen: dict | None = None
-
-    def versions(self) -> list[dict]:
-        """The manifest of every published version beside these results, newest first."""
-        from attnlab.versions import versions
-
-        return versions(self.versions_root) if self.versions_root else []
-
-    def latest(self) -> str | None:
-        """The version of record among them (results/LATEST, see versions.latest); None where none is published."""
-        from attnlab.versions import latest
-
-        return latest(self.versions_root) if self.versions_root else None
-
-    def verdicts_of(self, version: str) -> dict[str, Verdict]:
-        """Claim id -> its verdict in a published version, recomputed from that version's run files with today's
-        claims registry (this site's own where it shows that version), computed once."""
-        if self.manifest and version == self.manifest["version"]:
-            return {v.claim.id: v for v in self.verdicts}
-        if version not in self._verdicts_of:
-            from attnlab.versions import settings_of
-
-            folder = self.versions_root / "results" / version
-            manifest = next((m for m in self.versions() if m["version"] == version), None)
-            found = evaluate_all(self.registry, self.pool_of(version).results,
-                                 first_look(settings_of(folder / "config.yaml"), manifest))
-            self._verdicts_of[version] = {v.claim.id: v for v in found}
-        return self._verdicts_of[version]
-
-    def pool_of(self, version: str):
-        """A published version's results with the seeds pooled with it (pooling.pool), computed once."""
-        from attnlab.pooling import pool
-
-        if self.pool is not None and version == self.pool.version:
-            return self.pool
-        if version not in self._pools:
-            self._pools[version] = pool(self.versions_root, version, self.versions())
-        return self._pools[version]
-
-    def frozen(self) -> dict | None:
-        """A published version's claims.csv as it was frozen when published (claim id -> published.Frozen);
-        None for live results and for a version published without one."""
-        from attnlab.report.published import frozen_verdicts
-
-        if self.manifest and self._frozen is None:
-            self._frozen = frozen_verdicts(self.folder) or {}
-        return self._frozen or None
 
     def engine(self) -> str:
         """Which claims engine judged the verdicts this site shows, for the stamp (after the site's own commit):
@@ -128,51 +76,6 @@ class Site:
         return text + (f", not its frozen claims.csv ({when}), which differs on {len(differ)} claim"
                        f"{'s' if len(differ) != 1 else ''} (both shown, with why)" if differ else
                        f"; its frozen claims.csv ({when}) gives every claim the same verdict and value")
-
-    def larger(self) -> dict:
-        """Claim id -> budget.Larger: each claim at the largest budget beyond the version of record's where a
-        published version measured it, beside the record's verdict ({} where none is larger; see budget.py)."""
-        if self._larger is None:
-            found = largest([v.claim for v in self.verdicts], self.versions(), self.latest(),
-                            lambda name: {k: v.verdict for k, v in self.verdicts_of(name).items()}, self.seeds_of)
-            self._larger = {k: self.detailed(k, x) for k, x in found.items()}
-        return self._larger
-
-    def detailed(self, claim_id: str, x):
-        """A claim at a larger budget with its value there and the versions and seeds pooled into it."""
-        import dataclasses
-
-        if x.verdict is None:
-            return x
-        v = self.verdicts_of(x.manifest["version"])[claim_id]
-        shown = "; ".join(f"{p}: {t}" if p else t for p, t in v.shown().items())
-        seeds = max([len(v.seeds), *(p.n_seeds for p in v.parts.values())]) if getattr(v, "parts", None) else x.seeds
-        return dataclasses.replace(x, shown=shown, pooled=self.pool_of(x.manifest["version"]).words(v.claim.experiment),
-                                   seeds=seeds)  # the seeds behind this claim, not every run of its version
-
-    def seeds_of(self, version: str) -> int | None:
-        """How many seeds a published version's verdicts rest on: the seeds its training runs' files are at, with
-        those pooled with it (its config.yaml's list where it holds no training run)."""
-        from attnlab.plan import seeds
-        from attnlab.versions import settings_of
-
-        folder = self.versions_root / "results" / version
-        res = self.pool_of(version).results
-        held = seed_folders(res)
-        if held:
-            return len(held)
-        return len(seeds(settings_of(folder / "config.yaml"))) if (folder / "config.yaml").is_file() else None
-
-    def held_seeds(self) -> list[int]:
-        """The seeds these results' run files are at (training runs' seed folders, results holding values per
-        seed); [] where none is."""
-        held = {s for run in self.res.by_seed for s in self.res.seeds(run) if s is not None}
-        return sorted(held | {s for what in self.res.files for s in self.res.seeded(what)})
-
-    def seeds(self) -> list:
-        """The seeds these results were trained at, from the run files present; the profile's list where no run
-        file is at a seed."""
-        return self.held_seeds() or list(self.config.get("seeds") or [self.config.get("seed")])
 
     def stamp(self, page: str) -> str:
         """The line atop every page: which results these are (version and commit, whether it is the version of
@@ -226,9 +129,6 @@ class Site:
         """The metrics files of training runs at every seed of the profile, as a Snakemake target (bash braces)."""
         seeds = self.config.get("seeds") or [self.config.get("seed")]
         return f"{experiment}/{braces(runs)}/seed{braces(seeds)}/metrics.json"
-
-    def page_verdicts(self, page: str | None) -> list[Verdict]:
-        return [v for v in self.verdicts if page is None or v.claim.experiment == page]
 
     def skeleton(self, name: str, rerun: str | None = None) -> dict[str, str]:
         """The blocks every experiment page has; `rerun` replaces the default command (rebuild its run files). A
@@ -377,37 +277,10 @@ class Site:
         return ((f'!!! note "mixed provenance"\n    {note}\n\n' if note else "")
                 + f"Shared by all {len(rows)} run files:\n\n{shared}\n\nWhere they differ:\n\n{table}\n")
 
-    def files_of(self, names: list[str] | None) -> list[str]:
-        """The run files (relative to the results folder) of these experiments, under the name a version
-        published them under (the registry's `formerly`) too; None: of every experiment."""
-        prov = self.res.provenance()
-        if names is None:
-            return list(prov)
-        folders = {f for n in names for f in (n, registry.get(n).formerly) if f}
-        return [f for f in prov if f.split("/")[1 if self.pool else 0] in folders]
-
-    def pool_versions(self) -> list[str]:
-        """The versions whose run files this site reads: its own, and those pooled with it."""
-        if not self.pool:
-            return []
-        return list(dict.fromkeys(v for members in self.pool.members.values() for v, _ in members))
-
     def shown(self, rel: str) -> str:
         """A run file's path as a reader finds it in the repository: a published version's paths start at its
         own folder (or the folder of the version pooled with it)."""
         return f"results/{rel}" if self.pool else f"{self.rdir}/{rel}"
-
-    def chapter_value(self, claim_id: str):
-        """What the chapter says for a claim (None if the registry has no such claim)."""
-        try:
-            return self.registry.by_id(claim_id).chapter_value
-        except StopIteration:
-            return None
-
-    def chapter_parts(self, claim_id: str) -> dict:
-        """A several-part claim's chapter values by part ({} when absent or not in parts)."""
-        value = self.chapter_value(claim_id)
-        return value if isinstance(value, dict) else {}
 
 
 SHARED = (("commit", "commits"), ("profile", "profiles"), ("torch", "torch versions"))  # one version: one of each
@@ -487,12 +360,6 @@ def why_not(v: Verdict) -> str:
     if v.claim.kind == "descriptive":
         return '<div class="why">descriptive: shown, tested by nothing</div>'
     return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
-
-
-def seed_folders(res: Results) -> list[int]:
-    """The seeds a results' training runs have seed<k>/ folders at (a version from before seeds kept one folder
-    a run, its seed in the provenance: none)."""
-    return sorted({s for paths in res.seed_paths.values() for s, p in paths.items() if Path(p).parent.name == f"seed{s}"})
 
 
 def seeds_setting(listed: list, held: list) -> str:

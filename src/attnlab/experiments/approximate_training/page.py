@@ -6,11 +6,15 @@ import pandas as pd
 import yaml
 
 from attnlab.report.format import chart, md_table, spread
+from attnlab.report.protocols import approximations
 from attnlab.report.readings import side, NOISE, interval, paired, said, versus
-from attnlab.report.site import NOT_RUN
-from attnlab.experiments.approximate_training.settings import DEFAULTS, FULL
+from attnlab import registry
+from attnlab.report.context import experiment_page
 
 NAME = "approximate_training"
+SETTINGS = registry.settings_of(registry.get(NAME))
+FULL = SETTINGS.FULL  # the run with full attention every run here is set against
+DEFAULTS = SETTINGS.DEFAULTS  # the order of the table: the settings' own (the site's profile arrives with its keys sorted)
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
 PROTOCOL = yaml.safe_load("""
@@ -155,11 +159,12 @@ def tally(t: pd.DataFrame) -> str:
     return ("Tally of the ratios above: " + "; ".join(out) + ".") if out else ""
 
 
-def blocks(site) -> dict[str, str]:
-    out = site.skeleton(NAME)
-    out["settings"] = site.settings_table()
-    if NOT_RUN in out:
-        return out
+def unrun(ctx) -> dict[str, str]:
+    return {"settings": ctx.site.settings_table()}
+
+
+def render(ctx) -> dict[str, str]:
+    site, out = ctx.site, unrun(ctx)
     t = runs_table(site)
     if t.empty or t["ratio"].isna().all():
         return out | {"runs_table": "_No run has a finite perplexity beside full attention's: each diverged or L9 did "
@@ -172,3 +177,28 @@ def blocks(site) -> dict[str, str]:
     out["cost_chart"] = chart("chart-approximate-training", ratio_chart(t))
     out["cost_reading"] = cost_reading(t)
     return out
+
+
+# ------------------------------------------------------------------ its protocol's own fields
+
+def window_runs(site, experiment: str) -> str:
+    """Each window run of an experiment: its window and which tokens are global."""
+    def globals_(spec):
+        if spec.global_every:
+            k = spec.global_every
+            return f", positions {k - 1}, {2 * k - 1}, … global"
+        return f", the first {spec.n_global} tokens global" if spec.n_global else ""
+    return "; ".join(f"{name} (window {spec.window}{globals_(spec)})"
+                     for name, spec in approximations(site, experiment, "window")) or "– (no window run)"
+
+
+def favor_runs(site, experiment: str) -> str:
+    """Each FAVOR+ run of an experiment and its number of features."""
+    return "; ".join(f"{name} ({spec.features} features)"
+                     for name, spec in approximations(site, experiment, "favor")) or "– (no FAVOR+ run)"
+
+
+DERIVED = {"window_runs": window_runs, "favor_runs": favor_runs}  # the fields of PROTOCOL only this page derives
+
+
+blocks = experiment_page(NAME, render, unrun)

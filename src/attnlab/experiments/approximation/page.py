@@ -14,6 +14,7 @@ from attnlab.experiments.cost.page import window_error_words
 from attnlab.report.readings import Estimate, said
 from attnlab.report.results import measured
 from attnlab.stats import mean_se
+from attnlab.report.context import experiment_page
 
 NAME, RUN = "approximation", "L9"
 
@@ -148,11 +149,8 @@ HEADERS = {"method": "method", "size": "window / features", "trained": f"{RUN}'s
 FORMATS = {k: (lambda v: f"{v:.3g}") for k in HEADERS if k not in ("method", "size")} | {"size": lambda v: str(int(v))}
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     s, (ok, lost) = r["settings"], seeds_of(r)
     runs = list(ok.values())
     n = len(r["by_seed"])
@@ -179,3 +177,6 @@ def blocks(site) -> dict[str, str]:
     out["reading"] = (reading(t, runs, len(runs) - 1 if len(runs) > 1 else max(s["batches"] - 1, 1)).rstrip("\n")
                       + coverage(max(s["windows"]), s["n_global"], runs[0]["context"]))
     return out
+
+
+blocks = experiment_page(NAME, render)

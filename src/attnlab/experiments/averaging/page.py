@@ -6,6 +6,7 @@ import pandas as pd
 from attnlab.report import charts
 from attnlab.report.format import chart, md_table
 from attnlab.report.readings import rounding_steps
+from attnlab.report.context import experiment_page
 
 NAME = "averaging"
 
@@ -38,11 +39,8 @@ def rounding_reading(e1: dict) -> str:
             f"Here the largest difference is {top:.3g}, {rounding_steps(top)}.")
 
 
-def blocks(site) -> dict[str, str]:
-    out = site.skeleton(NAME)
-    e1 = site.res.result(NAME)
-    if e1 is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    site, e1, out = ctx.site, ctx.result, {}
     ch = {**site.chapter_parts("C1.2"), "shuffle": site.chapter_value("C1.1")}
     diffs = pd.DataFrame([
         ("last row on x vs on x[randperm] (C1.1)", e1.get("shuffle_max_abs_diff"), ch.get("shuffle")),
@@ -59,3 +57,6 @@ def blocks(site) -> dict[str, str]:
         "diffs_table": md_table(diffs, {"comparison": "comparison", "reproduced": "reproduced (max |diff|)",
                                         "chapter": "chapter"}),
     }
+
+
+blocks = experiment_page(NAME, render)

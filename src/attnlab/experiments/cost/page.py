@@ -5,13 +5,15 @@ import altair as alt
 import pandas as pd
 import yaml
 
-from attnlab.experiments.cost.producer import SLOPE_ROWS, ran
+from attnlab import registry
 from attnlab.report.charts import lines_with_marks
 from attnlab.report.format import chart, gpu_region, machine, md_table, num
 from attnlab.report.readings import Estimate, growth, interval, said, side
 from attnlab.stats import log_fit
+from attnlab.report.context import experiment_page
 
 NAME = "cost"
+SETTINGS = registry.settings_of(registry.get(NAME))  # how the sweep's slopes are fit (SLOPE_ROWS, ran)
 
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
@@ -246,8 +248,8 @@ def error_reading(e: dict) -> str:
 def fitted(rows: list[dict], key: str) -> Estimate | None:
     """The log-log slope of `key` on n over the last sizes that ran, as the producer fits it, with the fit's
     residual standard error (n − 2 degrees of freedom); None with fewer than two sizes."""
-    done = [x for x in rows if ran(x) and x.get(key)]
-    fit = log_fit([x["n"] for x in done], [x[key] for x in done], SLOPE_ROWS)
+    done = [x for x in rows if SETTINGS.ran(x) and x.get(key)]
+    fit = log_fit([x["n"] for x in done], [x[key] for x in done], SETTINGS.SLOPE_ROWS)
     if fit is None:
         return None
     return Estimate(fit["slope"]) if fit["se"] is None else Estimate(fit["slope"], fit["se"], fit["n"] - 2)
@@ -274,21 +276,22 @@ def slopes_text(r: dict) -> str:
         lines.append("- **projections** alone: " + slope_words(fitted(r["projections"], "median_ms"), "time") + ".")
     skipped = (f"\n\nNot run here: {r['not_run']}. Their rows in the table hold no number, and the charts leave "
                "them out.\n") if r.get("not_run") else "\n"
-    return (f"Log-log slopes over the last {SLOPE_ROWS} sizes each method finished, ± k·SE of the fit (95 %; its "
+    return (f"Log-log slopes over the last {SETTINGS.SLOPE_ROWS} sizes each method finished, ± k·SE of the fit (95 %; its "
             "residual error at two degrees of freedom), and what they say against linear (1) and quadratic (2):\n\n"
             + "\n".join(lines) + skipped)
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def settings_words(r: dict) -> str:
+    """What the result ran, in words: the page's settings block."""
     s = r["settings"]
-    out["settings"] = (f"width d = {s['d_model']}, {s['heads']} heads, batch {s['batch_size']}, {s['dtype']}, "
-                       f"n = {', '.join(map(str, s['sizes']))}; blocks of {s['block']} for the tiled and window "
-                       f"methods; a window of {s['window']} with {s['n_global']} global tokens; "
-                       f"{s['features']} random features")
+    return (f"width d = {s['d_model']}, {s['heads']} heads, batch {s['batch_size']}, {s['dtype']}, "
+            f"n = {', '.join(map(str, s['sizes']))}; blocks of {s['block']} for the tiled and window "
+            f"methods; a window of {s['window']} with {s['n_global']} global tokens; "
+            f"{s['features']} random features")
+
+
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     t = table(r)
     t["status"] = [status(row) for row in t.to_dict("records")]
     headers = {"method": "method", "n": "n", "status": "status", "median_ms": "ms (median)", "p20_ms": "p20",
@@ -322,3 +325,6 @@ def blocks(site) -> dict[str, str]:
     out["machine"] = (f"Measured on {machine(r['device'], r['threads'])}. Peak memory: {method}."
                       + (f" The GPU during the first timing: {gpu}." if gpu else ""))
     return out
+
+
+blocks = experiment_page(NAME, render, settings=settings_words)

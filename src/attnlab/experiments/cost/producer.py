@@ -28,15 +28,13 @@ import torch
 from attnlab import provenance
 from attnlab.bench.harness import attention_flops, measure, setup
 from attnlab.bench.nvml import device_facts
-from attnlab.experiments.cost.settings import COST_METHODS, check_section
+from attnlab.experiments.cost.settings import COST_METHODS, SLOPE_ROWS, check_section, ran
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
 from attnlab.nn.approx import favor_attention, window_attention
 from attnlab.nn.tiled import tiled_attention
 from attnlab.stats import log_fit, mean_se
-
-SLOPE_ROWS = 4
 
 
 def core(method: str, s: dict):
@@ -164,11 +162,6 @@ def slopes(rows: list[dict]) -> dict:
     ns = [r["n"] for r in rows]
     t, mem = slope(ns, [r["median_ms"] for r in rows]), slope(ns, [r["peak_bytes"] for r in rows])
     return {"time": t and t["slope"], "time_se": t and t["se"], "memory": mem and mem["slope"]}
-
-
-def ran(row: dict) -> bool:
-    """Whether a row of the sweep holds a measurement: neither out of memory nor not run here."""
-    return not row.get("oom") and not row.get("not_run")
 
 
 def cap(s: dict, device: torch.device) -> int | None:

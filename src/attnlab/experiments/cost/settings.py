@@ -78,3 +78,11 @@ def check_section(s: dict, on_cpu: bool) -> None:
     if on_cpu and sizes[0] > s["max_n_cpu"]:  # above it a size is a row not run here; below none, nothing runs
         raise AttnlabError(f"config error at 'cost.max_n_cpu': every size in cost.sizes is above it "
                            f"({s['max_n_cpu']} < n={sizes[0]}), so a CPU would measure nothing")
+
+
+SLOPE_ROWS = 4  # a method's log-log slopes are fit over its last sizes that ran, this many (its page re-fits them)
+
+
+def ran(row: dict) -> bool:
+    """Whether a row of the sweep holds a measurement: neither out of memory nor not run here."""
+    return not row.get("oom") and not row.get("not_run")

@@ -8,6 +8,7 @@ import pandas as pd
 from attnlab.report import charts
 from attnlab.report.format import chart, fmt, md_table
 from attnlab.report.readings import count
+from attnlab.report.context import experiment_page
 
 NAME = "data"
 
@@ -71,11 +72,12 @@ def merges_reading(first: list[str]) -> str:
     return text[:1].upper() + text[1:] + "." if text else ""
 
 
-def blocks(site) -> dict[str, str]:
-    out = site.skeleton(NAME) | {"split": split_words(site.config)}
-    stats = site.res.result(NAME)
-    if stats is None:
-        return out
+def unrun(ctx) -> dict[str, str]:
+    return {"split": split_words(ctx.settings)}
+
+
+def render(ctx) -> dict[str, str]:
+    site, stats, out = ctx.site, ctx.result, unrun(ctx)
     chapter_counts = {**site.chapter_parts("C0.2"), **site.chapter_parts("C0.3")}
     merges = merges_table(stats, site.chapter_value("C0.4"))
     return out | {
@@ -85,3 +87,6 @@ def blocks(site) -> dict[str, str]:
         "merges_table": md_table(merges, {"rank": "rank", "reproduced": "reproduced", "chapter": "chapter",
                                           "same": "same"}, {"reproduced": token, "chapter": token}),
     }
+
+
+blocks = experiment_page(NAME, render, unrun)

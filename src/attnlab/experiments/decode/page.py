@@ -8,6 +8,7 @@ import yaml
 from attnlab.report.charts import line_legend, lines_with_marks
 from attnlab.report.format import chart, machine, md_table, num
 from attnlab.report.readings import Estimate, count, interval, said
+from attnlab.report.context import experiment_page
 
 NAME = "decode"
 
@@ -94,15 +95,16 @@ def reading(r: dict) -> str:
     return text
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def settings_words(r: dict) -> str:
+    """What the result ran, in words: the page's settings block."""
     s = r["settings"]
     models = "; ".join(f"**{name}**: " + ", ".join(f"{k} {v}" for k, v in m.items()) for name, m in s["models"].items())
-    out["settings"] = (f"{models}; a prompt of {s['prompt']} tokens, batch {s['batch_size']}, "
-                       f"n = {', '.join(map(str, s['lengths']))} generated tokens")
+    return (f"{models}; a prompt of {s['prompt']} tokens, batch {s['batch_size']}, "
+            f"n = {', '.join(map(str, s['lengths']))} generated tokens")
+
+
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     rows = pd.DataFrame(r["rows"])
     rows["mode"] = rows["cached"].map({True: "KV cache", False: "recompute"})
     out["speed_table"] = md_table(rows, {"model": "model", "kv_heads": "kv heads", "n": "tokens", "mode": "mode",
@@ -119,3 +121,6 @@ def blocks(site) -> dict[str, str]:
                                   {"formula_bytes": lambda v: f"{int(v):,}", "measured_bytes": lambda v: f"{int(v):,}"})
     out["machine"] = f"Measured on {machine(r['device'], r['threads'])}."
     return out
+
+
+blocks = experiment_page(NAME, render, settings=settings_words)

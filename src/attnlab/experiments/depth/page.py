@@ -1,21 +1,22 @@
 """E4 (C4.1, C4.2): pre-norm against post-norm in a deep stack, with and without learning-rate warmup."""
 from __future__ import annotations
 
-
 import altair as alt
 import pandas as pd
 
-from attnlab.runs import train_settings
+from attnlab import registry
+from attnlab.config import run_settings
 from attnlab.errors import AttnlabError
 from attnlab.report import charts
 from attnlab.report.format import chart, finite, md_table, spread
 from attnlab.report.readings import PPL_ERROR, at_seeds, Estimate, interval, of_values, paired, said, versus
 from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
-from attnlab.report.site import NOT_RUN
-from attnlab.experiments.depth.settings import CHAPTER_DEFINITION, CHAPTER_GRADS, OUR_DEFINITION
+from attnlab.report.context import experiment_page, one_run_then_every
 
 EXPERIMENT = "depth"
+SETTINGS = registry.settings_of(registry.get(EXPERIMENT))  # the gradient probe's definitions, the chapter's numbers
+OUR_DEFINITION, CHAPTER_DEFINITION, CHAPTER_GRADS = SETTINGS.OUR_DEFINITION, SETTINGS.CHAPTER_DEFINITION, SETTINGS.CHAPTER_GRADS
 GRAD = OUR_DEFINITION  # the per-step chart's definition
 NAMES = {OUR_DEFINITION: "whole block (ours)", CHAPTER_DEFINITION: "W_q, W_k, W_v (the claim's)",
          "grad_wo_": "W_o"}  # short names of GRAD_DEFINITIONS for tables and legends
@@ -24,9 +25,10 @@ NAMES = {OUR_DEFINITION: "whole block (ours)", CHAPTER_DEFINITION: "W_q, W_k, W_
 def _settings(site, name: str) -> dict:
     """The run's train settings from the profile (empty when the config does not name the run)."""
     try:
-        return train_settings(site.config, name)
+        found = run_settings(site.config, name)
     except (AttnlabError, KeyError, TypeError):
         return {}
+    return found.train if found else {}
 
 
 def _csv(site, name: str, file: str) -> pd.DataFrame:
@@ -345,12 +347,9 @@ def _fixed(digits: int):
     return lambda v: f"{v:.{digits}f}"
 
 
-def blocks(site) -> dict[str, str]:
-    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["E4-post"]), gpu=True)
-                        + "\n# every run of E4\n" + site.snakemake("claims.csv", gpu=True))
+def render(ctx) -> dict[str, str]:
+    site, out = ctx.site, {}
     table = runs_table(site)
-    if NOT_RUN in out:
-        return out
     out["runs_table"] = md_table(
         table, {"run": "run", "norm": "norm", "blocks": "blocks", "warmup": "warmup steps", "steps": "steps",
                 "lr": "lr", "status": "status", "val_spread": "val ppl", "diverged_at": "diverged at step"},
@@ -384,3 +383,6 @@ def blocks(site) -> dict[str, str]:
     out["curves_chart"] = chart("chart-depth-curves", curves_chart(c, runs)) if len(c) else \
         "_No training curves recorded._"
     return out
+
+
+blocks = experiment_page(EXPERIMENT, render, rerun=one_run_then_every("E4-post", "E4"))

@@ -7,6 +7,7 @@ import pandas as pd
 from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, fmt, md_table
 from attnlab.report.readings import rounding_steps
+from attnlab.report.context import experiment_page
 
 NAME = "equivalence"
 FLOAT32_EPS = 2.0 ** -23
@@ -178,11 +179,12 @@ def alignment(e9: dict) -> str:
             f"see keys 0…i + (t_k − t_q).\n")
 
 
-def blocks(site) -> dict[str, str]:
-    e9 = site.res.result(NAME)
-    out = site.skeleton(NAME) | {"chapter_numbers": chapter_words(site)}
-    if e9 is None:
-        return out
+def unrun(ctx) -> dict[str, str]:
+    return {"chapter_numbers": chapter_words(ctx.site)}
+
+
+def render(ctx) -> dict[str, str]:
+    site, e9, out = ctx.site, ctx.result, unrun(ctx)
     out["settings"] = md_table(settings_table(e9))
     out["cases_table"] = md_table(cases_table(e9), {
         "case": "case", "shape": "shape", "mha": "max |diff| vs MHA", "sdpa": "max |diff| vs SDPA",
@@ -199,3 +201,6 @@ def blocks(site) -> dict[str, str]:
         "row": "a row filled with −1e9 (cast from float32)", "fill": "masked_fill(−1e9) in dtype"})
     out["fully_masked_table"] = md_table(fully_masked_table(e9))
     return out
+
+
+blocks = experiment_page(NAME, render, unrun)

@@ -5,12 +5,17 @@ import altair as alt
 import pandas as pd
 import yaml
 
+from attnlab import registry
 from attnlab.errors import is_diverged
 from attnlab import stats
 from attnlab.report.format import chart, diverged_note, md_table
+from attnlab.nn.spec import ModelSpec
+from attnlab.report.protocols import described
 from attnlab.report.readings import Estimate, side
+from attnlab.report.context import experiment_page
 
 NAME = "explanation"
+WINOGRAD = registry.get(NAME).needs[0]  # the experiment whose model it explains
 
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
@@ -181,11 +186,8 @@ def conclusion(ratio: float | None, ratio_se: float | None, lost: float) -> str:
     return "The evidence is mixed here: read the measurements above side by side."
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     if is_diverged(r):  # E8's model it explains diverged
         return out | {"settings": f"_not measured: {r['model']} diverged_", "jsd_chart": "", "reading": "",
                       "summary_table": diverged_note([r])}
@@ -205,3 +207,23 @@ def blocks(site) -> dict[str, str]:
     out["jsd_chart"] = chart("chart-explanation-jsd", jsd_chart(r))
     out["reading"] = reading(r)
     return out
+
+
+# ------------------------------------------------------------------ its protocol's own fields
+
+def next_seed(site, _=None) -> str:
+    """The seed of S9's second model (the producer trains it at the profile's seed + 1)."""
+    return str(site.config["seed"] + 1)
+
+
+def studied(site, _=None) -> str:
+    """E8's model that S9 explains, in words (winograd.model with that model's overrides)."""
+    w, name = site.config[WINOGRAD], site.config[NAME]["model"]
+    spec = ModelSpec(**{**w["model"], **w["models"][name], "vocab_size": 2, "context": 2})
+    return f"`{name}` model ({described(spec)})"
+
+
+DERIVED = {"next_seed": next_seed, "studied": studied}  # the fields of PROTOCOL only this page derives
+
+
+blocks = experiment_page(NAME, render)

@@ -10,7 +10,7 @@ import yaml
 
 from attnlab.report.format import chart, md_table, spread
 from attnlab.report.readings import PPL_ERROR, versus
-from attnlab.report.site import NOT_RUN
+from attnlab.report.context import experiment_page, one_run_then_every
 
 EXPERIMENT = "grouping"
 
@@ -126,13 +126,13 @@ def uptrain_words(t: pd.DataFrame, budget) -> str:
     return f"for {shown} steps ({' or '.join(f'{100 * s / budget:g} %' for s in steps)} of the budget's {budget})"
 
 
-def blocks(site) -> dict[str, str]:
-    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["S6-gqa-up"]), gpu=True)
-                        + "\n# every run of S6\n" + site.snakemake("claims.csv", gpu=True))
-    out["settings"] = site.settings_table()
+def unrun(ctx) -> dict[str, str]:
+    return {"settings": ctx.site.settings_table(), "uptrain": uptrain_words(runs_table(ctx.site), None)}
+
+
+def render(ctx) -> dict[str, str]:
+    site, out = ctx.site, {"settings": ctx.site.settings_table()}
     t = runs_table(site)
-    if NOT_RUN in out:
-        return out | {"uptrain": uptrain_words(t, None)}
     out["runs_table"] = md_table(t, {"run": "run", "heads": "query heads", "kv_heads": "key/value heads",
                                      "start": "starts from", "steps": "steps", "status": "status",
                                      "val_spread": "val ppl", "train_spread": "train ppl", "n_params": "params",
@@ -144,3 +144,6 @@ def blocks(site) -> dict[str, str]:
     out["ppl_chart"] = (chart("chart-grouping-ppl", ppl_chart(t)) if t["val_ppl"].notna().any()
                         else "_No run has a finite perplexity to chart: each diverged (see its status above)._\n")
     return out
+
+
+blocks = experiment_page(EXPERIMENT, render, unrun, rerun=one_run_then_every("S6-gqa-up", "S6"))

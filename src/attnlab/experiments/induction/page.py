@@ -5,11 +5,17 @@ import altair as alt
 import pandas as pd
 import yaml
 
-from attnlab.report.format import chart, diverged_note, md_table, num
+from attnlab import registry
+from attnlab.config import run_settings
+from attnlab.nn.spec import ModelSpec
+from attnlab.report.format import chart, diverged_note, fmt, md_table, num
+from attnlab.report.protocols import counted, shown
 from attnlab.report.readings import Estimate, side
 from attnlab.report.results import measured
+from attnlab.report.context import experiment_page
 
 NAME = "induction"
+SETTINGS = registry.settings_of(registry.get(NAME))  # where the in-context-learning score reads (EARLY, LATE)
 
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
@@ -181,17 +187,18 @@ def text_reading(text: dict) -> str:
     return "On Shakespeare: " + "; ".join(parts) + ".\n"
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def settings_words(r: dict) -> str:
+    """What the result ran, in words: the page's settings block."""
     s = r["settings"]
-    out["settings"] = (f"{s['sequences']:,} sequences of {s['length'] + 1} tokens drawn uniformly from "
-                       f"{s['vocab_size']}, each opening with a random span of {s['span']} tokens that then recurs, "
-                       f"after gaps of random length, until the sequence is full; models of width "
-                       f"{s['model'].get('d_model')} with {s['model'].get('n_heads')} heads, read every "
-                       f"{s['probe_every']} steps on {s['probe_sequences']} held-back sequences")
+    return (f"{s['sequences']:,} sequences of {s['length'] + 1} tokens drawn uniformly from "
+            f"{s['vocab_size']}, each opening with a random span of {s['span']} tokens that then recurs, "
+            f"after gaps of random length, until the sequence is full; models of width "
+            f"{s['model'].get('d_model')} with {s['model'].get('n_heads')} heads, read every "
+            f"{s['probe_every']} steps on {s['probe_sequences']} held-back sequences")
+
+
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     control, lost = measured(r["control"])
     first = next(iter(r.get("by_seed") or {}), None)
     out["phase_chart"] = chart("chart-induction-phase", phase_chart(control, first)) if control else ""
@@ -207,3 +214,59 @@ def blocks(site) -> dict[str, str]:
     out["text_table"] = diverged_note(lost) + ("\n" + md_table(rows, HEADS, FORMATS) if len(rows) else "")
     out["text_reading"] = text_reading(text) if text else ""
     return out
+
+
+# ------------------------------------------------------------------ its protocol's own fields
+
+NORMS = {"pre": "a LayerNorm before each attention layer and one before the unembedding",
+         "post": "a LayerNorm after each block", "none": "no LayerNorm"}
+POSITIONS = {"learned": "learned positions added to the token embeddings",
+             "sinusoidal": "sinusoidal positions added to the token embeddings",
+             "rope": "rotary positions in the queries and keys", "alibi": "ALiBi's distance penalties on the scores",
+             "none": "no positions"}
+
+
+def attention_only(site, _=None) -> str:
+    """S10's control models in words: what 'attention-only' keeps of the chapter's block."""
+    s = site.config[NAME]
+    spec = ModelSpec(**{**s["model"], "vocab_size": s["vocab_size"], "context": s["length"]})
+    layers = " and ".join(map(str, s["layers"]))
+    mlp = "an MLP in each block" if spec.mlp else "no MLP"
+    return (f"{layers} layers of width {spec.d_model} with {counted(spec.heads, 'head')} and {mlp}, but "
+            f"{NORMS[spec.norm]}, and {POSITIONS[spec.position]}")
+
+
+def induction_budget(site, _=None) -> str:
+    """S10's training of the control models: the profile's train section under induction.train."""
+    t = {**site.config["train"], **site.config[NAME]["train"]}
+    return f"{shown(t['steps'])} steps of {shown(t['batch_size'])} sequences"
+
+
+def icl(site, source: str) -> str:
+    """Where the in-context-learning score reads an input: S10's control sequences ('induction') or a training
+    run's windows (its context), as its producer's icl_score does."""
+    run = run_settings(site.config, source) if source != NAME else None
+    if source == NAME:
+        T = site.config[NAME]["length"]
+    elif run:
+        T = run.spec.context
+    else:
+        return "–"
+    early, late = SETTINGS.window(T, SETTINGS.EARLY), SETTINGS.window(T, SETTINGS.LATE)
+    return f"positions {span(early)} and {span(late)} of {shown(T)}"
+
+
+def icl_shares(site, _=None) -> str:
+    """The shares of the length at which the in-context-learning score reads its two ends."""
+    return f"{fmt(SETTINGS.EARLY)} and {fmt(SETTINGS.LATE)}"
+
+
+def span(s: slice) -> str:
+    return str(s.start) if s.stop - s.start == 1 else f"{s.start}–{s.stop - 1}"
+
+
+DERIVED = {"attention_only": attention_only, "induction_budget": induction_budget, "icl": icl,
+           "icl_shares": icl_shares}  # the fields of PROTOCOL only this page derives (protocols.py)
+
+
+blocks = experiment_page(NAME, render, settings=settings_words)

@@ -5,12 +5,14 @@ import math
 
 import pandas as pd
 
+from attnlab.config import run_settings
 from attnlab.errors import AttnlabError
 from attnlab.report import charts, tables
 from attnlab.report.format import chart, md_table, not_run, num, spread
 from attnlab.report.readings import PPL_ERROR, at_seeds, count, interval, paired, said
 from attnlab.report.results import Results, Spread, diverged
 from attnlab.runs import LIKE, entries, train_settings
+from attnlab.report.context import experiment_page
 
 NAME = "ladder"
 
@@ -229,7 +231,8 @@ def variants_part(ladder: pd.DataFrame, declared: dict | None) -> str:
 def eval_windows(site, row: str) -> int | None:
     """How many validation windows the training loop scored at each evaluation of `row` (train.eval_windows)."""
     try:
-        return train_settings(site.config, row)["eval_windows"]
+        found = run_settings(site.config, row)
+        return found.train["eval_windows"] if found else None
     except (AttnlabError, KeyError, TypeError):
         return None
 
@@ -329,17 +332,23 @@ def curves_note(evals: pd.DataFrame) -> str:
     return text + "\n"
 
 
-def blocks(site) -> dict[str, str]:
-    res, declared = site.res, site.config.get(NAME)
+def rerun(site, name: str) -> str:
+    """One rung at every seed, then the whole ladder."""
+    rows = list(ladder_table(site.res, site.registry.reference, site.config.get(NAME))["row"])
+    return (f"# one rung, at every seed\n{site.snakemake(site.run_target(name, ['L6']), gpu=True)}\n"
+            f"# the whole ladder\n{site.snakemake(site.run_target(name, rows), gpu=True)}")
+
+
+def render(ctx) -> dict[str, str]:
+    """Every block, run or not: a rung that has not run is a line of the table, and the missing ones' command."""
+    site, res = ctx.site, ctx.site.res
+    declared = site.config.get(NAME)
     ladder = ladder_table(res, site.registry.reference, declared)
     run = ladder[ladder["status"] != "not run"]
-    missing_rows = [r for r in ladder["row"] if r not in res.experiment(NAME)]
-    one = site.snakemake(site.run_target(NAME, ["L6"]), gpu=True)
-    every = site.snakemake(site.run_target(NAME, list(ladder["row"])), gpu=True)
+    missing_rows = [r for r in ladder["row"] if r not in ctx.runs]
     redo = site.snakemake(site.run_target(NAME, missing_rows), gpu=True) if missing_rows else ""
-    out = site.skeleton(NAME, rerun=f"# one rung, at every seed\n{one}\n# the whole ladder\n{every}")
     curves, params = curves_table(res, declared), param_table(res, declared)
-    return out | {
+    return {
         "ladder_table": md_table(ladder, {
             "row": "rung", "description": "what it adds", "n_params": "params", "val_spread": "val ppl",
             "chapter_val_ppl": "chapter val ppl", "train_spread": "train ppl",
@@ -367,3 +376,6 @@ def blocks(site) -> dict[str, str]:
 def downloads(site) -> dict[str, str]:
     """ladder.csv beside the pages: the ladder table with numbers only (see ladder_csv)."""
     return {"ladder.csv": ladder_csv(site.res, site.registry.reference, site.config.get(NAME)).to_csv(index=False)}
+
+
+blocks = experiment_page(NAME, render, unrun=render, rerun=rerun)

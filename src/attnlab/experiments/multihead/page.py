@@ -7,6 +7,7 @@ import yaml
 
 from attnlab.report.format import chart, clocks, fmt, gpu_region, md_table, num
 from attnlab.report.readings import Estimate, interval, said
+from attnlab.report.context import experiment_page
 
 NAME = "multihead"
 
@@ -104,11 +105,8 @@ def time_reading(s4: dict, band: float | None = None) -> str:
     return text
 
 
-def blocks(site) -> dict[str, str]:
-    s4 = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if s4 is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    site, s4, out = ctx.site, ctx.result, {}
 
     out["settings"] = (f"width d = {s4['d_model']}, context T = {s4['context']}, batch B = {s4['batch_size']}, "
                        f"heads {', '.join(str(h) for h in s4['heads'])}; {s4['warmup']} untimed and "
@@ -132,3 +130,6 @@ def blocks(site) -> dict[str, str]:
     out["machine"] = machine + (f" Matrix-product FLOPs equal across h: **{'yes' if s4['flops_equal'] else 'no'}**. "
                                 + time_reading(s4, band(site)))
     return out
+
+
+blocks = experiment_page(NAME, render)

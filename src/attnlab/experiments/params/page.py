@@ -6,6 +6,7 @@ import pandas as pd
 
 from attnlab.report import charts
 from attnlab.report.format import chart, md_table
+from attnlab.report.context import experiment_page
 
 NAME = "params"
 LINE_ITEMS = [  # key in e7['gpt2'], label, how the formula gets it
@@ -78,11 +79,12 @@ def gpt2_words(spec: dict) -> str:
             f"{spec['norm']}-norm, output layer {tied}")
 
 
-def blocks(site) -> dict[str, str]:
-    e7 = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if e7 is None:
-        return out | {"widths": "at several widths", "gpt2_spec": "as the chapter gives it"}
+def unrun(ctx) -> dict[str, str]:
+    return {"widths": "at several widths", "gpt2_spec": "as the chapter gives it"}
+
+
+def render(ctx) -> dict[str, str]:
+    site, e7, out = ctx.site, ctx.result, {}
     spec = e7["gpt2"].get("spec")
     out["gpt2_spec"] = gpt2_words(spec) if spec else "its shape is not recorded in this version's run file"
 
@@ -110,3 +112,6 @@ def blocks(site) -> dict[str, str]:
                        f"**{g['token_embedding_share']:.1%}**; with the position table, "
                        f"{g['embedding_share']:.1%}.")
     return out
+
+
+blocks = experiment_page(NAME, render, unrun)

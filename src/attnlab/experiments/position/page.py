@@ -9,7 +9,7 @@ import pandas as pd
 from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, finite, md_table, spread
 from attnlab.report.readings import PPL_ERROR, Estimate, interval, paired, said
-from attnlab.report.site import NOT_RUN
+from attnlab.report.context import experiment_page, one_run_then_every
 
 EXPERIMENT = "position"
 ORDER = ["learned", "sinusoidal", "rope", "alibi", "none"]
@@ -136,12 +136,13 @@ def method_words(table: pd.DataFrame, wins: list[str], context) -> dict[str, str
             "windows_read": f"{listed} tokens" + (f" ({multiples} the trained length)" if len(trained) == 1 else "")}
 
 
-def blocks(site) -> dict[str, str]:
-    out = site.skeleton(EXPERIMENT, rerun=site.snakemake(site.run_target(EXPERIMENT, ["E5-alibi"]), gpu=True)
-                        + "\n# every run of E5\n" + site.snakemake("claims.csv", gpu=True))
+def unrun(ctx) -> dict[str, str]:
+    return method_words(runs_table(ctx.site), [], None)
+
+
+def render(ctx) -> dict[str, str]:
+    site, out = ctx.site, {}
     table = runs_table(site)
-    if NOT_RUN in out:
-        return out | method_words(table, [], None)
     wins = windows(site)
     headers = {"run": "run", "encoding": "encoding", "trained": "trained on", "status": "status",
                **{f"spread_{w}": f"ppl at {w}" for w in wins}, "rise": "longest / trained"}
@@ -166,3 +167,6 @@ def blocks(site) -> dict[str, str]:
             rises(site, table, str(t), wins[-1]), t, wins[-1]) + "\n"
     out |= method_words(table, wins, (site.config.get("model") or {}).get("context"))
     return out
+
+
+blocks = experiment_page(EXPERIMENT, render, unrun, rerun=one_run_then_every("E5-alibi", "E5"))

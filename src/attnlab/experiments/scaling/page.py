@@ -8,7 +8,7 @@ from attnlab.report.format import chart, finite, md_table, spread
 from attnlab.report.readings import PPL_ERROR, interval, paired, said, versus
 from attnlab.report.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
-from attnlab.report.site import NOT_RUN
+from attnlab.report.context import experiment_page, one_run_then_every
 
 TWIN = {"E3-block-raw": "L9"}  # the divided twin of a run that lives in another experiment
 
@@ -68,12 +68,9 @@ def probes_chart(probes: pd.DataFrame) -> dict:
         title=f"The head's scores as it trains, {seeds_named(probes)}").configure_legend(orient="bottom").to_dict()
 
 
-def blocks(site) -> dict[str, str]:
+def render(ctx) -> dict[str, str]:
+    site, out = ctx.site, {}
     table = runs_table(site)
-    out = site.skeleton("scaling", rerun=site.snakemake(site.run_target("scaling", ["E3-h1024-raw"]), gpu=True)
-                        + "\n# every run of E3\n" + site.snakemake("claims.csv", gpu=True))
-    if NOT_RUN in out:
-        return out
     out["runs_table"] = md_table(table, {"run": "run", "setup": "setup", "d_k": "d_k", "divided": "÷ √d_k",
                                          "steps": "steps", "val_spread": "val ppl", "train_spread": "train ppl",
                                          "status": "status"}, {"val_spread": spread(2), "train_spread": spread(2)})
@@ -175,3 +172,6 @@ def division_reading(table: pd.DataFrame) -> str:
     return ("Undivided minus divided validation perplexity (paired by seed, ± k·SE at 95 % with SE "
             f"{PPL_ERROR}; a direction only "
             "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
+
+
+blocks = experiment_page("scaling", render, rerun=one_run_then_every("E3-h1024-raw", "E3"))

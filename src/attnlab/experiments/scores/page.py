@@ -10,6 +10,7 @@ from attnlab.report import charts
 from attnlab.report.claims import t95
 from attnlab.report.format import chart, md_table, num
 from attnlab.report.readings import Estimate, side
+from attnlab.report.context import experiment_page
 
 NAME = "scores"
 DIVISION = alt.Scale(domain=["divided by √d_k", "undivided"], range=["#1f77b4", "#d62728"])
@@ -133,11 +134,8 @@ def saturation_reading(e3: dict) -> str:
             f"{goes(rows, 'frozen_undivided', 'd_k', 3)}.\n")
 
 
-def blocks(site) -> dict[str, str]:
-    e3 = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if e3 is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    site, e3, out = ctx.site, ctx.result, {}
 
     c31, c33 = site.chapter_parts("C3.1"), site.chapter_parts("C3.3")
     out["settings"] = (f"{e3['n_pairs']:,} pairs per width for the variance; {e3['n_rows']:,} rows of "
@@ -169,3 +167,6 @@ def blocks(site) -> dict[str, str]:
          "max_weight_gt_0_99_undivided": num(3)})
     out["saturation_chart"] = chart("chart-e3-saturation", saturation_chart(e3, c33))
     return out
+
+
+blocks = experiment_page(NAME, render)

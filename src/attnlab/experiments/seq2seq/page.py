@@ -10,9 +10,12 @@ import pandas as pd
 import yaml
 
 from attnlab.errors import diverged_record, is_diverged
+from attnlab import registry
 from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, diverged_note, md_table, recorded
+from attnlab.report.protocols import shown
 from attnlab.report.readings import Estimate, interval, said, side
+from attnlab.report.context import experiment_page
 
 NAME = "seq2seq"
 
@@ -418,11 +421,8 @@ def viewer_data(m: dict, variants: dict = VARIANTS) -> dict:
                           "models": {f"{variants[m['variant']]} decoder": [[rows]]}}]}
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     s, t = r["settings"], r["settings"]["train"]
     out["settings"] = (f"{', '.join(s['tasks'])} of sequences drawn uniformly from {s['vocab']} symbols, at source "
                        f"lengths {', '.join(map(str, s['lengths']))}; a {s['cell'].upper()} encoder "
@@ -451,3 +451,36 @@ def blocks(site) -> dict[str, str]:
         out |= {"map_chart": "No attention model was trained for the map.", "map_reading": "", "viewer": ""}
     return out
 
+
+# ------------------------------------------------------------------ its protocol's own fields
+
+def encoder(site, _=None) -> str:
+    """S1's encoder: both ways or forward only, as the profile sets it."""
+    return "both ways" if site.config[NAME]["bidirectional"] else "forward only"
+
+
+def wirings(site, _=None) -> str:
+    """S1's wirings as its result ran them (before it has run, as the profile sets them): which variant is in
+    which, and whether Luong's feeds its input. A result from before the two wirings ran every score in Luong's."""
+    wiring_of = registry.settings_of(registry.get(NAME)).WIRINGS
+    r = site.res.result(NAME)
+    s = site.config[NAME] if r is None else r["settings"]
+    variants = s["variants"]
+    if r is not None and "wirings" not in r:
+        return (f"Every score ({shown([v for v in variants if v != 'none'])}) in Luong's wiring without input "
+                f"feeding (this version predates Bahdanau's wiring): the variant named after Bahdanau is his "
+                f"additive score there, not his network")
+    feeding = s["input_feeding"]
+    bahdanau = [v for v in variants if wiring_of[v] == "bahdanau"]
+    luong = [v for v in variants if wiring_of[v] == "luong"]
+    parts = ([f"{shown(bahdanau)} in Bahdanau's wiring as the paper states it (deep output: one maxout layer)"]
+             if bahdanau else []) + ([f"{shown(luong)} in Luong's, {'with' if feeding else 'without'} input feeding"]
+                                     if luong else [])
+    text = "; ".join(parts) or "no attention variant"
+    return text[0].upper() + text[1:]
+
+
+DERIVED = {"encoder": encoder, "wirings": wirings}  # the fields of PROTOCOL only this page derives (protocols.py)
+
+
+blocks = experiment_page(NAME, render)

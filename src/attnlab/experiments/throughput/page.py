@@ -9,6 +9,7 @@ import pandas as pd
 from attnlab.report import charts
 from attnlab.report.format import chart, fmt, md_table, num
 from attnlab.report.readings import interval, of_values, said, side
+from attnlab.report.context import experiment_page
 
 NAME = "throughput"
 EAGER = ("plain eager reference (separate q/k/v projections, explicit mask and softmax): this run file "
@@ -124,11 +125,8 @@ def tokenizer_reading(b: dict, data: dict | None) -> str:
     return (f" Here {data['n_merges']:,} merges over {data['n_chars']:,} characters took {seconds:.2f} s.")
 
 
-def blocks(site) -> dict[str, str]:
-    out = site.skeleton(NAME)
-    b = site.res.result(NAME)
-    if b is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    site, b, out = ctx.site, ctx.result, {}
     yardstick = b.get("reference", EAGER)  # the run file says what it was measured against
     speed = pd.DataFrame([("attnlab (spec-built model, one attention core)", b["attnlab_tokens_per_s"]),
                           (yardstick.split(":")[0], b["reference_tokens_per_s"])], columns=["model", "tokens/s"])
@@ -154,3 +152,6 @@ def blocks(site) -> dict[str, str]:
                   "tokenizer_table": md_table(tok, formats={"seconds": num(3)}),
                   "settings_table": settings_table(b), "goal_reading": goal_reading(b),
                   "speed_reading": speed_reading(b), "tokenizer_reading": tokenizer_reading(b, site.res.result("data"))}
+
+
+blocks = experiment_page(NAME, render)

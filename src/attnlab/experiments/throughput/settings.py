@@ -16,3 +16,5 @@ properties:
   compile: {type: boolean, default: true, description: "time the compiled settings too (on a CPU each compiles for a minute or more)"}
 """)
 DEFAULTS = {}
+
+MANIFEST = {"throughput_ratio": "ratio_paired_median"}  # a version's manifest copies: attnlab / the fastest reference

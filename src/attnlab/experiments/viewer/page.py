@@ -6,6 +6,7 @@ import yaml
 from attnlab.report.format import diverged_note
 from attnlab.report.readings import count
 from attnlab.report.viewer_widget import drawable, viewer_html
+from attnlab.report.context import experiment_page
 
 NAME = "viewer"
 
@@ -36,11 +37,8 @@ rows:
 
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     shown, lost = drawable(r)
     examples = shown["examples"]
     out["viewer"] = diverged_note(lost) + ("\n" + viewer_html(shown) if examples else "")
@@ -58,3 +56,6 @@ def contents(examples: list[dict]) -> str:
     return (f"{count(len(examples), 'sentence')} and {count(len(models), 'model')} in all "
             f"({', '.join(models) or 'none'}), {each} of them on each sentence; "
             f"{count(alternatives, 'sentence carries', 'sentences carry')} S9's adversarial rows")
+
+
+blocks = experiment_page(NAME, render)

@@ -8,6 +8,7 @@ from attnlab.errors import is_diverged
 from attnlab.report.format import chart, diverged_note, md_table, spread
 from attnlab.report.readings import count, interval, of_seeds, said
 from attnlab.report.results import Spread, measured
+from attnlab.report.context import experiment_page
 
 NAME = "winograd"
 MODELS = {"average": "uniform average", "one_block": "one block", "two_blocks": "two blocks"}
@@ -173,16 +174,17 @@ def chance_reading(r: dict) -> str:
             + "\n".join(lines) + "\n")
 
 
-def blocks(site) -> dict[str, str]:
-    r = site.res.result(NAME)
-    out = site.skeleton(NAME)
-    if r is None:
-        return out
+def settings_words(r: dict) -> str:
+    """What the result ran, in words: the page's settings block."""
     s = r["settings"]
-    out["settings"] = (f"the template `{s['template']}`; crosser adjectives {', '.join(s['crosser'])}; crossed "
-                       f"adjectives {', '.join(s['crossed'])}; {len(s['nouns'])} nouns in the closed version, "
-                       f"{len(s['animals'])} animals and {len(s['places'])} places in the cheating one; a vocabulary "
-                       f"of {r['vocab_size']} words; {int(s['held_out'] * 100)} % of the pairs held out")
+    return (f"the template `{s['template']}`; crosser adjectives {', '.join(s['crosser'])}; crossed "
+            f"adjectives {', '.join(s['crossed'])}; {len(s['nouns'])} nouns in the closed version, "
+            f"{len(s['animals'])} animals and {len(s['places'])} places in the cheating one; a vocabulary "
+            f"of {r['vocab_size']} words; {int(s['held_out'] * 100)} % of the pairs held out")
+
+
+def render(ctx) -> dict[str, str]:
+    r, out = ctx.result, {}
     task = pd.DataFrame([{"version": VERSIONS[v], **{k: e[k] for k in ("pairs_trained", "pairs_held_out",
                                                                       "sentences_trained", "sentences_held_out")}}
                          for v, e in r["versions"].items()])
@@ -211,3 +213,6 @@ def blocks(site) -> dict[str, str]:
     out["seeds"] = seeds_table(r)
     out["chance_reading"] = chance_reading(r)
     return out
+
+
+blocks = experiment_page(NAME, render, settings=settings_words)
