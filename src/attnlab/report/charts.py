@@ -65,16 +65,16 @@ def lines_with_marks(base: alt.Chart, field: str, domain: list[str], **line) -> 
 VARIANT = "your variant"  # a row the profile adds to a chart of the chapter's rows
 
 
-def ladder_chart(ladder: pd.DataFrame, variants=()) -> dict:
-    """Validation perplexity per rung: reproduced (every run row; the mean over seeds, with a line from the
+def rows_chart(rows: pd.DataFrame, variants=()) -> dict:
+    """Validation perplexity per row (a rows's rungs): reproduced (every run row; the mean over seeds, with a line from the
     lowest seed to the highest) beside the chapter (where stated); the rows `variants` names (a reader's own) in a
     colour and shape of their own."""
-    order = list(ladder["row"])
-    mine = ladder["row"].isin(list(variants))
+    order = list(rows["row"])
+    mine = rows["row"].isin(list(variants))
     long = pd.concat([
-        ladder[["row", "description"]].assign(source=mine.map({True: VARIANT, False: "reproduced"}),
-                                              val_ppl=ladder["val_ppl"]),
-        ladder[["row", "description"]].assign(source="chapter", val_ppl=ladder["chapter_val_ppl"]),
+        rows[["row", "description"]].assign(source=mine.map({True: VARIANT, False: "reproduced"}),
+                                              val_ppl=rows["val_ppl"]),
+        rows[["row", "description"]].assign(source="chapter", val_ppl=rows["chapter_val_ppl"]),
     ]).dropna(subset=["val_ppl"])
     sources = ["reproduced", "chapter", *([VARIANT] if VARIANT in set(long["source"]) else [])]
     x = alt.X("val_ppl:Q", title="validation perplexity", scale=alt.Scale(type="log"))
@@ -87,7 +87,7 @@ def ladder_chart(ladder: pd.DataFrame, variants=()) -> dict:
             :len(sources)]), title=None),
         tooltip=["row", "description", "source", alt.Tooltip("val_ppl:Q", format=".2f")],
     )
-    spreads = [(r, sp) for r, sp in zip(ladder["row"], ladder.get("val_spread", [])) if sp is not None and sp.sd]
+    spreads = [(r, sp) for r, sp in zip(rows["row"], rows.get("val_spread", [])) if sp is not None and sp.sd]
     layers = [points]
     if spreads:
         ranges = pd.DataFrame([{"row": r, "lowest seed": min(sp.values), "highest seed": max(sp.values)}

@@ -362,7 +362,7 @@ def render(ctx) -> dict[str, str]:
         "variants": variants_part(ladder, declared),
         "missing": (not_run(*[f"{site.rdir}/{site.run_target(NAME, [r])}" for r in missing_rows], command=redo)
                     if missing_rows else ""),
-        "ladder_chart": chart("chart-ladder", charts.ladder_chart(ladder, variants(declared))) if len(run) else "",
+        "ladder_chart": chart("chart-ladder", charts.rows_chart(ladder, variants(declared))) if len(run) else "",
         "settings": site.settings_table(),
         "curves_chart": chart("chart-curves", charts.curves_chart(curves)) if len(curves) else
         "_No training curves yet._\n",
