@@ -435,3 +435,15 @@ def test_approximations_leave_old_spec_dicts_and_costs_alone():
     assert ModelSpec(**{**window.to_dict(), "global_every": 16}).to_dict()["global_every"] == 16
     favor = ModelSpec(**{**l9.to_dict(), "attention": "favor", "features": 32})
     assert favor.training_floor()[0] == l9.training_floor()[0] and favor.training_floor()[1] < l9.training_floor()[1]
+
+
+def test_the_model_code_imports_nothing_above_it():
+    """nn is the bottom of the house: a model module reads no profile setting, producer, benchmark, report or
+    training loop (their values reach a model as arguments)."""
+    from attnlab import imports
+
+    nn_modules = [f"attnlab.nn.{p.stem}" for p in (imports.PACKAGE / "nn").glob("*.py") if p.stem != "__init__"]
+    for module in nn_modules:
+        above = {m for m in imports.closure(module) if m not in ("attnlab", "attnlab.errors")
+                 and not m.startswith("attnlab.nn")}
+        assert not above, f"{module} imports {sorted(above)}"

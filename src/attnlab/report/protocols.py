@@ -150,7 +150,7 @@ def encoder(site, _=None) -> str:
 def wirings(site, _=None) -> str:
     """S1's wirings as its result ran them (before it has run, as the profile sets them): which variant is in
     which, and whether Luong's feeds its input. A result from before the two wirings ran every score in Luong's."""
-    from attnlab.settings.seq2seq import WIRINGS
+    from attnlab.nn.spec import WIRINGS
 
     r = site.res.result("seq2seq")
     s = site.config["seq2seq"] if r is None else r["settings"]
