@@ -35,6 +35,7 @@ MKDOCS = registry.ROOT / "mkdocs.yml"  # the project's site configuration; its h
 MARKER = re.compile(r"<!--\s*attnlab:(\w+)\s*-->")
 VENDOR_JS = ["assets/vendor/vega.min.js", "assets/vendor/vega-lite.min.js", "assets/vendor/vega-embed.min.js"]
 CHARTS_JS = "assets/attnlab-charts.js"  # fits every chart to its box, its text unscaled (wraps vegaEmbed)
+VIEWER_ASSETS = ["assets/attnlab-viewer.js", "assets/attnlab-viewer.css"]  # draw the attention viewers (viewer_widget)
 STATIC_PAGES = {"about.md": "How verdicts work"}
 
 
@@ -113,9 +114,9 @@ def nav(docs: Path) -> list[dict]:
     for page in pages():
         if not (docs / page).is_file():
             raise AttnlabError(f"page template missing: {page} in the hand-written docs ({docs})")
-    for js in [*VENDOR_JS, CHARTS_JS]:
-        if not (docs / js).is_file():
-            raise AttnlabError(f"vendored script missing: {docs / js}")
+    for asset in [*VENDOR_JS, CHARTS_JS, *VIEWER_ASSETS]:
+        if not (docs / asset).is_file():
+            raise AttnlabError(f"site asset missing: {docs / asset}")
     return [{title: page} for page, title in {**pages(), **STATIC_PAGES}.items() if (docs / page).is_file()]
 
 
