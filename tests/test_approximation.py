@@ -11,13 +11,12 @@ import shutil
 import pytest
 import torch
 
-from attnlab.experiments.cost.producer import draw_errors
+from attnlab.nn.approx import errors_against_exact, window_attention, window_mask
 from attnlab.check import check
 from attnlab.runs import spec_from_config
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError
 from attnlab.experiments.approximation import producer as approximation
-from attnlab.nn.approx import window_attention, window_mask
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention, attention_kept, build
 from attnlab.nn.spec import ModelSpec
@@ -83,8 +82,8 @@ def test_a_layer_that_attends_to_its_own_token_loses_nothing_to_a_window_and_the
     v = torch.randn(1, 1, n, d, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     g = torch.Generator().manual_seed(1)
     noise = [torch.randn(1, 1, n, d, generator=g, dtype=torch.float64) for _ in range(3)]
-    s = {**SETTINGS, "block": 4}
-    local, flat = draw_errors(q, k, v, SETTINGS, s, 0), draw_errors(*noise, SETTINGS, s, 0)
+    sizes = {"windows": SETTINGS["windows"], "features": SETTINGS["features"], "n_global": 2, "block": 4, "seed": 0}
+    local, flat = errors_against_exact(q, k, v, **sizes), errors_against_exact(*noise, **sizes)
     assert max(local["window"]) < 1e-5 < min(flat["window"])
     ratios = approximation.ratios([local], [flat], SETTINGS)
     assert [r["size"] for r in ratios["window"]] == [2, 4, 8] and all(r["ratio"] < 1e-4 for r in ratios["window"])

@@ -1,11 +1,13 @@
 """E6/S7: the cost sweep on the CPU at smoke sizes: every size and method measured, slopes and agreement
 recorded, out of memory a row that stops only its method, bad settings refused in one line, the page."""
 import copy
+import json
 
 import pytest
 import torch
 
 from attnlab.experiments.cost import producer as cost
+from attnlab.nn.approx import error_rate, per_size
 from attnlab.experiments.cost.settings import check_section as check_cost
 from attnlab.config import load
 from attnlab.errors import AttnlabError
@@ -194,20 +196,61 @@ def test_s8_is_judged_on_the_smoke_run_with_an_error_for_every_part(swept):
 
 def test_an_error_falling_as_one_over_root_m_has_rate_minus_one_half():
     sizes = [8, 32, 128]
-    rate = cost.error_rate(sizes, [[c / m ** 0.5 for m in sizes] for c in (2.0, 3.0)])
+    rate = error_rate(sizes, [[c / m ** 0.5 for m in sizes] for c in (2.0, 3.0)])
     assert rate["slope"] == pytest.approx(-0.5) and rate["se"] == pytest.approx(0.0, abs=1e-12)
 
 
 def test_a_rate_that_differs_between_draws_has_an_error_and_an_exact_window_drops_out():
     sizes = [8, 32, 128]
-    rate = cost.error_rate(sizes, [[1 / m ** 0.5 for m in sizes], [1 / m ** 0.2 for m in sizes]])
+    rate = error_rate(sizes, [[1 / m ** 0.5 for m in sizes], [1 / m ** 0.2 for m in sizes]])
     assert rate["slope"] == pytest.approx(-0.35) and rate["se"] == pytest.approx(0.15)
-    window = cost.error_rate(sizes, [[0.4, 0.1, 0.0]])  # the last window covers the sequence: no log of 0
+    window = error_rate(sizes, [[0.4, 0.1, 0.0]])  # the last window covers the sequence: no log of 0
     assert window["slope"] == pytest.approx(-1.0) and window["se"] is None
-    assert cost.error_rate(sizes, [[0.4, 0.0, 0.0]]) is None
+    assert error_rate(sizes, [[0.4, 0.0, 0.0]]) is None
 
 
 def test_errors_summarised_per_size_with_their_spread_over_draws():
-    rows = cost.summarised("features", [8, 16], [[1.0, 0.5], [3.0, 0.5]])
+    rows = per_size("features", [8, 16], [[1.0, 0.5], [3.0, 0.5]])
     assert rows[0] == {"features": 8, "relative_error": 2.0, "se": 1.0, "min": 1.0, "max": 3.0}
-    assert rows[1]["se"] == 0.0 and cost.summarised("window", [8], [[0.3]])[0]["se"] is None
+    assert rows[1]["se"] == 0.0 and per_size("window", [8], [[0.3]])[0]["se"] is None
+
+
+def numbers(x, where: str = "") -> dict:
+    """Every number in a nested result, by its path (None and strings kept as they are)."""
+    if isinstance(x, dict):
+        return {k: v for key, value in x.items() for k, v in numbers(value, f"{where}.{key}").items()}
+    if isinstance(x, list):
+        return {k: v for i, value in enumerate(x) for k, v in numbers(value, f"{where}[{i}]").items()}
+    return {where: x}
+
+
+def committed_sweeps() -> list:
+    """The committed cost results made by today's sweep of errors (older ones record each window row's
+    n_global: their code differed), one per distinct (settings, seed)."""
+    found = {}
+    for path in sorted(REPO.glob("results/*/cost/result.json")):
+        r = read_json(path)
+        if "inputs" in r["approximation_errors"] and "n_global" not in r["approximation_errors"]["window"][0]:
+            found[json.dumps([r["settings"], r["provenance"]["seed"]], sort_keys=True)] = path
+    return list(found.values())
+
+
+def close(want, part: str):
+    """FAVOR+'s random features come from a float32 QR, whose last bits depend on the CPU's LAPACK kernels:
+    its errors agree to 1e-5 between machines; the window's are float64 throughout and agree to 1e-12."""
+    if not isinstance(want, float):
+        return want
+    return pytest.approx(want, rel=1e-5 if part.startswith(".favor") else 1e-12)
+
+
+def test_there_is_a_committed_sweep_to_compare_with():
+    assert committed_sweeps(), "no committed cost result made by today's sweep of errors"
+
+
+@pytest.mark.parametrize("path", committed_sweeps(), ids=lambda p: p.parent.parent.name)
+def test_a_committed_versions_approximation_errors_are_what_the_sweep_gives_at_its_seed(path):
+    r = read_json(path)
+    want = numbers(r["approximation_errors"])
+    got = numbers(cost.approximation_errors(r["settings"], r["provenance"]["seed"]))
+    assert got.keys() == want.keys()
+    assert got == {k: close(v, k) for k, v in want.items()}

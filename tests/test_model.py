@@ -1,4 +1,6 @@
 import math
+import re
+from contextlib import nullcontext
 
 import pytest
 import torch
@@ -12,9 +14,10 @@ from attnlab.runs import spec_from_config
 from attnlab.nn.spec import ModelSpec
 from attnlab.nn.attention import causal_mask
 from attnlab.nn.approx import orthogonal_features, window_mask
-from attnlab.nn.model import Average, SelfAttention, attention_kept, generate, param_breakdown
+from attnlab.nn.model import (Average, SelfAttention, attention_kept, attention_layers, generate, param_breakdown,
+                              recording, replaced)
 from attnlab.probes import AttentionProbe
-from helpers import assert_causal
+from helpers import REPO, assert_causal
 
 SMOKE = load("config/smoke.yaml")
 ROWS = list(SMOKE["ladder"])
@@ -215,12 +218,10 @@ def test_model_takes_the_fast_path_unless_a_probe_needs_weights(sdpa_calls, row)
     row_out = probe(0, model, 1.0)
     assert len(sdpa_calls) == n_blocks  # no further SDPA call: the probe's forward ran the explicit core
     assert all(f"entropy_{i}" in row_out for i in range(n_blocks))
-    layers = [m for m in model.modules() if isinstance(m, SelfAttention)]
-    for m in layers:
-        m.keep_weights = True
-    explicit, _ = model(x)
+    with recording(model) as kept:
+        explicit, _ = model(x)
+        assert all(k["weights"].shape == (2, model.spec.n_heads, 12, 12) for k in kept())
     assert len(sdpa_calls) == n_blocks
-    assert all(m.kept["weights"].shape == (2, model.spec.n_heads, 12, 12) for m in layers)
     torch.testing.assert_close(fast, explicit, atol=1e-5, rtol=1e-5)
 
 
@@ -231,11 +232,9 @@ def test_model_gradients_equal_on_both_paths(position):
     x = torch.randint(0, 64, (2, 12))
     grads = []
     for keep in (False, True):
-        for m in model.modules():
-            if isinstance(m, SelfAttention):
-                m.keep_weights = keep
-        model.zero_grad()
-        model(x, x)[1].backward()
+        with recording(model) if keep else nullcontext():
+            model.zero_grad()
+            model(x, x)[1].backward()
         grads.append({name: p.grad.clone() for name, p in model.named_parameters()})
     for name, g in grads[0].items():
         torch.testing.assert_close(g, grads[1][name], atol=1e-5, rtol=1e-4, msg=name)
@@ -435,3 +434,73 @@ def test_approximations_leave_old_spec_dicts_and_costs_alone():
     assert ModelSpec(**{**window.to_dict(), "global_every": 16}).to_dict()["global_every"] == 16
     favor = ModelSpec(**{**l9.to_dict(), "attention": "favor", "features": 32})
     assert favor.training_floor()[0] == l9.training_floor()[0] and favor.training_floor()[1] < l9.training_floor()[1]
+
+
+def test_the_model_code_imports_nothing_above_it():
+    """nn is the bottom of the house: a model module reads no profile setting, producer, benchmark, report or
+    training loop (their values reach a model as arguments); only the package's leaves, errors and stats
+    (plain Python, importing nothing of the package)."""
+    from attnlab import imports
+
+    leaves = {"attnlab", "attnlab.errors", "attnlab.stats"}
+    assert all(imports.closure(leaf) <= leaves for leaf in leaves)
+    nn_modules = [f"attnlab.nn.{p.stem}" for p in (imports.PACKAGE / "nn").glob("*.py") if p.stem != "__init__"]
+    for module in nn_modules:
+        above = {m for m in imports.closure(module) - leaves if not m.startswith("attnlab.nn")}
+        assert not above, f"{module} imports {sorted(above)}"
+
+
+def as_found(layers) -> list:
+    return [(m.keep_weights, m.kept, m.replace) for m in layers]
+
+
+def test_recording_keeps_every_layers_weights_and_leaves_the_model_as_found_even_on_an_error():
+    model = build(small("B2"))
+    layers, x = attention_layers(model), torch.randint(0, 64, (2, 12))
+    with recording(model) as kept:
+        model(x)
+        assert [k["weights"].shape for k in kept()] == [(2, model.spec.n_heads, 12, 12)] * model.spec.n_blocks
+    assert as_found(layers) == [(False, None, None)] * len(layers)
+    with pytest.raises(RuntimeError, match="mid-block"):
+        with recording(model):
+            model(x)
+            raise RuntimeError("mid-block")
+    assert as_found(layers) == [(False, None, None)] * len(layers)
+
+
+def test_recording_one_layer_inside_a_recording_of_the_model_leaves_the_outer_one_on():
+    model = build(small("B2"))
+    layers, x = attention_layers(model), torch.randint(0, 64, (2, 12))
+    with recording(model) as outer:
+        with recording(layers[0]) as inner:
+            model(x)
+            assert len(inner()) == 1 and inner()[0] is outer()[0]
+        assert all(m.keep_weights for m in layers) and outer()[0] is not None  # the outer record stays
+    assert as_found(layers) == [(False, None, None)] * len(layers)
+
+
+def test_replaced_mixes_with_the_given_weights_and_puts_the_layers_own_back_even_on_an_error():
+    torch.manual_seed(0)
+    model = build(small("L9")).eval()
+    attn, x = attention_layers(model)[0], torch.randint(0, 64, (1, 12))
+    own, _ = model(x)
+    H, T = model.spec.n_heads, 12
+    uniform = torch.ones(T, T).tril() / torch.arange(1, T + 1)[:, None]  # (T, T): each query over its prefix
+    with replaced(attn, uniform.expand(1, H, T, T)), recording(attn) as kept:
+        mixed, _ = model(x)
+        assert kept()[0]["weights"].shape == (1, H, T, T)
+    assert not torch.allclose(mixed, own)
+    with pytest.raises(RuntimeError, match="mid-block"):
+        with replaced(attn, uniform.expand(1, H, T, T)):
+            raise RuntimeError("mid-block")
+    assert as_found([attn]) == [(False, None, None)]
+    assert torch.equal(model(x)[0], own)
+
+
+def test_only_the_model_sets_a_layers_keep_or_replace():
+    """recording() and replaced() are the protocol: no other module sets the attributes they own."""
+    src = REPO / "src" / "attnlab"
+    setters = re.compile(r"\.(keep_weights|replace|kept)\s*(,[^=\n]*)?=[^=]")
+    found = [f"{path.relative_to(src)}:{n}" for path in src.rglob("*.py") if path.name != "model.py"
+             for n, line in enumerate(path.read_text().splitlines(), 1) if setters.search(line)]
+    assert not found, found

@@ -547,7 +547,7 @@ def test_map_reading_is_read_off_the_weights():
 
 def test_the_map_is_valid_viewer_data_with_only_decoder_steps_attending():
     from attnlab.experiments.seq2seq.page import viewer_data
-    from attnlab.report.viewer_widget import check_data
+    from attnlab.maps import check_data
 
     data = viewer_data(perfect_reverse_map())
     check_data(data)

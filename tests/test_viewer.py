@@ -4,9 +4,11 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from attnlab.errors import AttnlabError
-from attnlab.report.viewer_widget import check_data, viewer_html
+from attnlab.maps import check_data
+from attnlab.report.viewer_widget import viewer_html
 from helpers import CHROMIUM, REPO, playwright_or_skip
 
 SCREENSHOT = Path("/tmp/viewer.png")
@@ -201,7 +203,7 @@ def test_a_diverged_model_is_left_out_of_the_drawing_and_named():
     """A model whose run diverged has its Diverged record in place of its maps: the viewer draws the others (an
     example with none left goes, and so does an alternative of that model) and names it once."""
     from attnlab.errors import diverged_record
-    from attnlab.report.viewer_widget import drawable
+    from attnlab.maps import drawable
 
     lost = diverged_record("L9", 3)
     d = make_data()
@@ -237,12 +239,23 @@ def embedded(fragment: str, element_id: str):
     return json.loads(found.group(1))
 
 
-def test_fragment_is_offline_and_self_contained():
+ASSETS = REPO / "docs" / "assets"
+VIEWER_JS, VIEWER_CSS = ASSETS / "attnlab-viewer.js", ASSETS / "attnlab-viewer.css"
+
+
+def test_fragment_and_its_assets_load_nothing_from_outside():
     fragment = viewer_html(make_data())
-    assert "http://" not in fragment and "https://" not in fragment
-    assert not re.search(r"<script[^>]*\bsrc\s*=", fragment, re.I)
-    assert "<link" not in fragment and "@import" not in fragment and "url(" not in fragment
-    assert fragment.count("<script") == 2 and fragment.count("</script>") == 2  # the JSON closes nothing early
+    for text in (fragment, VIEWER_JS.read_text(), VIEWER_CSS.read_text()):
+        assert "http://" not in text and "https://" not in text and "url(" not in text and "@import" not in text
+    assert "<link" not in fragment and not re.search(r"<script[^>]*\bsrc\s*=", fragment, re.I)
+    assert fragment.count("<script") == 1 and fragment.count("</script>") == 1  # the JSON closes nothing early
+    assert 'type="application/json"' in fragment  # data only: the code is the site's asset
+
+
+def test_the_site_loads_the_viewers_assets_on_every_page():
+    site = yaml.safe_load((REPO / "mkdocs.yml").read_text())
+    assert "assets/attnlab-viewer.js" in site["extra_javascript"]
+    assert "assets/attnlab-viewer.css" in site["extra_css"]
 
 
 def test_json_round_trips():
@@ -258,8 +271,7 @@ def test_fragment_survives_markdown():
     page = markdown.markdown(f"# Viewer\n\nSome text.\n\n{fragment}\nMore *text*.\n",
                              extensions=["admonition", "attr_list", "tables", "toc"])
     assert embedded(page, "v1") == data
-    script = fragment[fragment.rindex("<script>"):]
-    assert script.strip() in page
+    assert fragment.strip() in page
 
 
 def test_viewers_are_scoped_by_element_id():
@@ -267,21 +279,27 @@ def test_viewers_are_scoped_by_element_id():
     ids_one, ids_two = set(re.findall(r'\bid="([^"]+)"', one)), set(re.findall(r'\bid="([^"]+)"', two))
     assert ids_one and all(i == "v1" or i.startswith("v1-") for i in ids_one)
     assert not ids_one & ids_two
-    css = one[one.index("<style>") + len("<style>"):one.index("</style>")]
+    css = re.sub(r"/\*.*?\*/", "", VIEWER_CSS.read_text(), flags=re.S)
     selectors = [sel.strip() for rule in re.findall(r"([^{}]+)\{", css) for sel in rule.split(",")]
-    assert selectors and all(sel.startswith("#v1 ") or sel == "#v1" for sel in selectors)
+    assert selectors and all(sel.startswith(".attnlab-viewer ") or sel == ".attnlab-viewer" for sel in selectors)
 
 
 # --- in the browser ------------------------------------------------------------------------------------------
 
 PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>viewer test</title></head>
+<html lang="en"><head><meta charset="utf-8"><title>viewer test</title><link rel="stylesheet" href="{css}"></head>
 <body style="margin: 0; background: #fff; font-family: Roboto, 'Helvetica Neue', Arial, sans-serif; font-size: 16px">
 <article class="md-typeset" style="max-width: 780px; margin: 24px auto; padding: 0 16px">
 <h1>Attention viewer</h1>
 {body}
-</article></body></html>
+</article>
+<script src="{js}"></script></body></html>
 """
+
+
+def page_html(body: str) -> str:
+    """A page as the site makes one: the fragment in an article, the viewer's assets linked (file URLs)."""
+    return PAGE.format(body=body, css=VIEWER_CSS.as_uri(), js=VIEWER_JS.as_uri())
 
 
 @pytest.fixture(scope="module")
@@ -298,14 +316,14 @@ def page_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("viewer") / "viewer.html"
     one, two = viewer_html(make_data(), "v1"), viewer_html(other_data(), "v2")
     body = f"{one}<p>A second viewer on the same page.</p>\n{two}"
-    path.write_text(PAGE.format(body=body), encoding="utf-8")
+    path.write_text(page_html(body), encoding="utf-8")
     return path
 
 
 @pytest.fixture(scope="module")
 def cross_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("viewer") / "cross.html"
-    path.write_text(PAGE.format(body=viewer_html(cross_data(), "v1")), encoding="utf-8")  # v1: the helpers' default
+    path.write_text(page_html(viewer_html(cross_data(), "v1")), encoding="utf-8")  # v1: the helpers' default
     return path
 
 
@@ -598,3 +616,27 @@ def test_s11_counts_the_models_as_the_page_does(names):
     # the counts are shown, not tested (data that exist pass any count); the rows' sums are what holds or fails
     assert {p.outcome for name, p in v.parts.items() if name != "rows_are_distributions"} == {"descriptive"}
     assert v.verdict == "holds" and v.parts["rows_are_distributions"].outcome == "holds"
+
+
+def test_the_producer_records_the_maps_and_imports_nothing_of_the_report():
+    """experiments/viewer/producer.py checks its data against the format (attnlab.maps) and leaves the drawing to
+    the page: nothing it imports, directly or not, is the report's."""
+    from attnlab import imports
+
+    assert "attnlab.maps" in imports.closure("attnlab.experiments.viewer.producer")
+    assert not {m for m in imports.closure("attnlab.experiments.viewer.producer") if m.startswith("attnlab.report")}
+    assert imports.closure("attnlab.maps") == {"attnlab", "attnlab.errors", "attnlab.maps"}
+
+
+@pytest.mark.parametrize("asset", ["attnlab-viewer.js", "attnlab-viewer.css"])
+def test_a_docs_folder_without_the_viewers_assets_stops_the_build_naming_it(tmp_path, asset):
+    import shutil
+
+    from attnlab.report.build import nav
+
+    docs = tmp_path / "docs"
+    shutil.copytree(REPO / "docs", docs)
+    assert nav(docs)
+    (docs / "assets" / asset).unlink()
+    with pytest.raises(AttnlabError, match=f"site asset missing: .*assets/{asset}"):
+        nav(docs)

@@ -624,7 +624,7 @@ def test_the_built_viewer_draws_the_trained_weights_and_a_click_changes_them(smo
     """S11 on the smoke site, opened from disk: the weights shown are the result file's, and clicking another
     word redraws them from that word's row."""
     sync_api = playwright_or_skip()
-    from attnlab.report.viewer_widget import check_data
+    from attnlab.maps import check_data
 
     r = smoke / "results" / "smoke"
     data = json.loads((r / "viewer" / "result.json").read_text())

@@ -10,15 +10,22 @@ the global queries over their prefixes, so time and memory grow as n · (window 
 `favor_attention`: softmax attention approximated with positive orthogonal random features (Performer's
 FAVOR+): exp(q·k / √d) = E[φ(q)·φ(k)] with φ(x) = exp(ωx − |x|²/2) / √m over m random directions ω. Causal
 attention is then a running sum over positions of φ(k) vᵀ; memory grows as n · m · d_v.
+
+What each gives up, measured: `errors_against_exact` (one draw of inputs: each window's and each feature count's
+relative error against exact attention), `summarise_errors` (several draws: per size the mean with its standard
+error, the shrink from the first size to the last and the log-log rate). E6's sweep (attnlab.experiments.cost.producer) reads
+them on Gaussian inputs, S8 (attnlab.experiments.approximation.producer) on a trained layer's.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
+from attnlab.stats import log_fit, mean_se
 
 
 def global_positions(n: int, n_global: int = 0, global_every: int | None = None, device=None) -> torch.Tensor:
@@ -136,3 +143,59 @@ def causal_linear_attention(qf, kf, v, block: int, shift=None):
         norm = norm * torch.exp(at - last)[..., None] + kb.sum(-2)[..., None]
         at = last
     return num, den
+
+
+# ----------------------------------------------------------------------------- what they give up
+
+def relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
+    """||approx - exact|| / ||exact|| over every element (both of one shape)."""
+    return ((approx - exact).norm() / exact.norm()).item()
+
+
+def errors_against_exact(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, windows: Sequence[int],
+                         features: Sequence[int], n_global: int, block: int, seed: int) -> dict[str, list[float]]:
+    """q, k, v: (B, H, n, d) -> the relative error of each approximation's causal attention output against exact
+    attention's: {"window": one per window (with n_global global tokens), "favor": one per feature count (FAVOR+'s
+    random features drawn from `seed`)}. `block` is the window method's query block (any block gives the same)."""
+    exact = attention(q, k, v, causal=True, need_weights=False)[0]  # (B, H, n, d)
+    return {"window": [relative_error(window_attention(q, k, v, window=w, n_global=n_global, block=block), exact)
+                       for w in windows],
+            "favor": [relative_error(favor_attention(q, k, v, features=m, seed=seed), exact) for m in features]}
+
+
+def error_rate(sizes: Sequence[int], draws: list[list[float]]) -> dict | None:
+    """How fast an error falls: per draw, the least-squares slope of log error on log size (sizes where the
+    error is 0, a window as long as the sequence, left out); their mean, with its standard error over the
+    draws (None from one draw). None where a draw has fewer than two sizes to fit."""
+    fits = [log_fit(list(sizes), errs) for errs in draws]
+    if None in fits:
+        return None
+    mean, se = mean_se([f["slope"] for f in fits])
+    return {"slope": mean, "se": se if len(fits) > 1 else None, "per_draw": [f["slope"] for f in fits]}
+
+
+def per_size(key: str, sizes: Sequence[int], draws: list[list[float]]) -> list[dict]:
+    """Per size (named `key` in each row): the mean relative error over the draws, its standard error (None from
+    one draw), min and max."""
+    out = []
+    for i, size in enumerate(sizes):
+        errs = [d[i] for d in draws]
+        mean, se = mean_se(errs)
+        out.append({key: size, "relative_error": mean, "se": se if len(errs) > 1 else None,
+                    "min": min(errs), "max": max(errs)})
+    return out
+
+
+def summarise_errors(draws: list[dict[str, list[float]]], windows: Sequence[int], features: Sequence[int]) -> dict:
+    """errors_against_exact() of several draws, per method (window, favor): per size the mean over draws with its
+    standard error (per_size); the ratio of the last size's error to the first's (`<method>_shrink`) and the
+    log-log slope of error on size (`<method>_rate`), each a mean over draws with its standard error (None from
+    one)."""
+    out = {}
+    for method, key, sizes in (("window", "window", windows), ("favor", "features", features)):
+        errors = [d[method] for d in draws]  # one list of errors (one per size) a draw
+        out[method] = per_size(key, sizes, errors)
+        ratio, ratio_se = mean_se([errs[-1] / errs[0] for errs in errors])
+        out[f"{method}_shrink"] = {"ratio": ratio, "se": ratio_se if len(errors) > 1 else None}
+        out[f"{method}_rate"] = error_rate(sizes, errors)
+    return out

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import torch
 import torch.nn as nn
@@ -72,6 +74,7 @@ class SelfAttention(nn.Module):
         self.k = nn.Linear(d_model, self.n_kv_heads * self.d_k, bias=qkv_bias)
         self.v = nn.Linear(d_model, self.n_kv_heads * (d_model // n_heads), bias=qkv_bias)
         self.out = nn.Linear(d_model, d_model, bias=bias) if out_proj else nn.Identity()
+        # set only by recording() and replaced() below, which put them back as they found them
         self.kept = None  # scores and weights of the last call, only while keep_weights is set (probes)
         self.keep_weights = False
         self.replace = None  # (B, H, T, T) weights to mix with instead of the softmax's (S9), while set
@@ -143,6 +146,45 @@ class SelfAttention(nn.Module):
             raise AttnlabError("FAVOR+ attention forms no weights to keep (attention_kept) or to replace (S9)")
 
 
+def attention_layers(model: nn.Module) -> list[SelfAttention]:
+    """Every SelfAttention in `model` (the module itself if it is one), in order."""
+    return [m for m in model.modules() if isinstance(m, SelfAttention)]
+
+
+@contextmanager
+def recording(model: nn.Module) -> Iterator[Callable[[], list[dict]]]:
+    """While open, every SelfAttention in `model` keeps what its core scored and mixed on its last call (the
+    explicit path: see attention's `keep`); the context gives a function that returns those records, one dict a
+    layer. Each layer is left as it was found, even when the block raises (a recording inside another leaves the
+    outer one on).
+
+        with recording(model) as kept:
+            model(idx)
+            weights = [layer["weights"] for layer in kept()]
+    """
+    layers = attention_layers(model)
+    found = [m.keep_weights for m in layers]
+    for m in layers:
+        m.keep_weights = True
+    try:
+        yield lambda: [m.kept for m in layers]
+    finally:
+        for m, keep in zip(layers, found):  # inside an outer recording, the last call's record stays its
+            m.keep_weights, m.kept = keep, m.kept if keep else None
+
+
+@contextmanager
+def replaced(layer: SelfAttention, weights: torch.Tensor | None) -> Iterator[None]:
+    """While open, `layer` mixes its values with `weights` (B, H, T, T) instead of its softmax's (S9; None: its
+    own). The layer is left as it was found, even when the block raises."""
+    found = layer.replace
+    layer.replace = weights
+    try:
+        yield
+    finally:
+        layer.replace = found
+
+
 @torch.no_grad()
 def attention_kept(model: nn.Module, idx: torch.Tensor) -> list[dict]:
     """What the core of every SelfAttention in `model` kept on tokens idx (B, T), one dict a layer: q, k, v
@@ -150,17 +192,13 @@ def attention_kept(model: nn.Module, idx: torch.Tensor) -> list[dict]:
     to every query head of their group), the scores, `allowed` and the weights (see attention's `keep`).
     attention(q, k, v) with the layer's own options is the layer's attention before its output projection (S8
     puts the approximations in its place). The model is left as it was found."""
-    layers = [m for m in model.modules() if isinstance(m, SelfAttention)]
     was_training = model.training
     model.eval()
-    for m in layers:
-        m.keep_weights = True
     try:
-        model(idx)
-        return [m.kept for m in layers]
+        with recording(model) as kept:
+            model(idx)
+            return kept()
     finally:
-        for m in layers:
-            m.keep_weights, m.kept = False, None
         model.train(was_training)
 
 

@@ -33,7 +33,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError
-from attnlab.experiments.seq2seq.settings import CELLS, VARIANTS, WIRINGS
+from attnlab.nn.spec import CELLS, VARIANTS, WIRINGS
 
 # ----------------------------------------------------------------------------- scores
 # score(q, k) = match(q, keys(k)): the part that reads only the keys is computed once per source, not per step

@@ -1,4 +1,5 @@
-"""A model is data: every variant of the chapter is one ModelSpec."""
+"""A model is data: every variant of the chapter is one ModelSpec; S1's encoder-decoder (attnlab.nn.seq2seq) is
+named here too. No torch: a profile's check reads these names."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -9,6 +10,10 @@ MIXERS = ("none", "average", "head", "multihead")  # what mixes information acro
 POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")  # rope, alibi: options of the attention core
 NORMS = ("none", "pre", "post")  # post: LN(x + f(x)) after each sublayer, no final LN
 ATTENTIONS = ("full", "window", "favor")  # exact softmax, a sliding window (exact within it), FAVOR+ (S8)
+# S1's recurrent encoder-decoder (Seq2SeqSpec in attnlab.nn.seq2seq): its cells, and each score in its paper's wiring
+CELLS = ("gru", "lstm")
+WIRINGS = {"none": None, "bahdanau": "bahdanau", "dot": "luong", "general": "luong", "concat": "luong"}
+VARIANTS = tuple(WIRINGS)  # none: the fixed-vector bottleneck, no attention
 APPROX_FIELDS = ("attention", "window", "n_global", "global_every", "features")  # not in to_dict() with full attention
 
 

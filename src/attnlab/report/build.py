@@ -35,6 +35,7 @@ DOCS = registry.ROOT / "docs"  # the site's own pages (an experiment's page.md l
 MARKER = re.compile(r"<!--\s*attnlab:(\w+)\s*-->")
 VENDOR_JS = ["assets/vendor/vega.min.js", "assets/vendor/vega-lite.min.js", "assets/vendor/vega-embed.min.js"]
 CHARTS_JS = "assets/attnlab-charts.js"  # fits every chart to its box, its text unscaled (wraps vegaEmbed)
+VIEWER_ASSETS = ["assets/attnlab-viewer.js", "assets/attnlab-viewer.css"]  # draw the attention viewers (viewer_widget)
 STATIC_PAGES = {"about.md": "How verdicts work"}
 
 
@@ -127,9 +128,9 @@ def nav(docs: Path) -> list[dict]:
     for page in pages():
         if not registry.template(page.removesuffix(".md"), docs).is_file():
             raise AttnlabError(f"page template missing: {registry.template(page.removesuffix('.md'), docs)}")
-    for js in [*VENDOR_JS, CHARTS_JS]:
-        if not (docs / js).is_file():
-            raise AttnlabError(f"vendored script missing: {docs / js}")
+    for asset in [*VENDOR_JS, CHARTS_JS, *VIEWER_ASSETS]:
+        if not (docs / asset).is_file():
+            raise AttnlabError(f"site asset missing: {docs / asset}")
     return [{title: page} for page, title in {**pages(), **STATIC_PAGES}.items()
             if page in experiment_pages() or (docs / page).is_file()]
 

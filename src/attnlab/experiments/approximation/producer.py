@@ -7,12 +7,13 @@ locality and random features on mild scores, so what they give up depends on the
 trained layer's own. At every seed of the profile: L9's finished model at that seed, `batches` batches of
 `batch_size` consecutive windows of the validation split, each run through the model once to keep what every
 attention layer's core scored and mixed (attnlab.nn.model.attention_kept: q and k after any rotation), then each
-window's and feature count's relative error against exact attention (attnlab.experiments.cost.producer.draw_errors), in float64.
+window's and feature count's relative error against exact attention (attnlab.nn.approx.errors_against_exact), in
+float64.
 Beside each batch, unit Gaussian q, k, v of the same shape with the same random features: the same measurement
 on inputs with no structure, so that the two are compared batch by batch.
 
 Output (results/<profile>/approximation/result.json): by_seed, per seed under the run's name (the first seed's
-also at the top level): trained and gaussian, each as bench.cost.summaries gives it over the batches (per size
+also at the top level): trained and gaussian, each as nn.approx.summarise_errors gives it over the batches (per size
 the mean relative error with its standard error; the shrink from the first size to the last and the log-log
 rate), with the attention's score spread, entropy and saturated rows (experiments.probes.summarise);
 trained_over_gaussian, per size the mean over batches of the ratio of the two errors with its standard error;
@@ -25,9 +26,9 @@ from pathlib import Path
 import torch
 
 from attnlab import registry
-from attnlab.experiments.cost.producer import draw_errors, summaries
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.probes import summarise
+from attnlab.nn.approx import errors_against_exact, summarise_errors
 from attnlab.nn.attention import attention
 from attnlab.nn.model import attention_kept
 from attnlab.stats import mean_se
@@ -55,7 +56,8 @@ def measure(model, rows: torch.Tensor, a: dict, seed: int) -> dict:
     """S8 on one trained model over rows (N, T) of its validation text, a batch at a time: every attention layer's
     q, k, v (the layers' heads side by side) and unit Gaussian q, k, v of the same shape, each approximation's
     relative error on both with the same random features, and the ratio of the two per batch."""
-    device, s = next(model.parameters()).device, {**a, "block": BLOCK}
+    device = next(model.parameters()).device
+    sizes = {"windows": a["windows"], "features": a["features"]}
     draws, peaks = {"trained": [], "gaussian": []}, {"trained": [], "gaussian": []}
     for b in range(a["batches"]):
         x = rows[b * a["batch_size"] : (b + 1) * a["batch_size"]].to(device)  # (B, T)
@@ -64,8 +66,8 @@ def measure(model, rows: torch.Tensor, a: dict, seed: int) -> dict:
         draw = seed * DRAWS + b
         g = torch.Generator().manual_seed(draw)
         noise = [torch.randn(t.shape, generator=g, dtype=torch.float64) for t in (q, k, v)]
-        draws["trained"].append(draw_errors(q, k, v, a, s, draw))
-        draws["gaussian"].append(draw_errors(*noise, a, s, draw))
+        for inputs, qkv in (("trained", (q, k, v)), ("gaussian", noise)):  # the same random features for both
+            draws[inputs].append(errors_against_exact(*qkv, **sizes, n_global=a["n_global"], block=BLOCK, seed=draw))
         flat = {}
         attention(*noise, causal=True, keep=flat)
         peaks["trained"] += [summarise(layer) for layer in kept]  # how peaked: score spread, entropy, saturated rows
@@ -73,7 +75,7 @@ def measure(model, rows: torch.Tensor, a: dict, seed: int) -> dict:
     out = {"batches": a["batches"], "windows_per_batch": a["batch_size"], "context": rows.size(1),
            "layers": len(kept), "heads": q.size(1) // len(kept), "head_dim": q.size(-1)}
     for inputs in draws:
-        out[inputs] = {**summaries(draws[inputs], a), "attention": average(peaks[inputs])}
+        out[inputs] = {**summarise_errors(draws[inputs], **sizes), "attention": average(peaks[inputs])}
     out["trained_over_gaussian"] = ratios(draws["trained"], draws["gaussian"], a)
     return out
 

@@ -32,9 +32,9 @@ from attnlab.experiments.cost.settings import COST_METHODS, SLOPE_ROWS, check_se
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
-from attnlab.nn.approx import favor_attention, window_attention
+from attnlab.nn.approx import errors_against_exact, favor_attention, summarise_errors, window_attention
 from attnlab.nn.tiled import tiled_attention
-from attnlab.stats import log_fit, mean_se
+from attnlab.stats import log_fit
 
 
 def core(method: str, s: dict):
@@ -83,41 +83,6 @@ def max_diffs(attn: SelfAttention, s: dict, device, dtype, seed: int) -> dict:
         return {m: (layer_forward(attn, x, m, s) - want).abs().max().item() for m in s["methods"]}
 
 
-def relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
-    return ((approx - exact).norm() / exact.norm()).item()
-
-
-def draw_errors(q, k, v, e: dict, s: dict, seed: int) -> dict[str, list[float]]:
-    """One draw's relative errors against exact attention: {"window": one per window, "favor": one per feature
-    count} (FAVOR+'s random features drawn with `seed`)."""
-    exact = attention(q, k, v, causal=True, need_weights=False)[0]
-    return {"window": [relative_error(window_attention(q, k, v, window=w, n_global=s["n_global"], block=s["block"]),
-                                      exact) for w in e["windows"]],
-            "favor": [relative_error(favor_attention(q, k, v, features=m, seed=seed), exact) for m in e["features"]]}
-
-
-def error_rate(sizes: list[int], draws: list[list[float]]) -> dict | None:
-    """How fast an error falls: per draw, the least-squares slope of log error on log size (sizes where the
-    error is 0, a window as long as the sequence, left out); their mean, with its standard error over the
-    draws (None from one draw). None where a draw has fewer than two sizes to fit."""
-    fits = [log_fit(sizes, errs) for errs in draws]
-    if None in fits:
-        return None
-    mean, se = mean_se([f["slope"] for f in fits])
-    return {"slope": mean, "se": se if len(fits) > 1 else None, "per_draw": [f["slope"] for f in fits]}
-
-
-def summarised(key: str, sizes: list[int], draws: list[list[float]]) -> list[dict]:
-    """Per size: the mean relative error over the draws, its standard error (None from one draw), min and max."""
-    out = []
-    for i, size in enumerate(sizes):
-        errs = [d[i] for d in draws]
-        mean, se = mean_se(errs)
-        out.append({key: size, "relative_error": mean, "se": se if len(errs) > 1 else None,
-                    "min": min(errs), "max": max(errs)})
-    return out
-
-
 def approximation_errors(s: dict, seed: int) -> dict:
     """S8: ||approx - exact|| / ||exact|| of the attention outputs, as the window and the number of random
     features grow, over `errors.seeds` draws: each draw a new random (q, k, v) and, for FAVOR+, new features.
@@ -130,24 +95,11 @@ def approximation_errors(s: dict, seed: int) -> dict:
     for r in range(e["seeds"]):
         g = torch.Generator().manual_seed(seed + r)
         q, k, v = (torch.randn(1, s["heads"], e["n"], dh, generator=g, dtype=torch.float64) for _ in range(3))
-        draws.append(draw_errors(q, k, v, e, s, seed + r))
+        draws.append(errors_against_exact(q, k, v, windows=e["windows"], features=e["features"],
+                                          n_global=s["n_global"], block=s["block"], seed=seed + r))
     return {"n": e["n"], "head_dim": dh, "heads": s["heads"], "draws": e["seeds"],
             "inputs": "q, k, v with unit Gaussian entries, float64, causal; new inputs and features at every draw",
-            **summaries(draws, e)}
-
-
-def summaries(draws: list[dict], e: dict) -> dict:
-    """draw_errors() of several draws, per method (window, favor): per size the mean over draws with its standard
-    error (summarised); the ratio of the last size's error to the first's (`<method>_shrink`) and the log-log
-    slope of error on size (`<method>_rate`), each a mean over draws with its standard error (None from one)."""
-    out = {}
-    for method, key, sizes in (("window", "window", e["windows"]), ("favor", "features", e["features"])):
-        per_draw = [d[method] for d in draws]
-        out[method] = summarised(key, sizes, per_draw)
-        ratio, ratio_se = mean_se([errs[-1] / errs[0] for errs in per_draw])
-        out[f"{method}_shrink"] = {"ratio": ratio, "se": ratio_se if len(per_draw) > 1 else None}
-        out[f"{method}_rate"] = error_rate(sizes, per_draw)
-    return out
+            **summarise_errors(draws, e["windows"], e["features"])}
 
 
 def slope(ns: list[int], ys: list[float]) -> dict | None:

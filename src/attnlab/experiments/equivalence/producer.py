@@ -22,7 +22,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
-from attnlab.nn.model import SelfAttention
+from attnlab.nn.model import SelfAttention, recording
 
 SETTINGS = {
     "d_model": 128, "n_heads": 4, "batch": 3,
@@ -194,16 +194,12 @@ def causal_alignment(attn: SelfAttention, case: dict) -> dict:
 def leakage(attn: SelfAttention, x: torch.Tensor, cut: int) -> dict:
     """Causal self-attention: weights above the diagonal, and whether changing tokens after `cut`
     moves any output at or before it."""
-    attn.keep_weights = True
-    try:
-        with torch.no_grad():
-            out = attn(x, causal=True)
-            weights = attn.kept["weights"]
-            changed = x.clone()
-            changed[:, cut + 1:] = torch.randn(changed[:, cut + 1:].shape, generator=torch.Generator().manual_seed(7))
-            out2 = attn(changed, causal=True)
-    finally:
-        attn.keep_weights, attn.kept = False, None
+    with torch.no_grad(), recording(attn) as kept:
+        out = attn(x, causal=True)
+        weights = kept()[0]["weights"]
+        changed = x.clone()
+        changed[:, cut + 1:] = torch.randn(changed[:, cut + 1:].shape, generator=torch.Generator().manual_seed(7))
+        out2 = attn(changed, causal=True)
     T = x.size(1)
     above = torch.ones(T, T, dtype=torch.bool).triu(1)
     return {"above_diagonal_weight_max": weights[..., above].abs().max().item(),
@@ -220,10 +216,10 @@ def low_precision(attn: SelfAttention, case: dict) -> list[dict]:
     for name in LOW_PRECISION:
         dtype = getattr(torch, name)
         twin = copy_as(attn, dtype)
-        twin.keep_weights = True
-        with torch.no_grad():
+        with torch.no_grad(), recording(twin) as kept:
             out = twin(case["x"].to(dtype), **case["project"])
-        w, allowed = twin.kept["weights"], twin.kept["allowed"].expand_as(twin.kept["weights"])
+            record = kept()[0]
+        w, allowed = record["weights"], record["allowed"].expand_as(record["weights"])
         if ref is None:
             ref = out.float()
         eps = torch.finfo(dtype).eps

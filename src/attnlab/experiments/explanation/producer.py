@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import math
 import statistics
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import torch
 import torch.nn.functional as F
 
 from attnlab.errors import AttnlabError, Diverged
-from attnlab.nn.model import SelfAttention
+from attnlab.nn.model import SelfAttention, recording, replaced
 from attnlab.stats import bootstrap_se, mean_se
 
 LN2 = math.log(2.0)
@@ -132,12 +132,9 @@ def at(logits: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
 
 def forward(model, attn: SelfAttention, tokens: torch.Tensor, weights=None, keep: bool = False):
     """logits (B, T, V), with `attn` mixing by `weights` (B, H, T, T) if given; and its own weights if keep."""
-    attn.keep_weights, attn.replace = keep, weights
-    try:
+    with replaced(attn, weights), (recording(attn) if keep else nullcontext()) as kept:
         logits, _ = model(tokens)
-        return logits, (attn.kept["weights"] if keep else None)
-    finally:
-        attn.keep_weights, attn.kept, attn.replace = False, None, None
+        return logits, (kept()[0]["weights"] if keep else None)
 
 
 def learned(model, attn, tokens):

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from attnlab import registry
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.experiments.induction.settings import EARLY, LATE, window  # where icl_score reads the loss
-from attnlab.nn.model import SelfAttention
+from attnlab.nn.model import SelfAttention, recording
 from attnlab.stats import bootstrap_se, mean_se
 
 
@@ -129,10 +129,6 @@ def chance_level(tokens: torch.Tensor) -> float:
     return prefix_matching(causal_uniform(tokens.size(0), 1, tokens.size(1)), tokens).item()
 
 
-def attention_layers(model) -> list[SelfAttention]:
-    return [m for m in model.modules() if isinstance(m, SelfAttention)]
-
-
 @torch.no_grad()
 def copying(model) -> torch.Tensor:
     """Copying score of every head -> (n_layers, H), each in [0, 1]; chance is 1 / vocab_size. (0, 0) for a
@@ -194,17 +190,13 @@ def measure(model, tokens: torch.Tensor, se: bool = False) -> dict:
     """
     device = next(model.parameters()).device
     x, y = tokens[:, :-1].to(device), tokens[:, 1:].to(device)  # (B, T) each
-    layers = attention_layers(model)
     was_training = model.training
     model.eval()
-    for m in layers:
-        m.keep_weights = True
     try:
-        logits, _ = model(x)  # (B, T, V)
-        kept = [m.kept["weights"].float() for m in layers]  # (B, H, T, T) each
+        with recording(model) as records:
+            logits, _ = model(x)  # (B, T, V)
+            kept = [r["weights"].float() for r in records()]  # (B, H, T, T) each
     finally:
-        for m in layers:
-            m.keep_weights, m.kept = False, None
         model.train(was_training)
     losses = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten(), reduction="none").view_as(y)  # (B, T)
     prefix = [prefix_matching(w, x).tolist() for w in kept]

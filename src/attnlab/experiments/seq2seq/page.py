@@ -462,7 +462,8 @@ def encoder(site, _=None) -> str:
 def wirings(site, _=None) -> str:
     """S1's wirings as its result ran them (before it has run, as the profile sets them): which variant is in
     which, and whether Luong's feeds its input. A result from before the two wirings ran every score in Luong's."""
-    wiring_of = registry.settings_of(registry.get(NAME)).WIRINGS
+    from attnlab.nn.spec import WIRINGS as wiring_of
+
     r = site.res.result(NAME)
     s = site.config[NAME] if r is None else r["settings"]
     variants = s["variants"]

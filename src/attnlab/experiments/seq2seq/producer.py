@@ -35,9 +35,9 @@ import torch
 import torch.nn as nn
 
 from attnlab.errors import AttnlabError, diverged_record, is_diverged
-from attnlab.experiments.seq2seq.settings import PATH_KINDS, TASKS, WIRINGS, check_section
+from attnlab.experiments.seq2seq.settings import PATH_KINDS, TASKS, check_section
 from attnlab.nn.model import SelfAttention
-from attnlab.nn.seq2seq import Seq2Seq, Seq2SeqSpec, greedy
+from attnlab.nn.seq2seq import WIRINGS, Seq2Seq, Seq2SeqSpec, greedy
 
 ACCURACIES = ("token_accuracy", "sequence_accuracy", "teacher_forced_accuracy")
 
@@ -276,7 +276,7 @@ def run(cfg: dict, out_dir, *, progress: bool = False) -> dict:
     out_dir/<task>-S<len>-<variant>-seed<k>/ (a killed run resumes from its checkpoint), and measure it.
 
     Seeds are the profile's (cfg["seeds"]; cfg["seed"] alone is one); each (task, length, seed) has its own training and held-out rows, shared
-    by every variant. -> {"settings", "wirings" (each variant's: attnlab.experiments.seq2seq.settings.WIRINGS), "chance",
+    by every variant. -> {"settings", "wirings" (each variant's: attnlab.nn.seq2seq.WIRINGS), "chance",
     "runs", "summary", "contrasts", "gradient_path", "gradient", "attention_map"}.
     """
     from attnlab.train import finished, train

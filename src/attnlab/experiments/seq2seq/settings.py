@@ -4,6 +4,7 @@ from __future__ import annotations
 import yaml
 
 from attnlab.errors import AttnlabError
+from attnlab.nn.spec import CELLS, VARIANTS
 
 
 SCHEMA = yaml.safe_load(r"""
@@ -71,9 +72,6 @@ properties:
 DEFAULTS = {}
 
 TASKS = ("copy", "reverse")
-CELLS = ("gru", "lstm")
-VARIANTS = ("none", "bahdanau", "dot", "general", "concat")  # none: the fixed-vector bottleneck
-WIRINGS = {"none": None, "bahdanau": "bahdanau", "dot": "luong", "general": "luong", "concat": "luong"}
 PATH_KINDS = ("rnn", "lstm", "attention")  # what the gradient path runs through
 
 

@@ -5,8 +5,9 @@ import yaml
 
 from attnlab.report.format import diverged_note
 from attnlab.report.readings import count
-from attnlab.report.viewer_widget import drawable, viewer_html
 from attnlab.report.context import experiment_page
+from attnlab.maps import drawable
+from attnlab.report.viewer_widget import viewer_html
 
 NAME = "viewer"
 

@@ -6,7 +6,7 @@ validation split. For S9's sentences the viewer can also show the adversarial at
 map with the scored position's row replaced, head by head, by the adversary's.
 
 Output (results/<profile>/viewer/result.json): the viewer's data ({"examples": [...]}, checked by
-attnlab.report.viewer_widget.check_data; a model whose run diverged has its Diverged record in place of its maps),
+attnlab.maps.check_data; a model whose run diverged has its Diverged record in place of its maps),
 settings, provenance.
 """
 from __future__ import annotations
@@ -116,7 +116,7 @@ def shakespeare_examples(cfg: dict, results: Path, data_dir: Path, runs: list[st
 
 
 def main(cfg: dict, out_path, data_dir) -> dict:
-    from attnlab.report.viewer_widget import check_data, drawable
+    from attnlab.maps import check_data, drawable
 
     out_path = Path(out_path)
     results = out_path.parent.parent
