@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from attnlab import registry
+from attnlab import config, registry
 from attnlab.bench.cost import draw_errors, summaries
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.experiments.probes import summarise
@@ -117,7 +117,7 @@ def main(cfg: dict, out_path, data_dir) -> dict:
 
     out_path, device = Path(out_path), job_device(cfg)
     runs = registry.get(NAME).needed_runs  # at every seed
-    seeds = cfg.get("seeds") or [cfg["seed"]]
+    seeds = config.seeds(cfg)
 
     def run():
         tokens = load_tokens(data_dir, "val")

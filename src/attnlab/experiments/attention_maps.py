@@ -65,7 +65,7 @@ def winograd_examples(cfg: dict, results: Path) -> list[dict]:
         ids = [index[t] for t in words]
         out.append({"id": f"winograd-{adj}", "label": f"Winograd: … too {adj} , so the [{ref}]", "tokens": words,
                     "models": maps_of(models, ids)})
-    explained = json.loads((results / "explanation" / "result.json").read_text())
+    explained = json.loads((results / registry.get("explanation").result).read_text())
     if is_diverged(explained):  # the model S9 explains diverged: it has no sentences to show
         return out
     studied = f"E8 {explained['settings']['model'].replace('_', ' ')}"

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 import torch
 import torch.nn.functional as F
 
+from attnlab import layout
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.nn.model import SelfAttention
 from attnlab.stats import bootstrap_se, mean_se
@@ -553,7 +554,7 @@ def main(cfg: dict, out_path) -> dict:
         other, other_diverged = None, None
         try:
             other, _ = wg.train_model({**cfg, "seed": cfg["seed"] + 1}, w, "closed", s["model"], data, test, vocab,
-                                      out_path.parent / f"seed{cfg['seed'] + 1}")
+                                      layout.seed_dir(out_path.parent, cfg["seed"] + 1, first=cfg["seed"]))
         except Diverged as err:
             print(f"  the second seed's model: {err}", flush=True)
             other_diverged = err.record

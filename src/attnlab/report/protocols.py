@@ -19,6 +19,7 @@ from functools import lru_cache
 import pandas as pd
 
 from attnlab import registry
+from attnlab.config import seeds as profile_seeds
 from attnlab.runs import entries, find_run, spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.settings.induction import EARLY, LATE, window
@@ -126,8 +127,8 @@ def described(spec: ModelSpec) -> str:
 
 def seeds(site, _=None) -> str:
     """The profile's seeds (a version from before the list: its one seed)."""
-    listed = site.config.get("seeds") or [site.config.get("seed")]
-    return f"seed{'s' if len(listed) > 1 else ''} {shown(listed)}"
+    listed = profile_seeds(site.config)
+    return f"{'seeds' if len(listed) > 1 else 'seed'} {shown(listed)}"
 
 
 def next_seed(site, _=None) -> str:

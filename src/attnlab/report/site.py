@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab import registry
-from attnlab.config import digest
+from attnlab import layout, registry
+from attnlab.config import digest, seeds as profile_seeds
 from attnlab.report.budget import largest, sentence
 from attnlab.report.claims import Registry, accepts, describe, distance, passes
 from attnlab.report import charts, protocols
@@ -153,7 +153,6 @@ class Site:
     def seeds_of(self, version: str) -> int | None:
         """How many seeds a published version's verdicts rest on: the seeds its training runs' files are at, with
         those pooled with it (its config.yaml's list where it holds no training run)."""
-        from attnlab.plan import seeds
         from attnlab.versions import settings_of
 
         folder = self.versions_root / "results" / version
@@ -161,7 +160,7 @@ class Site:
         held = seed_folders(res)
         if held:
             return len(held)
-        return len(seeds(settings_of(folder / "config.yaml"))) if (folder / "config.yaml").is_file() else None
+        return len(profile_seeds(settings_of(folder / "config.yaml"))) if (folder / "config.yaml").is_file() else None
 
     def held_seeds(self) -> list[int]:
         """The seeds these results' run files are at (training runs' seed folders, results holding values per
@@ -172,7 +171,7 @@ class Site:
     def seeds(self) -> list:
         """The seeds these results were trained at, from the run files present; the profile's list where no run
         file is at a seed."""
-        return self.held_seeds() or list(self.config.get("seeds") or [self.config.get("seed")])
+        return self.held_seeds() or profile_seeds(self.config)
 
     def stamp(self, page: str) -> str:
         """The line atop every page: which results these are (version and commit, whether it is the version of
@@ -223,9 +222,8 @@ class Site:
         return code(commands)
 
     def run_target(self, experiment: str, runs: list[str]) -> str:
-        """The metrics files of training runs at every seed of the profile, as a Snakemake target (bash braces)."""
-        seeds = self.config.get("seeds") or [self.config.get("seed")]
-        return f"{experiment}/{braces(runs)}/seed{braces(seeds)}/metrics.json"
+        """The run files of training runs at every seed of the profile, as a Snakemake target (bash braces)."""
+        return layout.run_file(experiment, braces(runs), braces(profile_seeds(self.config)))
 
     def page_verdicts(self, page: str | None) -> list[Verdict]:
         return [v for v in self.verdicts if page is None or v.claim.experiment == page]
@@ -252,7 +250,7 @@ class Site:
 
         e = registry.get(name)
         if e.trains:
-            return not_run(f"{self.rdir}/{name}/*/seed*/metrics.json", command=self.snakemake("claims.csv", gpu=True))
+            return not_run(f"{self.rdir}/{layout.run_file(name, '*', '*')}", command=self.snakemake("claims.csv", gpu=True))
         return not_run(f"{self.rdir}/{e.result}", command=self.snakemake(e.result, gpu=e.gpu, cores=1))
 
     # ------------------------------------------------------------ shared blocks
@@ -293,7 +291,7 @@ class Site:
         data, model, train = (cfg.get(k) or {} for k in ("data", "model", "train"))
         settings = pd.DataFrame([
             ("profile", self.profile), ("profile digest", digest(cfg)),
-            ("seeds", seeds_setting(cfg.get("seeds") or [cfg.get("seed")], self.seeds())),
+            ("seeds", seeds_setting(profile_seeds(cfg), self.seeds())),
             ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
             ("d_model", model.get("d_model")), ("context", model.get("context")),
             ("steps", train.get("steps")), ("batch", train.get("batch_size")),
@@ -492,7 +490,7 @@ def why_not(v: Verdict) -> str:
 def seed_folders(res: Results) -> list[int]:
     """The seeds a results' training runs have seed<k>/ folders at (a version from before seeds kept one folder
     a run, its seed in the provenance: none)."""
-    return sorted({s for paths in res.seed_paths.values() for s, p in paths.items() if Path(p).parent.name == f"seed{s}"})
+    return sorted({s for paths in res.seed_paths.values() for s, p in paths.items() if layout.seed_of(p) is not None})
 
 
 def seeds_setting(listed: list, held: list) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from attnlab import layout
 from attnlab.report.results import Results, diverged
 
 # The ladder, bottom to top. Each rung adds one piece to the one before it;
@@ -62,11 +63,11 @@ def ladder_table(res: Results, reference: dict | None = None) -> pd.DataFrame:
 
 
 def per_seed_csv(res: Results, run: str, file: str) -> pd.DataFrame:
-    """A run's `file` (curve.csv, probes.csv) at every seed it was trained at, with a `seed` column (empty if none):
+    """A run's `file` (layout.CURVE, layout.PROBES) at every seed it was trained at, with a `seed` column (empty if none):
     a chart drawn from one seed would show one draw of the noise as if it were the result."""
-    frames = [pd.read_csv(res.root / rel.replace("metrics.json", file)).assign(seed=seed)
+    frames = [pd.read_csv(res.root / layout.sibling(rel, file)).assign(seed=seed)
               for seed, rel in sorted(res.seed_paths.get(run, {}).items())
-              if (res.root / rel.replace("metrics.json", file)).is_file()]
+              if (res.root / layout.sibling(rel, file)).is_file()]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -120,5 +121,5 @@ def ladder_csv(res: Results, reference: dict | None = None) -> pd.DataFrame:
         table.insert(table.columns.get_loc(measure) + 1, f"{measure}_sd", [sp.sd if sp else None for sp in column])
     for measure, column in spreads.items():
         for seed in seeds:
-            table[f"{measure}_seed{seed}"] = [sp.by_seed.get(seed) if sp else None for sp in column]
+            table[f"{measure}_{layout.seed_folder(seed)}"] = [sp.by_seed.get(seed) if sp else None for sp in column]
     return table

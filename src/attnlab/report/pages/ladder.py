@@ -75,7 +75,7 @@ def eval_windows(site, row: str) -> int | None:
 
 def last_evals(site) -> pd.DataFrame:
     """Per rung and seed, from the run files: the curve's last in-training validation loss (its step, the tokens it
-    scored: the split's first eval_windows windows) beside metrics.json's final one (the whole split)."""
+    scored: the split's first eval_windows windows) beside the run file's final one (the whole split)."""
     res, recs = site.res, []
     for row in tables.row_order(res.experiment(NAME)):
         curves, windows = tables.per_seed_csv(res, row, "curve.csv"), eval_windows(site, row)
