@@ -1,6 +1,7 @@
 """attnlab.layout: the one module that spells a run file's path, and reads one back."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -105,3 +106,39 @@ def test_a_jobs_settings_with_one_seed_have_that_one():
     assert seeds({"profile": "smoke", "seeds": [1, 2], "ladder": {"seeds": [1, 2, 3]}}, "ladder") == [1, 2, 3]
     with pytest.raises(Exception, match="no seeds"):
         seeds({"profile": "smoke"})
+
+
+def test_every_committed_versions_profile_resolves_to_its_seeds():
+    """A version's config.yaml is read back as a profile is: one written before the list (`seed: 1337` alone)
+    has that one seed; one with the list, the list."""
+    import yaml
+
+    from attnlab.versions import settings_of
+
+    versions = sorted((REPO / "results").glob("*/config.yaml"))
+    assert any("seeds" not in yaml.safe_load(p.read_text()) for p in versions)  # an old one is among them
+    for path in versions:
+        doc = yaml.safe_load(path.read_text())
+        cfg = settings_of(path)
+        assert seeds(cfg) == cfg["seeds"] == (doc.get("seeds") or [doc["seed"]]) and cfg["seed"] == cfg["seeds"][0]
+
+
+def test_a_training_jobs_settings_are_checked_once_on_the_way_to_train(monkeypatch):
+    """The job's settings are validated where the job reads them (config.load_settings), once for its run; reading
+    its train settings afterwards merges them and checks nothing again."""
+    from attnlab import runs
+    from attnlab.config import load_settings
+
+    cfg = validate(chosen({"profile": "smoke"}, []))
+    job = next(j for j in plan(cfg) if j.run == "S6-gqa-up")  # up-trained: its settings hold two runs
+    checked = []
+    validator = runs._train_validator()
+    monkeypatch.setattr(runs, "_train_validator", lambda: checked.append(1) or validator)
+    settings = load_settings(job.settings)
+    assert len(checked) == 2  # the run and the run it starts from, each once
+    runs.train_settings(settings, job.run)
+    assert len(checked) == 2
+    broken = {**settings, "train": {**settings["train"], "lr": "fast"}}
+    assert runs.train_settings(broken, job.run)["lr"] == "fast"  # a merge: validate() is what refuses it
+    with pytest.raises(Exception, match="config error at 'train.lr'"):
+        load_settings(json.dumps(broken))

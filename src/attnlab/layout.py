@@ -2,6 +2,7 @@
 
     data/stats.json                          the data experiment's (with its token files beside it)
     <experiment>/result.json                 an analysis's or a benchmark's
+    <experiment>/<model>/                    a model an analysis trains, at its first seed
     <experiment>/seed<k>/                    an analysis's own work at a seed after its first (the first's is
                                              beside its result)
     <experiment>/<run>/seed<k>/metrics.json  a training run's at one seed, with curve.csv, probes.csv, ckpt.pt
@@ -66,6 +67,16 @@ def seed_dir(folder: Path, seed: int, first: int) -> Path:
     """Where an analysis whose result is in `folder` keeps its own work (a model it trains) at `seed`: beside
     the result at its first seed, in a seed<k> folder at every other."""
     return folder if seed == first else folder / seed_folder(seed)
+
+
+def results_of(result: Path) -> Path:
+    """The results/<profile>/ folder an analysis's result file is in (where the runs it reads are)."""
+    return Path(result).parents[1]
+
+
+def model_dir(experiment: str, model: str) -> str:
+    """A model an analysis trains and keeps beside its result (at its first seed) for others to read."""
+    return f"{experiment}/{model}"
 
 
 def seeded(name: str, seed: int) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from attnlab import config, registry
+from attnlab import config, layout, registry
 from attnlab.bench.cost import draw_errors, summaries
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.experiments.probes import summarise
@@ -121,7 +121,7 @@ def main(cfg: dict, out_path, data_dir) -> dict:
 
     def run():
         tokens = load_tokens(data_dir, "val")
-        by_seed = {str(seed): {r.partition(".")[2]: at_seed(cfg, out_path.parent.parent, tokens, r, seed)
+        by_seed = {str(seed): {r.partition(".")[2]: at_seed(cfg, layout.results_of(out_path), tokens, r, seed)
                                for r in runs} for seed in seeds}
         return {**by_seed[str(seeds[0])], "by_seed": by_seed, "seeds": seeds, "settings": cfg[NAME],
                 "method": ("relative error ||approx - exact|| / ||exact|| of the causal attention outputs of every "

@@ -547,7 +547,7 @@ def main(cfg: dict, out_path) -> dict:
         data, test = wg.encode(w, trained, vocab), wg.encode(w, held, vocab)
         studied = f"E8 closed version, {s['model'].replace('_', ' ')}"
         try:
-            model = finished(out_path.parent.parent / "winograd" / f"closed-{s['model']}")
+            model = finished(layout.results_of(out_path) / layout.model_dir("winograd", f"closed-{s['model']}"))
         except Diverged as err:
             print(f"  {err}: nothing to explain", flush=True)
             return {**err.record, "model": studied, "settings": s}

@@ -450,7 +450,7 @@ def main(cfg: dict, out_path, data_dir) -> dict:
         seeds = [cfg["seed"], *(seed for seed in config.seeds(cfg) if seed != cfg["seed"])]
         folder = {seed: layout.seed_dir(out_path.parent, seed, first=cfg["seed"]) for seed in seeds}
         controls = {seed: control(cfg, folder[seed], seed) for seed in seeds}
-        texts = {seed: on_text({**cfg, "seed": seed}, out_path.parent.parent, data_dir, runs) for seed in seeds}
+        texts = {seed: on_text({**cfg, "seed": seed}, layout.results_of(out_path), data_dir, runs) for seed in seeds}
         return {**across_seeds(controls, texts), "settings": cfg["induction"], "icl_positions": [EARLY, LATE]}
 
     return provenance.measured(cfg, out_path, run, device=device)
