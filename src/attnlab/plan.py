@@ -69,7 +69,8 @@ def needed(cfg: dict, e: registry.Experiment) -> list[str]:
         name, _, run = need.partition(".")
         other = registry.get(name)
         if other.trains:
-            out += [layout.run_dir(name, r, seed) for r in ([run] if run else list(entries(cfg.get(name)))) for seed in at]
+            runs = [run] if run else list(entries(cfg.get(name)))
+            out += [layout.run_dir(name, r, seed) for r in runs for seed in at]
         else:
             out.append(job_name(other))
     return out

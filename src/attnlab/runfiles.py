@@ -56,8 +56,8 @@ def read_run_file(path: str | Path) -> dict:
 
 
 def read_metrics(path: str | Path) -> dict:
-    """A training run's run file (layout.METRICS): a run file with the spec, status and steps of the run, and each field the
-    claims read (METRIC_FIELDS) of its kind where it is there."""
+    """A training run's run file (layout.METRICS): a run file with the spec, status and steps of the run, and each
+    field the claims read (METRIC_FIELDS) of its kind where it is there."""
     m = read_run_file(path)
     if not (isinstance(m.get("spec"), dict) and isinstance(m.get("status"), str) and _count(m.get("steps"))):
         raise AttnlabError(f"run file {path} lacks a training run's spec, status or steps: "
@@ -115,8 +115,8 @@ def check_probes(path: Path, metrics: dict) -> None:
     want, got = [first.get("step"), last.get("step")], [steps[0], steps[-1]] if steps else [None, None]
     if got != want:
         raise AttnlabError(f"{path} runs from step {rows[0]['step'] if rows else None} to "
-                           f"{rows[-1]['step'] if rows else None}, but its {layout.METRICS} says the probes ran from step "
-                           f"{want[0]} to {want[1]}: it is cut or garbled")
+                           f"{rows[-1]['step'] if rows else None}, but its {layout.METRICS} says the probes ran from "
+                           f"step {want[0]} to {want[1]}: it is cut or garbled")
 
 
 def check_claims(path: Path, ids: Sequence[str] | None = None) -> None:

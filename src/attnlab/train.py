@@ -328,7 +328,8 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
                "steps": step, "val_loss": None, "val_ppl": None, "train_loss": None, "train_ppl": None,
                "tokens_per_second": round(step * B * T / train_seconds, 1) if train_seconds else None,
                **({"compile_seconds": compile_seconds} if fast["compile"] else {}),
-               "resumed_from_step": resumed_from, "run_id": run_id, "init_from": None if init is None else layout.parse(init[0]).source(),
+               "resumed_from_step": resumed_from, "run_id": run_id,
+               "init_from": None if init is None else layout.parse(init[0]).source(),
                "probes_first": probe_rows[0] if probe_rows else None,  # the full series is in the probes file
                "probes_last": probe_rows[-1] if probe_rows else None}
     if status == "ok":

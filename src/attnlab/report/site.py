@@ -250,7 +250,8 @@ class Site:
 
         e = registry.get(name)
         if e.trains:
-            return not_run(f"{self.rdir}/{layout.run_file(name, '*', '*')}", command=self.snakemake("claims.csv", gpu=True))
+            return not_run(f"{self.rdir}/{layout.run_file(name, '*', '*')}",
+                           command=self.snakemake("claims.csv", gpu=True))
         return not_run(f"{self.rdir}/{e.result}", command=self.snakemake(e.result, gpu=e.gpu, cores=1))
 
     # ------------------------------------------------------------ shared blocks

@@ -63,8 +63,8 @@ def ladder_table(res: Results, reference: dict | None = None) -> pd.DataFrame:
 
 
 def per_seed_csv(res: Results, run: str, file: str) -> pd.DataFrame:
-    """A run's `file` (layout.CURVE, layout.PROBES) at every seed it was trained at, with a `seed` column (empty if none):
-    a chart drawn from one seed would show one draw of the noise as if it were the result."""
+    """A run's `file` (layout.CURVE, layout.PROBES) at every seed it was trained at, with a `seed` column (empty if
+    none): a chart drawn from one seed would show one draw of the noise as if it were the result."""
     frames = [pd.read_csv(res.root / layout.sibling(rel, file)).assign(seed=seed)
               for seed, rel in sorted(res.seed_paths.get(run, {}).items())
               if (res.root / layout.sibling(rel, file)).is_file()]

@@ -330,7 +330,8 @@ def gradient_seeds(r: dict) -> str:
     values = [row["grad"] for row in r["gradient_path"] if row["kind"] == kind and row["T"] == g["T_short"]]
     mean = summary_over_seeds(g["grad_short"], values) if values else None
     seeds = len({row["seed"] for row in r["gradient_path"] if row["kind"] == kind})
-    text = f"each norm the {mean or 'summary this version recorded'} over the {seeds} {'seeds' if seeds != 1 else 'seed'}"
+    text = (f"each norm the {mean or 'summary this version recorded'} over the {seeds} "
+            f"{'seeds' if seeds != 1 else 'seed'}")
     if mean == "geometric mean" and "seeds" in g:
         return text + " (the chart's lines)"
     return (text + f" of the chart's points (its count of seeds: {recorded(g, 'seeds')}; the chart's lines draw "
