@@ -3,6 +3,7 @@
     data/stats.json                          the data experiment's (with its token files beside it)
     <experiment>/result.json                 an analysis's or a benchmark's
     <experiment>/<model>/                    a model an analysis trains, at its first seed
+    <experiment>/<model>-seed<k>/            or at every seed, named with it (seeded)
     <experiment>/seed<k>/                    an analysis's own work at a seed after its first (the first's is
                                              beside its result)
     <experiment>/<run>/seed<k>/metrics.json  a training run's at one seed, with curve.csv, probes.csv, ckpt.pt
