@@ -51,11 +51,12 @@ def test_starts_from_names_each_seeds_own_checkpoint_or_lists_them():
     """The runs table's "starts from": one seed's checkpoint is never shown as every seed's."""
     from attnlab.experiments.grouping.page import start_of
 
-    path = "grouping/S6-mha/seed{}/ckpt.pt".format
-    assert start_of({1337: None, 1338: None}) == "fresh"
-    assert start_of({1337: path(1337), 1338: path(1338)}) == "S6-mha, at the same seed"
-    assert start_of({1337: path(1337)}) == "S6-mha (seed 1337)"
+    path = "grouping/S6-mha/seed{}/ckpt.pt".format  # as versions published before {run, seed} recorded it
+    for at in (path, lambda seed: {"run": "S6-mha", "seed": seed}):
+        assert start_of({1337: None, 1338: None}) == "fresh"
+        assert start_of({1337: at(1337), 1338: at(1338)}) == "S6-mha, at the same seed"
+        assert start_of({1337: at(1337)}) == "S6-mha (seed 1337)"
+        crossed = start_of({1337: at(1337), 1338: at(1337)})
+        assert crossed == "seed 1337: S6-mha at seed 1337; seed 1338: S6-mha at seed 1337"
+        assert start_of({1337: at(1337), 1338: None}) == "seed 1337: S6-mha at seed 1337; seed 1338: fresh"
     assert start_of({None: "grouping/S6-mha/ckpt.pt"}) == start_of({None: "S6-mha"}) == "S6-mha"
-    crossed = start_of({1337: path(1337), 1338: path(1337)})
-    assert crossed == f"seed 1337: {path(1337)}; seed 1338: {path(1337)}"
-    assert start_of({1337: path(1337), 1338: None}) == f"seed 1337: {path(1337)}; seed 1338: fresh"

@@ -12,30 +12,47 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnlab import runner
+from attnlab import registry, runner
 from attnlab.check import check, check_results
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
+from attnlab.plan import plan, run_seeds
+from attnlab.runs import runs
 from attnlab.versions import expected
 from helpers import REPO, alive, children, kill_while_training, wait_for
 
 
 def test_the_plan_is_the_dag_in_an_order_it_can_run():
     cfg = validate(chosen({"profile": "quick"}, []))
-    plan = runner.jobs(cfg, REPO / "results" / "quick", threads=1)
-    names = [j.name for j in plan]
+    jobs = runner.jobs(cfg, REPO / "results" / "quick", threads=1)
+    names = [j.name for j in jobs]
     position = {n: i for i, n in enumerate(names)}
-    outputs = {str(j.output.relative_to(REPO / "results" / "quick")) for j in plan}
+    outputs = {str(j.output.relative_to(REPO / "results" / "quick")) for j in jobs}
     assert outputs == {f for f in expected(cfg) if f.endswith(".json")} | {"data/stats.json"}  # every run file, once
-    assert len(names) == len(set(names)) == 1 + 39 * 3 + 14  # 37 training runs at 3 seeds, 14 other jobs
-    for job in plan:
+    assert names == [j.name for j in plan(cfg)] and len(names) == len(set(names)) == planned_jobs(cfg)
+    for job in jobs:
         assert all(position[n] < position[job.name] for n in job.needs), job.name  # what it needs comes first
-    up = next(j for j in plan if j.name == "grouping/S6-gqa-up/seed1338")
+    up = next(j for j in jobs if j.name == "grouping/S6-gqa-up/seed1338")
     assert "grouping/S6-mha/seed1338" in up.needs  # up-trained from the same seed
-    assert set(next(j for j in plan if j.name == "induction").needs) == {  # L9 and B2 at every seed
+    assert set(next(j for j in jobs if j.name == "induction").needs) == {  # L9 and B2 at every seed
         "prepare_data", *(f"ladder/{run}/seed{seed}" for run in ("L9", "B2") for seed in (1337, 1338, 1339))}
-    assert set(next(j for j in plan if j.name == "approximation").needs) == {  # L9 at every seed
+    assert set(next(j for j in jobs if j.name == "approximation").needs) == {  # L9 at every seed
         "prepare_data", "ladder/L9/seed1337", "ladder/L9/seed1338", "ladder/L9/seed1339"}
+
+
+def planned_jobs(cfg: dict) -> int:
+    """The jobs of a whole run of `cfg`, counted from the registry and the plan's seeds: one per training run and
+    seed it is trained at, one per experiment that trains nothing (the data's included)."""
+    trained = sum(len(run_seeds(cfg, registry.get(experiment), run)) for experiment, run in runs(cfg))
+    return trained + len(registry.experiments(trains=False))
+
+
+def test_the_job_count_follows_the_profile():
+    """Derived, not typed: one more seed adds a job per training run (and only those)."""
+    cfg = validate(chosen({"profile": "quick"}, []))
+    more = validate(chosen({"profile": "quick", "seeds": [*cfg["seeds"], 7]}, []))
+    assert planned_jobs(more) - planned_jobs(cfg) == len(runs(cfg)) > 0
+    assert len(plan(more)) == planned_jobs(more)
 
 
 def test_some_experiments_alone_run_with_every_job_they_need():

@@ -133,9 +133,9 @@ SLURM = ["--profile", "profiles/slurm", "--configfile", "config/smoke.yaml", "--
 
 
 def targets(work: Path) -> list[str]:
-    """What goes through SLURM: the smoke profile's ladder (its data job and 10 training jobs, about 2 min), or
-    with ATTNLAB_SLURM_WHOLE=1 the whole smoke DAG, site included (47 jobs, about 7 min on 2 cores: each job
-    starts Snakemake twice, for the batch job and for its step)."""
+    """What goes through SLURM: the smoke profile's ladder (its data job and a training job per row, about 2 min),
+    or with ATTNLAB_SLURM_WHOLE=1 the whole smoke DAG, site included (every job of its plan, about 7 min on 2
+    cores: each job starts Snakemake twice, for the batch job and for its step)."""
     if os.environ.get("ATTNLAB_SLURM_WHOLE") == "1":
         return []
     ladder = resolve(yaml.safe_load((work / "config" / "smoke.yaml").read_text()))["ladder"]

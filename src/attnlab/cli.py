@@ -74,8 +74,8 @@ def cmd_train(a):
     from attnlab.runs import spec_from_config
     from attnlab.train import initial_weights, not_started, train
 
-    cfg = settings(a)
-    spec = spec_from_config(cfg, a.run)  # fails on a bad spec before any data is read
+    cfg = settings(a)  # the job's settings, checked once (config.validate), before any data is read
+    spec = spec_from_config(cfg, a.run)
     experiment, run = find_run(cfg, a.run)
     run_cfg = {**cfg, "train": train_settings(cfg, a.run)}
     train_tokens, val_tokens = load_tokens(Path(a.data), "train"), load_tokens(Path(a.data), "val")
@@ -101,11 +101,12 @@ def cmd_claims(a):
 
 
 def cmd_second_look(a):
+    from attnlab.config import seeds as profile_seeds
     from attnlab.report.build import context
     from attnlab.report.second_look import as_yaml, second_look
 
     site = context(Path(a.results), claims_folder(a))
-    seeds, not_taken = second_look(site.verdicts, [s for s in site.config.get("seeds") or [] if s is not None])
+    seeds, not_taken = second_look(site.verdicts, profile_seeds(site.config))
     print(f"# the second look of {a.results}'s first-look verdicts: add to config/{site.profile}.yaml")
     print(as_yaml(seeds) or "# no claim is inconclusive with a settle count seeds could reach", end="")
     for cid, why in not_taken.items():

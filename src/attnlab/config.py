@@ -17,8 +17,8 @@ from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
 from attnlab import registry
 from attnlab.registry import ROOT, settings_of, training
-from attnlab.runs import LIKE, OWN_SEEDS, common_schema, entries, own_seeds, owner, runs, schema_error, setting_path, \
-    spec_from_config, spec_path, train_settings
+from attnlab.runs import LIKE, OWN_SEEDS, check_train_settings, common_schema, entries, own_seeds, owner, runs, \
+    schema_error, setting_path, spec_from_config, spec_path, train_settings
 
 BASE = ROOT / "config" / "base.yaml"  # what every experiment shares; a profile is laid over it
 
@@ -97,6 +97,20 @@ def validate(cfg: dict, partial: bool = False) -> dict:
     return cfg
 
 
+def seeds(cfg: dict, experiment: str | None = None) -> list[int]:
+    """The seeds of a profile or of one job's settings, as resolve() and validate() normalised them: `experiment`'s
+    own where its section sets them, else the profile's list, else (a job's settings that carry one seed: a
+    training run's, or a job that reads only `seed`) that one seed. Every reader of the seeds asks here."""
+    own = own_seeds(cfg, experiment) if experiment else None
+    if own:
+        return own
+    if cfg.get("seeds"):
+        return list(cfg["seeds"])
+    if cfg.get("seed") is None:
+        raise AttnlabError(f"settings of profile {cfg.get('profile')!r} name no seeds")
+    return [cfg["seed"]]
+
+
 def _check_own_seeds(cfg: dict) -> None:
     """An experiment's own seeds begin with the profile's (its first look), and an up-trained run's source is
     trained at every seed the run is."""
@@ -143,7 +157,7 @@ def _check_runs(cfg: dict) -> None:
                                f"'{experiment}'; run names must be unique")
         seen[name] = experiment
         spec = spec_from_config(cfg, name)
-        settings = train_settings(cfg, name)
+        settings = check_train_settings(cfg, name)
         for n in settings.get("eval_contexts") or []:
             if spec.position == "learned" and n > spec.positions:
                 raise AttnlabError(f"config error: run '{name}' evaluates windows of {n} tokens but its learned "

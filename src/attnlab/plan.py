@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnlab import registry
-from attnlab.config import job_settings
+from attnlab import layout, registry
+from attnlab.config import job_settings, seeds
 from attnlab.runs import OWN_SEEDS, entries, find_run, own_seeds
 
-PREPARE = "prepare_data"  # the data experiment's job: the corpus's token files, and data/stats.json
+PREPARE = "prepare_data"  # the data experiment's job: the corpus's token files, and their stats (layout.STATS)
 
 
 @dataclass(frozen=True)
@@ -34,13 +34,7 @@ class Job:
         return self.files[0]
 
 
-def seeds(cfg: dict, experiment: str | None = None) -> list[int | None]:
-    """The seeds a profile trains every run at ([None] for the settings of a version from before seeds), or
-    `experiment`'s own where its section sets them."""
-    return (own_seeds(cfg, experiment) if experiment else None) or list(cfg.get("seeds") or [None])
-
-
-def run_seeds(cfg: dict, e: registry.Experiment, run: str) -> list[int | None]:
+def run_seeds(cfg: dict, e: registry.Experiment, run: str) -> list[int]:
     """The seeds a training run is trained at: its experiment's, and those of every analysis that reads it at
     every seed (`every_seed`) with seeds of its own."""
     at = seeds(cfg, e.name)
@@ -60,12 +54,6 @@ def as_read_by(cfg: dict, e: registry.Experiment) -> dict:
     return {**out, "seeds": own} if own else out
 
 
-def run_dir(experiment: str, run: str, seed: int | None) -> str:
-    """A training run's folder (and job name) at one seed; seed None: a version from before seeds kept its
-    files in the run's folder."""
-    return registry.get(experiment).run_dir(run, seed) if seed is not None else f"{experiment}/{run}"
-
-
 def job_name(e: registry.Experiment) -> str:
     """The job of an experiment that trains nothing."""
     return PREPARE if e.kind == "data" else e.name
@@ -75,13 +63,14 @@ def needed(cfg: dict, e: registry.Experiment) -> list[str]:
     """The jobs whose work `e` reads (its registry `needs`): a training run at the first seed, or at every seed
     of the profile for an experiment that reads them all (`every_seed`; the checkpoint is written with the
     metrics), every run of a training experiment, or another experiment's result."""
-    at = seeds(cfg, e.name) if e.every_seed else [cfg.get("seed")]
+    at = seeds(cfg, e.name) if e.every_seed else seeds(cfg)[:1]
     out = []
     for need in e.needs:
         name, _, run = need.partition(".")
         other = registry.get(name)
         if other.trains:
-            out += [run_dir(name, r, seed) for r in ([run] if run else list(entries(cfg.get(name)))) for seed in at]
+            runs = [run] if run else list(entries(cfg.get(name)))
+            out += [layout.run_dir(name, r, seed) for r in runs for seed in at]
         else:
             out.append(job_name(other))
     return out
@@ -96,10 +85,10 @@ def training(cfg: dict, e: registry.Experiment) -> list[Job]:
         owner = find_run(cfg, source)[0] if source else None
         reads = ("device", "data", "model", "train", f"{e.name}.{run}", *([f"{owner}.{source}"] if source else ()))
         for seed in run_seeds(cfg, e, run):
-            folder = run_dir(e.name, run, seed)
-            out.append(Job(folder, e.name, e.kind, (f"{folder}/metrics.json", f"{folder}/curve.csv"), reads,
+            files = tuple(layout.run_file(e.name, run, seed, name) for name in (layout.METRICS, layout.CURVE))
+            out.append(Job(layout.run_dir(e.name, run, seed), e.name, e.kind, files, reads,
                            job_settings(cfg, *reads, seed=seed),
-                           (PREPARE, *([run_dir(owner, source, seed)] if source else ())), run, seed,
+                           (PREPARE, *([layout.run_dir(owner, source, seed)] if source else ())), run, seed,
                            data=True, gpu=True))
     return out
 

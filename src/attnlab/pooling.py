@@ -55,7 +55,7 @@ class Pool:
         members = self.members.get(experiment) or []
         if len(members) < 2:
             return ""
-        named = ", ".join(f"{v} (seed{'s' if len(s) > 1 else ''} {', '.join(map(str, s))})" for v, s in members)
+        named = ", ".join(f"{v} ({'seeds' if len(s) > 1 else 'seed'} {', '.join(map(str, s))})" for v, s in members)
         return f"pooled over {len(members)} versions: {named}"
 
 

@@ -14,6 +14,7 @@ from types import ModuleType
 import jsonschema
 import yaml
 
+from attnlab import layout
 from attnlab.errors import AttnlabError
 
 PACKAGE = Path(__file__).resolve().parent
@@ -86,11 +87,11 @@ class Experiment:
     @property
     def result(self) -> str | None:
         """Its one run file relative to results/<profile>/ (None for training: one per run)."""
-        return None if self.trains else "data/stats.json" if self.kind == "data" else f"{self.name}/result.json"
+        return layout.result(self.name, self.kind)
 
     def run_dir(self, run: str, seed: int) -> str:
         """A training run's folder at one seed, relative to results/<profile>/."""
-        return f"{self.name}/{run}/seed{seed}"
+        return layout.run_dir(self.name, run, seed)
 
 
 def folder_of(name: str) -> Path:

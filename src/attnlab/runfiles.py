@@ -4,10 +4,11 @@ it copies, and a published version is checked with it before its site is built.
 
 What each kind must be:
     *.json       a JSON object that is not empty; a run file also holds its provenance
-    metrics.json a training run's: its spec, status and steps too
-    curve.csv    step, lr, train_loss, val_loss: one row per step its metrics.json counts (and the row of the
-                 step that diverged, where one did), every cell a number or empty
-    probes.csv   a step column, from the first to the last step its metrics.json says the probes ran at
+    a training run's files (their names: attnlab.layout)
+      run file   its spec, status and steps too
+      curve      step, lr, train_loss, val_loss: one row per step its run file counts (and the row of the step
+                 that diverged, where one did), every cell a number or empty
+      probes     a step column, from the first to the last step its run file says the probes ran at
     claims.csv   one row per claim (claim_id, chapter_value, reproduced_value, verdict, note: versions before the
                  interval rule) or one per part of a claim (claim_id, part, ..., verdict, part_verdict: since),
                  each verdict one the verdicts know; complete against the claims registry where publishing asks
@@ -21,6 +22,7 @@ import json
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from attnlab import layout
 from attnlab.errors import AttnlabError
 
 CURVE = ("step", "lr", "train_loss", "val_loss")
@@ -54,12 +56,12 @@ def read_run_file(path: str | Path) -> dict:
 
 
 def read_metrics(path: str | Path) -> dict:
-    """A training run's metrics.json: a run file with the spec, status and steps of the run, and each field the
-    claims read (METRIC_FIELDS) of its kind where it is there."""
+    """A training run's run file (layout.METRICS): a run file with the spec, status and steps of the run, and each
+    field the claims read (METRIC_FIELDS) of its kind where it is there."""
     m = read_run_file(path)
     if not (isinstance(m.get("spec"), dict) and isinstance(m.get("status"), str) and _count(m.get("steps"))):
         raise AttnlabError(f"run file {path} lacks a training run's spec, status or steps: "
-                           "it is not a whole metrics.json")
+                           f"it is not a whole {layout.METRICS}")
     for key, (fits, kind) in METRIC_FIELDS.items():
         if key in m and not fits(m[key]):
             shown = repr(m[key]) if len(repr(m[key])) <= 40 else repr(m[key])[:37] + "..."
@@ -100,7 +102,7 @@ def check_curve(path: Path, metrics: dict) -> None:
         raise AttnlabError(f"{path}: the row of step {bad['step']!r} holds something other than numbers: it is garbled")
     if len(rows) != steps or (rows and _float(rows[-1]["step"]) != steps):
         last = rows[-1]["step"] if rows else "none"
-        raise AttnlabError(f"{path} has {len(rows)} rows (last step {last}), but its metrics.json counts {steps} "
+        raise AttnlabError(f"{path} has {len(rows)} rows (last step {last}), but its {layout.METRICS} counts {steps} "
                            "steps, one row each: it is cut or garbled")
 
 
@@ -113,8 +115,8 @@ def check_probes(path: Path, metrics: dict) -> None:
     want, got = [first.get("step"), last.get("step")], [steps[0], steps[-1]] if steps else [None, None]
     if got != want:
         raise AttnlabError(f"{path} runs from step {rows[0]['step'] if rows else None} to "
-                           f"{rows[-1]['step'] if rows else None}, but its metrics.json says the probes ran from step "
-                           f"{want[0]} to {want[1]}: it is cut or garbled")
+                           f"{rows[-1]['step'] if rows else None}, but its {layout.METRICS} says the probes ran from "
+                           f"step {want[0]} to {want[1]}: it is cut or garbled")
 
 
 def check_claims(path: Path, ids: Sequence[str] | None = None) -> None:
@@ -153,14 +155,14 @@ def check_files(folder: Path, rels: Iterable[str], claim_ids: Sequence[str] | No
     is damaged. `claim_ids`: claims.csv must hold exactly these."""
     for rel in rels:
         path = Path(folder) / rel
-        if path.name in ("curve.csv", "probes.csv"):
-            metrics = read_metrics(path.with_name("metrics.json"))
-            (check_curve if path.name == "curve.csv" else check_probes)(path, metrics)
+        if path.name in (layout.CURVE, layout.PROBES):
+            metrics = read_metrics(path.with_name(layout.METRICS))
+            (check_curve if path.name == layout.CURVE else check_probes)(path, metrics)
         elif path.name == "claims.csv":
             check_claims(path, claim_ids)
         elif path.name == "claims_by_seed.csv":
             read_csv(path, CLAIMS_BY_SEED)
-        elif path.name == "metrics.json":
+        elif path.name == layout.METRICS:
             read_metrics(path)
         elif path.suffix == ".json":
             read_run_file(path)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 
 from attnlab import runlock
-from attnlab.config import digest
+from attnlab.config import digest, seeds as profile_seeds
 from attnlab.errors import AttnlabError
 from attnlab.plan import with_needs
 from attnlab.registry import named
@@ -211,7 +211,7 @@ def main(argv=None) -> int:
 
 def dry_run_lines(todo: list[Job], cfg: dict) -> str:
     """What a dry run prints: a line saying nothing runs, then every job's name, in the order they would start."""
-    seeds = ", ".join(map(str, cfg.get("seeds") or [cfg.get("seed")]))
+    seeds = ", ".join(map(str, profile_seeds(cfg)))
     head = (f"attnlab.runner: dry run of the {cfg['profile']} profile: {len(todo)} jobs (training runs at seeds "
             f"{seeds}), none run")
     return "\n".join([head, *(f"  {job.name}" for job in todo)])

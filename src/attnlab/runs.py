@@ -82,14 +82,19 @@ def spec_from_config(cfg: dict, name: str) -> ModelSpec:
 
 
 def train_settings(cfg: dict, name: str) -> dict:
-    """The profile's `train` section with the run's own overrides, checked against the schema."""
-    experiment, run = find_run(cfg, name)
-    overrides = run.get("train") or {}
-    settings = {**cfg["train"], **overrides}
+    """The profile's `train` section with the run's own overrides (config.validate has checked them:
+    check_train_settings)."""
+    _, run = find_run(cfg, name)
+    return {**cfg["train"], **(run.get("train") or {})}
+
+
+def check_train_settings(cfg: dict, name: str) -> dict:
+    """Run `name`'s train settings, checked against the schema: one line naming the setting that breaks it."""
+    settings = train_settings(cfg, name)
     err = jsonschema.exceptions.best_match(_train_validator().iter_errors(settings))  # what validate() raises
     if err is not None:  # the profile's own train section passed: the run's overrides broke it
         key, *rest = [*err.absolute_path] or [None]
-        where = f"{experiment}.{name}.train" if key is None else setting_path(cfg, name, key)
+        where = f"{owner(cfg, name)}.{name}.train" if key is None else setting_path(cfg, name, key)
         raise schema_error(err, ".".join([where, *map(str, rest)]))
     return settings
 

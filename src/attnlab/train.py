@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from attnlab import provenance, registry
+from attnlab import layout, provenance, registry
 from attnlab.config import digest
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.nn.model import build, param_breakdown, pool_kv_heads
@@ -30,7 +30,7 @@ EVAL_METHOD = ("consecutive non-overlapping windows of `context` tokens covering
                "every position scored; perplexity = exp(mean cross-entropy)")
 
 # A probe is called as probe(step, model, batch_loss) after each optimiser step and returns a dict
-# of scalars (or None); its rows land in the run's probes.csv.
+# of scalars (or None); its rows land in the run's probes file (layout.PROBES).
 Probe = Callable[[int, torch.nn.Module, float], "dict | None"]
 
 
@@ -211,12 +211,14 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
 def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: torch.Tensor, out_dir: Path,
           *, name: str, experiment: str = "ladder", probes: Sequence[Probe] = (), progress: bool = True,
           init: tuple[str, dict] | None = None) -> dict:
-    """Train `spec` with cfg['train'] settings; write metrics.json, curve.csv (and probes.csv) into out_dir.
+    """Train `spec` with cfg['train'] settings; write its run file, curve (and probes) into out_dir (attnlab.layout).
 
-    init: (where from, weights) to start from instead of a fresh initialisation (up-training).
-    Resumes from out_dir/ckpt.pt when it belongs to the same spec, settings, seed and model code; a checkpoint
-    that cannot be read is set aside (ckpt.pt.bad) and the run starts afresh. A loss whose perplexity is not
-    a finite number (NaN, inf, or past exp's range) ends the run with status 'diverged', not an exception.
+    init: (the checkpoint's path, relative to results/<profile>/; its weights) to start from instead of a fresh
+    initialisation (up-training); the run file records the run and seed it came from.
+    Resumes from its checkpoint in out_dir (layout.CHECKPOINT) when it belongs to the same spec, settings, seed and
+    model code; a checkpoint that cannot be read is set aside (.bad added to its name) and the run starts afresh.
+    A loss whose perplexity is not a finite number (NaN, inf, or past exp's range) ends the run with status
+    'diverged', not an exception.
     """
     t_start = time.perf_counter()
     tc, seed = cfg["train"], cfg["seed"]
@@ -246,7 +248,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
         torch.set_rng_state(state["rng"])
         return model, opt, gen, state["step"], state["curve"], state["probes"], state["step"], state["train_seconds"]
 
-    ckpt_path = out_dir / "ckpt.pt"
+    ckpt_path = out_dir / layout.CHECKPOINT
     state = load_checkpoint(ckpt_path, device, name)
     if state is not None and state.get("run_id") != run_id:  # another run's weights must not outlive this one
         ckpt_path.unlink()
@@ -326,8 +328,9 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
                "steps": step, "val_loss": None, "val_ppl": None, "train_loss": None, "train_ppl": None,
                "tokens_per_second": round(step * B * T / train_seconds, 1) if train_seconds else None,
                **({"compile_seconds": compile_seconds} if fast["compile"] else {}),
-               "resumed_from_step": resumed_from, "run_id": run_id, "init_from": None if init is None else init[0],
-               "probes_first": probe_rows[0] if probe_rows else None,  # the full series is in probes.csv
+               "resumed_from_step": resumed_from, "run_id": run_id,
+               "init_from": None if init is None else layout.parse(init[0]).source(),
+               "probes_first": probe_rows[0] if probe_rows else None,  # the full series is in the probes file
                "probes_last": probe_rows[-1] if probe_rows else None}
     if status == "ok":
         checkpoint()  # the finished model, for later analysis
@@ -356,9 +359,9 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     metrics["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start,
                                               speed={**fast, "threads": cfg.get("threads"),
                                                      "torch_threads": torch.get_num_threads()})
-    _write_csv(out_dir / "curve.csv", curve)
-    _write_csv(out_dir / "probes.csv", probe_rows)
-    provenance.write_json(out_dir / "metrics.json", metrics)
+    _write_csv(out_dir / layout.CURVE, curve)
+    _write_csv(out_dir / layout.PROBES, probe_rows)
+    provenance.write_json(out_dir / layout.METRICS, metrics)
     return metrics
 
 
@@ -368,13 +371,13 @@ def make_model(spec):
 
 
 def finished_state(run_dir) -> tuple[dict, dict]:
-    """(metrics.json, ckpt.pt) of the finished training run in `run_dir`, once shown to be one run's: the
+    """(run file, checkpoint) of the finished training run in `run_dir`, once shown to be one run's: the
     checkpoint's run id and settings hash are the run file's, and it holds the run's last step. A diverged run
     raises Diverged; any other run without its own finished weights, AttnlabError (one line: the run and why)."""
     run_dir = Path(run_dir)
-    metrics_path, ckpt_path = run_dir / "metrics.json", run_dir / "ckpt.pt"
+    metrics_path, ckpt_path = run_dir / layout.METRICS, run_dir / layout.CHECKPOINT
     if not metrics_path.is_file():
-        raise AttnlabError(f"run {run_dir} has no metrics.json: it has not finished (train it first)")
+        raise AttnlabError(f"run {run_dir} has no {layout.METRICS}: it has not finished (train it first)")
     m = provenance.read_json(metrics_path)
     if m.get("status") == "diverged":
         name = m.get("name") or run_dir.name  # a run of the profile is known by its name; an analysis's, with it
@@ -402,7 +405,7 @@ def finished_state(run_dir) -> tuple[dict, dict]:
 
 def finished(run_dir, spec=None):
     """The finished model of the training run in `run_dir` (see finished_state: a diverged run raises Diverged),
-    in eval mode. `spec`: the model's spec; default, the ModelSpec its metrics.json records."""
+    in eval mode. `spec`: the model's spec; default, the ModelSpec its run file records."""
     m, state = finished_state(run_dir)
     model = make_model(ModelSpec(**m["spec"]) if spec is None else spec)
     model.load_state_dict(state["model"])
@@ -410,20 +413,21 @@ def finished(run_dir, spec=None):
 
 
 def initial_weights(cfg: dict, run: dict, spec, out: Path) -> tuple[str, dict]:
-    """The finished weights of the run this one starts from, at the same seed (out is
-    results/<profile>/<experiment>/<run>/seed<k>), pooled to this run's key/value heads: (its path, the weights).
-    Raises Diverged where that run diverged."""
+    """The finished weights of the run this one starts from, at the same seed (out is this run's folder,
+    results/<profile>/ then layout.run_dir), pooled to this run's key/value heads: (the path of its checkpoint
+    relative to results/<profile>/, the weights). Raises Diverged where that run diverged."""
     from attnlab.runs import find_run, spec_from_config
 
     source = run["init_from"]
     experiment, _ = find_run(cfg, source)
-    results = out.parents[2]
-    folder = results / experiment / source / out.name
-    if not (folder / "metrics.json").is_file():
-        raise AttnlabError(f"run {out.parent.name} starts from run {source}'s weights, and {folder / 'metrics.json'} "
+    seed, results = layout.seed_of_folder(out.name), out.parents[2]
+    folder = results / layout.run_dir(experiment, source, seed)
+    if not (folder / layout.METRICS).is_file():
+        raise AttnlabError(f"run {out.parent.name} starts from run {source}'s weights, and {folder / layout.METRICS} "
                            f"is not there: train {source} ({out.name}) first")
     _, state = finished_state(folder)
-    return str((folder / "ckpt.pt").relative_to(results)), pool_kv_heads(state["model"], spec_from_config(cfg, source), spec)
+    where = layout.run_file(experiment, source, seed, layout.CHECKPOINT)
+    return where, pool_kv_heads(state["model"], spec_from_config(cfg, source), spec)
 
 
 def not_started(spec, cfg: dict, out_dir: Path, *, name: str, experiment: str, source: Diverged) -> dict:
@@ -431,18 +435,19 @@ def not_started(spec, cfg: dict, out_dir: Path, *, name: str, experiment: str, s
     diverged too, at no step of its own (init_diverged names the run it starts from), with an empty curve."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "ckpt.pt").unlink(missing_ok=True)
+    (out_dir / layout.CHECKPOINT).unlink(missing_ok=True)
     model = make_model(spec)
     metrics = {"name": name, "experiment": experiment, "spec": spec.to_dict(),
                "n_params": sum(p.numel() for p in model.parameters()), "param_breakdown": param_breakdown(model),
-               "status": "diverged", "diverged_at_step": None, "steps": 0, "init_from": source.record["run"],
+               "status": "diverged", "diverged_at_step": None, "steps": 0,
+               "init_from": {"run": source.record["run"], "seed": cfg["seed"]},
                "init_diverged": source.record,
                "val_loss": None, "val_ppl": None, "train_loss": None, "train_ppl": None,
                "eval": {"method": EVAL_METHOD, "val_tokens_scored": 0, "train_tokens_scored": 0},
                "provenance": provenance.record(cfg, device=pick_device(cfg.get("device", "auto")))}
-    (out_dir / "curve.csv").write_text("step,lr,train_loss,val_loss\n")
-    (out_dir / "probes.csv").unlink(missing_ok=True)
-    provenance.write_json(out_dir / "metrics.json", metrics)
+    (out_dir / layout.CURVE).write_text("step,lr,train_loss,val_loss\n")
+    (out_dir / layout.PROBES).unlink(missing_ok=True)
+    provenance.write_json(out_dir / layout.METRICS, metrics)
     print(f"[{name}] starts from run {source.record['run']}, which diverged at step "
           f"{source.record['diverged_at_step']}: recorded as diverged, not trained", file=sys.stderr)
     return metrics

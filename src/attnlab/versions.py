@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from attnlab import registry
+from attnlab import layout, registry
 from attnlab.config import digest, read_yaml, resolve, validate
 from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
@@ -60,7 +60,6 @@ def run_shaping(cfg: dict, only: list[str] | None = None) -> list[str]:
             "config/base.yaml", f"config/{cfg['profile']}.yaml", *RUN_RULES, "Snakefile"]
 
 
-TRAINING_FILES = ("metrics.json", "curve.csv", "probes.csv")
 SOFTWARE = ("torch", "numpy", "pandas", "altair", "snakemake", "mkdocs", "mkdocs-material")
 
 
@@ -117,7 +116,7 @@ def summaries(results: Path, cfg: dict, only: list[str] | None = None) -> list[s
     keep = [rel for rel in expected(cfg, only) if (results / rel).is_file()]
     if not only and (results / "claims_by_seed.csv").is_file():  # beside claims.csv since the interval rule
         keep.append("claims_by_seed.csv")
-    probes = [str(Path(job.output).with_name("probes.csv")) for job in plan(cfg, only) if job.run]
+    probes = [layout.sibling(job.output, layout.PROBES) for job in plan(cfg, only) if job.run]
     return keep + [rel for rel in probes if (results / rel).is_file()]
 
 
@@ -353,7 +352,7 @@ def check_version(folder: Path) -> dict:
     held = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
                   if p.suffix in (".json", ".csv") and p.name != MANIFEST)
     wanted = [*(m.get("runs") or {}).get("run_files", []),
-              *(rel.replace("metrics.json", "curve.csv") for rel in held if rel.endswith("metrics.json"))]
+              *(layout.sibling(rel, layout.CURVE) for rel in held if Path(rel).name == layout.METRICS)]
     missing = [rel for rel in wanted if not (folder / rel).is_file()]
     if missing:
         raise AttnlabError(f"version {folder.name} is damaged: {len(missing)} of its run files are missing "

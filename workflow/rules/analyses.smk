@@ -6,7 +6,7 @@ rule analyse:
         data=lambda w: [rules.prepare_data.output.train, rules.prepare_data.output.val] if MEASURED[w.name].data else [],
         needs=lambda w: needed(MEASURED[w.name]),
     output:
-        json=f"{R}/{{name}}/result.json",
+        json=f"{R}/{attnlab.layout.ANALYSIS_RESULT}",
     params:
         settings=lambda w: MEASURED[w.name].settings,
         data=lambda w, input: f"--data {Path(input.data[0]).parent}" if input.data else "",

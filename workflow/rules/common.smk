@@ -7,6 +7,7 @@ import os
 import attnlab.check
 import attnlab.config
 import attnlab.imports
+import attnlab.layout
 import attnlab.plan
 import attnlab.registry
 import attnlab.runlock
@@ -59,7 +60,7 @@ def parent_of(kind, name):
 
 def trained(wildcards):
     """The training job a train rule's wildcards name."""
-    return JOBS[attnlab.plan.run_dir(wildcards.experiment, wildcards.run, int(wildcards.seed))]
+    return JOBS[attnlab.layout.run_dir(wildcards.experiment, wildcards.run, int(wildcards.seed))]
 
 
 def needed(job):

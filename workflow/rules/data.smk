@@ -31,7 +31,7 @@ rule prepare_data:
         train=f"{R}/data/train.bin",
         val=f"{R}/data/val.bin",
         tokenizer=f"{R}/data/tokenizer.json",
-        stats=f"{R}/data/stats.json",
+        stats=f"{R}/{attnlab.layout.STATS}",
     params:
         settings=lambda w: JOBS[attnlab.plan.PREPARE].settings,
         out=parent_of("output", "stats"),

@@ -10,8 +10,8 @@ rule train:
         code=code("train"),
         init=lambda w: needed(trained(w)),  # an up-trained run's source, at the same seed
     output:
-        metrics=f"{R}/{{experiment}}/{{run}}/seed{{seed}}/metrics.json",
-        curve=f"{R}/{{experiment}}/{{run}}/seed{{seed}}/curve.csv",
+        metrics=f"{R}/{attnlab.layout.TRAIN_DIR}/{attnlab.layout.METRICS}",
+        curve=f"{R}/{attnlab.layout.TRAIN_DIR}/{attnlab.layout.CURVE}",
     params:
         settings=lambda w: trained(w).settings,
         data=parent_of("input", "train"),
@@ -24,9 +24,9 @@ rule train:
     resources:
         gpu=lambda w: gpu(),
     log:
-        f"{LOGS}/{{experiment}}/{{run}}/seed{{seed}}.log",
+        f"{LOGS}/{attnlab.layout.TRAIN_DIR}.log",
     benchmark:
-        f"{R}/benchmarks/{{experiment}}/{{run}}/seed{{seed}}.tsv"
+        f"{R}/benchmarks/{attnlab.layout.TRAIN_DIR}.tsv"
     conda:
         ENV
     shell:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from attnlab import provenance
+from attnlab import layout, provenance
 from attnlab.data.bpe import RegexTokenizer
 from attnlab.data.corpus import load_corpus
 from attnlab.errors import AttnlabError
@@ -47,7 +47,7 @@ def prepare(cfg: dict, out_dir: Path) -> dict:
     _log(f"encode: {n_tokens:,} tokens ({len(text) / n_tokens:.2f} chars/token) in {encode_seconds:.2f}s")
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "stats.json").unlink(missing_ok=True)  # stale stats must not describe new token files
+    (out_dir / layout.STATS_FILE).unlink(missing_ok=True)  # stale stats must not describe new token files
     provenance.replace_into(out_dir / "train.bin", ids[:n_train].tofile)
     provenance.replace_into(out_dir / "val.bin", ids[n_train:].tofile)
     provenance.replace_into(out_dir / "tokenizer.json", tok.save)
@@ -66,7 +66,7 @@ def prepare(cfg: dict, out_dir: Path) -> dict:
         "first_merges": [tok.vocab[i].decode("utf-8", errors="replace") for i in list(tok.merges.values())[:12]],
     }
     stats["provenance"] = provenance.record(cfg, device="cpu", wall_seconds=time.perf_counter() - t_start)
-    provenance.write_json(out_dir / "stats.json", stats)  # written last: its presence means done
+    provenance.write_json(out_dir / layout.STATS_FILE, stats)  # written last: its presence means done
     _log(f"wrote {n_train:,} train / {n_val:,} val tokens to {out_dir}")
     return stats
 

@@ -130,7 +130,7 @@ SAFE_BUILTINS |= {"log10": math.log10, "zip": zip, "mean": _mean, "sem": _sem, "
 SAFE_BUILTINS |= {f.__name__: f for f in (stats.paired_gap_se, stats.se_median_ratio)}
 # ----------------------------------------------------------------- (end of the errors of per-example lists)
 
-ROW_VIEWS = {  # name in expressions -> field of <experiment>/<run>/metrics.json (runs are named uniquely)
+ROW_VIEWS = {  # name in expressions -> field of a training run's run file (runs are named uniquely)
     "ppl": "val_ppl",
     "train_ppl": "train_ppl",
     "n_params": "n_params",

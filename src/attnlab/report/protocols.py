@@ -20,7 +20,7 @@ from functools import lru_cache
 import pandas as pd
 
 from attnlab import registry
-from attnlab.config import run_settings, runs_settings
+from attnlab.config import run_settings, runs_settings, seeds as profile_seeds
 from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
 from attnlab.report.format import fmt, md_table
@@ -138,8 +138,8 @@ def described(spec: ModelSpec) -> str:
 
 def seeds(site, _=None) -> str:
     """The profile's seeds (a version from before the list: its one seed)."""
-    listed = site.config.get("seeds") or [site.config.get("seed")]
-    return f"seed{'s' if len(listed) > 1 else ''} {shown(listed)}"
+    listed = profile_seeds(site.config)
+    return f"{'seeds' if len(listed) > 1 else 'seed'} {shown(listed)}"
 
 
 def device(site, experiment: str) -> str:

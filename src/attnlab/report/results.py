@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attnlab import registry
+from attnlab import layout, registry
 from attnlab.config import declared
 from attnlab.errors import AttnlabError, is_diverged, why_diverged
 from attnlab.nn.spec import ModelSpec
@@ -45,9 +45,9 @@ class Results:
     root: Path
     files: dict[str, dict] = field(default_factory=dict)      # experiment -> its parsed result file
     file_paths: dict[str, str] = field(default_factory=dict)  # experiment -> that file's path relative to root
-    runs: dict[str, dict] = field(default_factory=dict)       # run name -> metrics.json at its first seed
+    runs: dict[str, dict] = field(default_factory=dict)       # run name -> its run file at its first seed
     run_paths: dict[str, str] = field(default_factory=dict)   # run name -> that file's path relative to root
-    by_seed: dict[str, dict] = field(default_factory=dict)    # run name -> {seed: metrics.json}, every seed
+    by_seed: dict[str, dict] = field(default_factory=dict)    # run name -> {seed: its run file}, every seed
     seed_paths: dict[str, dict] = field(default_factory=dict)  # run name -> {seed: path relative to root}
     owner: dict[str, str] = field(default_factory=dict)  # run name -> its experiment
 
@@ -144,10 +144,10 @@ class Results:
         if what in files:
             return files[what]
         seeded = sorted(s for paths in self.seed_paths.values() for s, p in paths.items()
-                        if Path(p).parent.name == f"seed{s}")
+                        if layout.seed_of(p) is not None)
         if self.seed_paths and not seeded:  # a version from before seeds: one folder a run
-            return f"{declared(what) or '*'}/{what}/metrics.json"
-        return f"{declared(what) or '*'}/{what}/seed{seeded[0] if seeded else '*'}/metrics.json"
+            return layout.run_file(declared(what) or "*", what, None)
+        return layout.run_file(declared(what) or "*", what, seeded[0] if seeded else "*")
 
     def provenance(self) -> dict[str, dict]:
         """Run file (relative path) -> its provenance, for every file present (every seed's)."""
@@ -182,28 +182,24 @@ def gather(results_dir: str | Path) -> Results:
             res.files[e.name], res.file_paths[e.name] = _records(read_json(root / rel)), rel
     owner = res.owner
     for experiment in registry.training():
-        # <run>/seed<k>/metrics.json; <run>/metrics.json is a version's from before seeds (its one seed)
-        for path in sorted(root.glob(f"{experiment}/*/seed*/metrics.json")) + sorted(root.glob(f"{experiment}/*/metrics.json")):
-            legacy = path.parent.parent.name == experiment
-            name = path.parent.name if legacy else path.parent.parent.name
+        # at every seed; a version's from before seeds has its one seed's in the run's folder
+        seeded, legacy = (sorted(root.glob(layout.run_file(experiment, "*", seed))) for seed in ("*", None))
+        for path in seeded + legacy:
+            found = layout.parse(path.relative_to(root))
+            if found is None:  # a folder seed<not a number>: not a seed's
+                continue
+            name = found.run
             if owner.setdefault(name, experiment) != experiment:
                 raise AttnlabError(f"two runs are named '{name}': {res.run_paths[name]} and "
                                    f"{path.relative_to(root)}; run names must be unique across experiments")
             m = read_json(path)
-            seed = (m.get("provenance") or {}).get("seed") if legacy else _seed_of(path.parent.name)
+            seed = (m.get("provenance") or {}).get("seed") if found.seed is None else found.seed
             res.by_seed.setdefault(name, {})[seed] = m
             res.seed_paths.setdefault(name, {})[seed] = str(path.relative_to(root))
     for name in res.by_seed:
         first = res.seeds(name)[0]
         res.runs[name], res.run_paths[name] = res.by_seed[name][first], res.seed_paths[name][first]
     return res
-
-
-def _seed_of(folder: str) -> int | None:
-    try:
-        return int(folder.removeprefix("seed"))
-    except ValueError:
-        return None
 
 
 def _records(doc):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab import registry
-from attnlab.config import digest
+from attnlab import layout, registry
+from attnlab.config import digest, seeds as profile_seeds
 from attnlab.report.budget import sentence
 from attnlab.report.claims import Registry, accepts, describe, distance, passes
 from attnlab.report import charts, protocols
@@ -126,9 +126,8 @@ class Site(SiteData):
         return code(commands)
 
     def run_target(self, experiment: str, runs: list[str]) -> str:
-        """The metrics files of training runs at every seed of the profile, as a Snakemake target (bash braces)."""
-        seeds = self.config.get("seeds") or [self.config.get("seed")]
-        return f"{experiment}/{braces(runs)}/seed{braces(seeds)}/metrics.json"
+        """The run files of training runs at every seed of the profile, as a Snakemake target (bash braces)."""
+        return layout.run_file(experiment, braces(runs), braces(profile_seeds(self.config)))
 
     def skeleton(self, name: str, rerun: str | None = None) -> dict[str, str]:
         """The blocks every experiment page has; `rerun` replaces the default command (rebuild its run files). A
@@ -152,7 +151,8 @@ class Site(SiteData):
 
         e = registry.get(name)
         if e.trains:
-            return not_run(f"{self.rdir}/{name}/*/seed*/metrics.json", command=self.snakemake("claims.csv", gpu=True))
+            return not_run(f"{self.rdir}/{layout.run_file(name, '*', '*')}",
+                           command=self.snakemake("claims.csv", gpu=True))
         return not_run(f"{self.rdir}/{e.result}", command=self.snakemake(e.result, gpu=e.gpu, cores=1))
 
     # ------------------------------------------------------------ shared blocks
@@ -193,7 +193,7 @@ class Site(SiteData):
         data, model, train = (cfg.get(k) or {} for k in ("data", "model", "train"))
         settings = pd.DataFrame([
             ("profile", self.profile), ("profile digest", digest(cfg)),
-            ("seeds", seeds_setting(cfg.get("seeds") or [cfg.get("seed")], self.seeds())),
+            ("seeds", seeds_setting(profile_seeds(cfg), self.seeds())),
             ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
             ("d_model", model.get("d_model")), ("context", model.get("context")),
             ("steps", train.get("steps")), ("batch", train.get("batch_size")),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attnlab import registry
+from attnlab import layout, registry
+from attnlab.config import seeds as profile_seeds
 from attnlab.report.budget import largest
 from attnlab.report.claims import Registry
 from attnlab.report.results import Results
@@ -101,7 +102,6 @@ class SiteData:
     def seeds_of(self, version: str) -> int | None:
         """How many seeds a published version's verdicts rest on: the seeds its training runs' files are at, with
         those pooled with it (its config.yaml's list where it holds no training run)."""
-        from attnlab.plan import seeds
         from attnlab.versions import settings_of
 
         folder = self.versions_root / "results" / version
@@ -109,7 +109,7 @@ class SiteData:
         held = seed_folders(res)
         if held:
             return len(held)
-        return len(seeds(settings_of(folder / "config.yaml"))) if (folder / "config.yaml").is_file() else None
+        return len(profile_seeds(settings_of(folder / "config.yaml"))) if (folder / "config.yaml").is_file() else None
 
     def held_seeds(self) -> list[int]:
         """The seeds these results' run files are at (training runs' seed folders, results holding values per
@@ -120,7 +120,7 @@ class SiteData:
     def seeds(self) -> list:
         """The seeds these results were trained at, from the run files present; the profile's list where no run
         file is at a seed."""
-        return self.held_seeds() or list(self.config.get("seeds") or [self.config.get("seed")])
+        return self.held_seeds() or profile_seeds(self.config)
 
     def page_verdicts(self, page: str | None) -> list[Verdict]:
         return [v for v in self.verdicts if page is None or v.claim.experiment == page]
@@ -156,4 +156,4 @@ class SiteData:
 def seed_folders(res: Results) -> list[int]:
     """The seeds a results' training runs have seed<k>/ folders at (a version from before seeds kept one folder
     a run, its seed in the provenance: none)."""
-    return sorted({s for paths in res.seed_paths.values() for s, p in paths.items() if Path(p).parent.name == f"seed{s}"})
+    return sorted({s for paths in res.seed_paths.values() for s, p in paths.items() if layout.seed_of(p) is not None})

@@ -13,11 +13,11 @@ def row_order(rows, known=()) -> list[str]:
 
 
 def per_seed_csv(res: Results, run: str, file: str) -> pd.DataFrame:
-    """A run's `file` (curve.csv, probes.csv) at every seed it was trained at, with a `seed` column (empty if none):
-    a chart drawn from one seed would show one draw of the noise as if it were the result."""
-    frames = [pd.read_csv(res.root / rel.replace("metrics.json", file)).assign(seed=seed)
+    """A run's `file` (layout.CURVE, layout.PROBES) at every seed it was trained at, with a `seed` column (empty if
+    none): a chart drawn from one seed would show one draw of the noise as if it were the result."""
+    frames = [pd.read_csv(res.root / layout.sibling(rel, file)).assign(seed=seed)
               for seed, rel in sorted(res.seed_paths.get(run, {}).items())
-              if (res.root / rel.replace("metrics.json", file)).is_file()]
+              if (res.root / layout.sibling(rel, file)).is_file()]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 

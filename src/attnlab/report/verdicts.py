@@ -573,7 +573,9 @@ def first_look_of(results_dir: str | Path) -> int | None:
 
 def profile_seed_count(cfg: dict) -> int:
     """How many seeds a profile trains every run at (its top-level seeds; a version from before seeds: one)."""
-    return len(cfg.get("seeds") or [cfg.get("seed")])
+    from attnlab.config import seeds
+
+    return len(seeds(cfg))
 
 
 def verdict_table(verdicts: list[Verdict]) -> pd.DataFrame:

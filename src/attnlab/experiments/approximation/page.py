@@ -156,7 +156,7 @@ def render(ctx) -> dict[str, str]:
     n = len(r["by_seed"])
     out["settings"] = (f"windows of {', '.join(map(str, s['windows']))} keys with {s['n_global']} global tokens; "
                        f"{', '.join(map(str, s['features']))} random features; {s['batches']} batches of "
-                       f"{s['batch_size']} windows at {'each of ' if n > 1 else ''}{n} seed{'s' if n > 1 else ''} "
+                       f"{s['batch_size']} windows at {'each of ' if n > 1 else ''}{n} {'seeds' if n > 1 else 'seed'} "
                        f"({', '.join(r['by_seed'])})")
     if runs:
         e = runs[0]

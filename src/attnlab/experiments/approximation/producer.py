@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from attnlab import registry
+from attnlab import config, layout, registry
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.probes import summarise
 from attnlab.nn.approx import errors_against_exact, summarise_errors
@@ -119,11 +119,11 @@ def main(cfg: dict, out_path, data_dir) -> dict:
 
     out_path, device = Path(out_path), job_device(cfg)
     runs = registry.get(NAME).needed_runs  # at every seed
-    seeds = cfg.get("seeds") or [cfg["seed"]]
+    seeds = config.seeds(cfg)
 
     def run():
         tokens = load_tokens(data_dir, "val")
-        by_seed = {str(seed): {r.partition(".")[2]: at_seed(cfg, out_path.parent.parent, tokens, r, seed)
+        by_seed = {str(seed): {r.partition(".")[2]: at_seed(cfg, layout.results_of(out_path), tokens, r, seed)
                                for r in runs} for seed in seeds}
         return {**by_seed[str(seeds[0])], "by_seed": by_seed, "seeds": seeds, "settings": cfg[NAME],
                 "method": ("relative error ||approx - exact|| / ||exact|| of the causal attention outputs of every "

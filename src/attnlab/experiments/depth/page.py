@@ -4,7 +4,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab import registry
+from attnlab import layout, registry
 from attnlab.config import run_settings
 from attnlab.errors import AttnlabError
 from attnlab.report import charts
@@ -32,7 +32,7 @@ def _settings(site, name: str) -> dict:
 
 
 def _csv(site, name: str, file: str) -> pd.DataFrame:
-    path = site.res.root / site.res.run_paths[name].replace("metrics.json", file)
+    path = site.res.root / layout.sibling(site.res.run_paths[name], file)
     return pd.read_csv(path) if path.is_file() else pd.DataFrame()
 
 

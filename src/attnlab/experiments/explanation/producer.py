@@ -29,6 +29,7 @@ from contextlib import contextmanager, nullcontext
 import torch
 import torch.nn.functional as F
 
+from attnlab import layout
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.nn.model import SelfAttention, recording, replaced
 from attnlab.stats import bootstrap_se, mean_se
@@ -543,14 +544,14 @@ def main(cfg: dict, out_path) -> dict:
         data, test = wg.encode(w, trained, vocab), wg.encode(w, held, vocab)
         studied = f"E8 closed version, {s['model'].replace('_', ' ')}"
         try:
-            model = finished(out_path.parent.parent / "winograd" / f"closed-{s['model']}")
+            model = finished(layout.results_of(out_path) / layout.model_dir("winograd", f"closed-{s['model']}"))
         except Diverged as err:
             print(f"  {err}: nothing to explain", flush=True)
             return {**err.record, "model": studied, "settings": s}
         other, other_diverged = None, None
         try:
             other, _ = wg.train_model({**cfg, "seed": cfg["seed"] + 1}, w, "closed", s["model"], data, test, vocab,
-                                      out_path.parent / f"seed{cfg['seed'] + 1}")
+                                      layout.seed_dir(out_path.parent, cfg["seed"] + 1, first=cfg["seed"]))
         except Diverged as err:
             print(f"  the second seed's model: {err}", flush=True)
             other_diverged = err.record

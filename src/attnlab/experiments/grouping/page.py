@@ -1,13 +1,11 @@
 """S6 in training: multi-head, grouped-query and multi-query attention, from scratch and up-trained."""
 from __future__ import annotations
 
-
-import re
-
 import altair as alt
 import pandas as pd
 import yaml
 
+from attnlab import layout
 from attnlab.report.format import chart, md_table, spread
 from attnlab.report.readings import PPL_ERROR, versus
 from attnlab.report.context import experiment_page, one_run_then_every
@@ -41,23 +39,25 @@ rows:
       A language model is scored as trained: there is no downstream task to fine-tune it for.
 """)
 
-CHECKPOINT = re.compile(r"^(?:[^/]+/)?(?P<run>[^/]+?)(?:/seed(?P<seed>\d+))?(?:/ckpt\.pt)?$")  # grouping/S6-mha/seed1337/ckpt.pt
-
-
 def start_of(init_from: dict) -> str:
-    """The 'starts from' cell of one run (seed -> the checkpoint its training started from; None: from scratch):
-    'fresh'; the run it was up-trained from, and where each seed started from that run at the same seed, that;
-    else every seed's checkpoint, so that one seed's file is never shown as every seed's."""
+    """The 'starts from' cell of one run (seed -> where its training started, as its run file records it: {run,
+    seed}, or a checkpoint's path in a version published before that; None: from scratch): 'fresh'; the run it
+    was up-trained from, and where each seed started from that run at the same seed, that; else where each
+    seed started, so that one seed's start is never shown as every seed's."""
     if not any(init_from.values()):
         return "fresh"
-    found = [CHECKPOINT.match(path or "") for path in init_from.values()]
-    if all(found) and len({m["run"] for m in found}) == 1:
-        run, seeds = found[0]["run"], [m["seed"] for m in found]
-        if not any(seeds):
+    found = [layout.source_of(where) for where in init_from.values()]
+    if all(found) and len({f.run for f in found}) == 1:
+        run, seeds = found[0].run, [f.seed for f in found]
+        if not any(s is not None for s in seeds):
             return run
-        if seeds == [str(seed) for seed in init_from]:
+        if seeds == list(init_from):
             return f"{run}, at the same seed" if len(seeds) > 1 else f"{run} (seed {seeds[0]})"
-    return "; ".join(f"seed {seed}: {path or 'fresh'}" for seed, path in init_from.items())
+    return "; ".join(f"seed {seed}: {described(f) if f else 'fresh'}" for seed, f in zip(init_from, found))
+
+
+def described(source: layout.RunPath) -> str:
+    return source.run if source.seed is None else f"{source.run} at seed {source.seed}"
 
 
 def runs_table(site) -> pd.DataFrame:

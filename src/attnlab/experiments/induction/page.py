@@ -135,8 +135,8 @@ def phase_reading(phase: dict | None) -> str:
         m = phase[key]
         return format(m["mean"], fmt) + (f" ± {format(m['se'], fmt)}" if m["se"] is not None else "")
 
-    return (f"\nOver {phase['seeds']} seed{'s' if phase['seeds'] > 1 else ''} (mean ± standard error), the two-layer "
-            f"model's best prefix-matching score goes from 10 % to 90 % of its rise within "
+    return (f"\nOver {phase['seeds']} {'seeds' if phase['seeds'] > 1 else 'seed'} (mean ± standard error), the "
+            f"two-layer model's best prefix-matching score goes from 10 % to 90 % of its rise within "
             f"{shown('rise_width', '.1%')} of training; its in-context-learning drop lies "
             f"{shown('lag_intervals', '.1f')} probe intervals from that rise; and its in-context-learning score "
             f"less the one-layer model's is {shown('icl_two_minus_one', '.2f')} nats.\n")

@@ -27,7 +27,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from attnlab import registry
+from attnlab import config, layout, registry
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.experiments.induction.settings import EARLY, LATE, window  # where icl_score reads the loss
 from attnlab.nn.model import SelfAttention, recording
@@ -439,10 +439,10 @@ def main(cfg: dict, out_path, data_dir) -> dict:
     runs = registry.get("induction").needed_runs  # the Shakespeare runs it reads
 
     def run():
-        seeds = [cfg["seed"], *(seed for seed in cfg.get("seeds") or [] if seed != cfg["seed"])]
-        folder = {seed: out_path.parent if seed == cfg["seed"] else out_path.parent / f"seed{seed}" for seed in seeds}
+        seeds = [cfg["seed"], *(seed for seed in config.seeds(cfg) if seed != cfg["seed"])]
+        folder = {seed: layout.seed_dir(out_path.parent, seed, first=cfg["seed"]) for seed in seeds}
         controls = {seed: control(cfg, folder[seed], seed) for seed in seeds}
-        texts = {seed: on_text({**cfg, "seed": seed}, out_path.parent.parent, data_dir, runs) for seed in seeds}
+        texts = {seed: on_text({**cfg, "seed": seed}, layout.results_of(out_path), data_dir, runs) for seed in seeds}
         return {**across_seeds(controls, texts), "settings": cfg["induction"], "icl_positions": [EARLY, LATE]}
 
     return provenance.measured(cfg, out_path, run, device=device)

@@ -5,6 +5,7 @@ import math
 
 import pandas as pd
 
+from attnlab import layout
 from attnlab.config import run_settings
 from attnlab.errors import AttnlabError
 from attnlab.report import charts, tables
@@ -135,7 +136,7 @@ def ladder_csv(res: Results, reference: dict | None = None, declared: dict | Non
         table.insert(table.columns.get_loc(measure) + 1, f"{measure}_sd", [sp.sd if sp else None for sp in column])
     for measure, column in spreads.items():
         for seed in seeds:
-            table[f"{measure}_seed{seed}"] = [sp.by_seed.get(seed) if sp else None for sp in column]
+            table[f"{measure}_{layout.seed_folder(seed)}"] = [sp.by_seed.get(seed) if sp else None for sp in column]
     return table
 
 
@@ -239,7 +240,7 @@ def eval_windows(site, row: str) -> int | None:
 
 def last_evals(site) -> pd.DataFrame:
     """Per rung and seed, from the run files: the curve's last in-training validation loss (its step, the tokens it
-    scored: the split's first eval_windows windows) beside metrics.json's final one (the whole split)."""
+    scored: the split's first eval_windows windows) beside the run file's final one (the whole split)."""
     res, recs = site.res, []
     for row in row_order(res.experiment(NAME), site.config.get(NAME)):
         curves, windows = tables.per_seed_csv(res, row, "curve.csv"), eval_windows(site, row)

@@ -333,7 +333,8 @@ def gradient_seeds(r: dict) -> str:
     values = [row["grad"] for row in r["gradient_path"] if row["kind"] == kind and row["T"] == g["T_short"]]
     mean = summary_over_seeds(g["grad_short"], values) if values else None
     seeds = len({row["seed"] for row in r["gradient_path"] if row["kind"] == kind})
-    text = f"each norm the {mean or 'summary this version recorded'} over the {seeds} seed{'s' if seeds != 1 else ''}"
+    text = (f"each norm the {mean or 'summary this version recorded'} over the {seeds} "
+            f"{'seeds' if seeds != 1 else 'seed'}")
     if mean == "geometric mean" and "seeds" in g:
         return text + " (the chart's lines)"
     return (text + f" of the chart's points (its count of seeds: {recorded(g, 'seeds')}; the chart's lines draw "
@@ -430,7 +431,7 @@ def render(ctx) -> dict[str, str]:
                        f"{s['d_model']}; {len(s['variants'])} variants ({', '.join(names(r)[v] for v in s['variants'])})"
                        f"{wirings_said(r)}, each trained for {t['steps']} steps of {t['batch_size']} examples "
                        f"(learning rate {t['lr']:g}) on {s['train_rows']:,} examples, at "
-                       f"seed{'s' if len(seed_list(r)) > 1 else ''} {', '.join(map(str, seed_list(r)))}"
+                       f"{'seeds' if len(seed_list(r)) > 1 else 'seed'} {', '.join(map(str, seed_list(r)))}"
                        f", and read by greedy decoding on {s['eval_rows']:,} held-out examples")
     out["wiring_table"], out["wiring_reading"] = wiring_table(r), wiring_reading(r)
     lost = [diverged_record(run["name"], run.get("diverged_at_step")) for run in r["runs"]

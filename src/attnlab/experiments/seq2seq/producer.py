@@ -34,6 +34,7 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
+from attnlab import config, layout
 from attnlab.errors import AttnlabError, diverged_record, is_diverged
 from attnlab.experiments.seq2seq.settings import PATH_KINDS, TASKS, check_section
 from attnlab.nn.model import SelfAttention
@@ -273,15 +274,16 @@ def gradient_summary(sweep: list[dict]) -> dict:
 
 def run(cfg: dict, out_dir, *, progress: bool = False) -> dict:
     """Train every task x length x variant x seed of cfg["seq2seq"] through attnlab.train.train, into
-    out_dir/<task>-S<len>-<variant>-seed<k>/ (a killed run resumes from its checkpoint), and measure it.
+    out_dir/<task>-S<len>-<variant> with its seed (layout.seeded; a killed run resumes from its checkpoint), and
+    measure it.
 
-    Seeds are the profile's (cfg["seeds"]; cfg["seed"] alone is one); each (task, length, seed) has its own training and held-out rows, shared
-    by every variant. -> {"settings", "wirings" (each variant's: attnlab.nn.seq2seq.WIRINGS), "chance",
+    Seeds are the profile's (config.seeds); each (task, length, seed) has its own training and held-out rows, shared
+    by every variant. -> {"settings", "wirings" (each variant's: attnlab.nn.spec.WIRINGS), "chance",
     "runs", "summary", "contrasts", "gradient_path", "gradient", "attention_map"}.
     """
     from attnlab.train import finished, train
 
-    s = {**settings(cfg["seq2seq"]), "seeds": list(cfg.get("seeds") or [cfg["seed"]])}
+    s = {**settings(cfg["seq2seq"]), "seeds": config.seeds(cfg)}
     out_dir = Path(out_dir)
     runs, amap = [], None
     total, done = len(s["tasks"]) * len(s["lengths"]) * len(s["seeds"]) * len(s["variants"]), 0
@@ -294,7 +296,7 @@ def run(cfg: dict, out_dir, *, progress: bool = False) -> dict:
                 for variant in s["variants"]:
                     spec = Seq2SeqSpec(s["vocab"], S, s["cell"], variant, s["d_model"], s["bidirectional"],
                                        s["input_feeding"])
-                    name = f"{task}-S{S}-{variant}-seed{run_seed}"
+                    name = layout.seeded(f"{task}-S{S}-{variant}", run_seed)
                     run_cfg = {"seed": run_seed, "device": cfg.get("device", "auto"), "threads": cfg.get("threads"),
                                "profile": cfg.get("profile"), "train": s["train"]}
                     metrics = train(spec, run_cfg, rows, held_out, out_dir / name, name=name, experiment="seq2seq",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from attnlab import provenance
+from attnlab import layout, provenance
 from attnlab.bench.harness import interleaved, measure, setup
 from attnlab.bench.reference import DESCRIPTION, copy_weights, from_spec
 from attnlab.data.prepare import load_tokens
@@ -87,7 +87,7 @@ def tokenizer_timings(data_dir: Path, tokens: torch.Tensor) -> dict:
     """Training/encoding times from stats.json, and a fresh timing of encoding ~100 KB with the saved tokenizer."""
     out = {"tokenizer_train_seconds": None, "tokenizer_encode_seconds": None, "encode_100kb_seconds": None,
            "encode_100kb_chars": None, "notes": []}
-    stats_path = data_dir / "stats.json"
+    stats_path = data_dir / layout.STATS_FILE
     if stats_path.is_file():
         stats = json.loads(stats_path.read_text())
         out["tokenizer_train_seconds"] = stats.get("tokenizer_seconds")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from attnlab import provenance, registry
+from attnlab import layout, provenance, registry
 from attnlab.data.bpe import Tokenizer
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError, Diverged, is_diverged
@@ -56,7 +56,7 @@ def winograd_examples(cfg: dict, results: Path) -> list[dict]:
     w, s = cfg["winograd"], cfg["viewer"]
     vocab = wg.vocabulary(w)
     index = {word: i for i, word in enumerate(vocab)}
-    models = {f"E8 {name.replace('_', ' ')}": trained(results / "winograd" / f"closed-{name}")
+    models = {f"E8 {name.replace('_', ' ')}": trained(results / layout.model_dir("winograd", f"closed-{name}"))
               for name in ("one_block", "two_blocks")}
     out = []
     for adj in s["adjectives"]:
@@ -65,7 +65,7 @@ def winograd_examples(cfg: dict, results: Path) -> list[dict]:
         ids = [index[t] for t in words]
         out.append({"id": f"winograd-{adj}", "label": f"Winograd: … too {adj} , so the [{ref}]", "tokens": words,
                     "models": maps_of(models, ids)})
-    explained = json.loads((results / "explanation" / "result.json").read_text())
+    explained = json.loads((results / registry.get("explanation").result).read_text())
     if is_diverged(explained):  # the model S9 explains diverged: it has no sentences to show
         return out
     studied = f"E8 {explained['settings']['model'].replace('_', ' ')}"
@@ -119,7 +119,7 @@ def main(cfg: dict, out_path, data_dir) -> dict:
     from attnlab.maps import check_data, drawable
 
     out_path = Path(out_path)
-    results = out_path.parent.parent
+    results = layout.results_of(out_path)
     runs = registry.get("viewer").needed_runs
 
     def run():

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from attnlab import provenance
+from attnlab import config, layout, provenance
 from attnlab.errors import AttnlabError, Diverged
 from attnlab.experiments.winograd.settings import check_section
 from attnlab.nn.model import LM, attention_kept
@@ -152,8 +152,8 @@ def run(cfg: dict, out_dir: Path) -> dict:
     """Every version and model at every seed of the profile. The held-out split is drawn once, with the first
     seed, so that seeds differ only in training. The first seed's result is also the top level (and its models
     sit in out_dir, where S9 and S11 read them); every seed's is under by_seed."""
-    seeds = cfg.get("seeds") or [cfg["seed"]]
-    by_seed = {str(seed): run_seed({**cfg, "seed": seed}, out_dir if seed == seeds[0] else out_dir / f"seed{seed}",
+    seeds = config.seeds(cfg)
+    by_seed = {str(seed): run_seed({**cfg, "seed": seed}, layout.seed_dir(out_dir, seed, first=seeds[0]),
                                    split_seed=seeds[0]) for seed in seeds}
     return {**by_seed[str(seeds[0])], "by_seed": by_seed}
 

@@ -7,12 +7,11 @@ import html
 import math
 import statistics
 
-from attnlab.config import digest
+from attnlab.config import digest, seeds
 from attnlab.report.format import badge, fmt
 from attnlab.report.published import Frozen, frozen_verdicts, unread
 from attnlab.report.site import cards_table, holds, origin_mark, parts_cell
 from attnlab.report.verdicts import Verdict
-from attnlab.plan import seeds
 from attnlab.report.readings import versus
 from attnlab.runs import likes
 from attnlab.versions import differing, leaves, settings_of
