@@ -203,7 +203,7 @@ def test_a_malformed_protocol_is_one_error_naming_its_page_module(monkeypatch):
                            ("text", "needs `sources`")]:
         monkeypatch.setattr(seq2seq, "PROTOCOL", entry)
         protocols.protocols.cache_clear()
-        with pytest.raises(AttnlabError, match=r"attnlab\.report\.pages\.seq2seq\.PROTOCOL.*" + re.escape(message)):
+        with pytest.raises(AttnlabError, match=r"attnlab\.experiments\.seq2seq\.page\.PROTOCOL.*" + re.escape(message)):
             protocols.protocols()
     protocols.protocols.cache_clear()
 
