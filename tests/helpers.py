@@ -104,7 +104,7 @@ def site_for(root: Path, cfg: dict):
     """A report Site over the results under `root`, with the project's whole claims registry."""
     from attnlab.report.claims import load_registry
     from attnlab.report.site import Site
-    from attnlab.report.results import gather
+    from attnlab.results import gather
     from attnlab.report.verdicts import evaluate_all
 
     registry = load_registry(REPO / "claims")

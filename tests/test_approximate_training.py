@@ -12,7 +12,7 @@ from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import write_json
 from attnlab.report.claims import load_registry
 from attnlab.report.pages import approximate_training as page
-from attnlab.report.results import gather
+from attnlab.results import gather
 from attnlab.report.verdicts import evaluate
 from attnlab.settings.approximate_training import DEFAULTS, check
 from charts import problems

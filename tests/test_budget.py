@@ -14,7 +14,7 @@ from attnlab.report import budget
 from attnlab.report.budget import Larger, largest, sentence, tally
 from attnlab.report.claims import load_registry
 from attnlab.report.pages import dashboard, index
-from attnlab.report.results import gather
+from attnlab.results import gather
 from attnlab.report.site import Site, verdict_reading
 from attnlab.report.verdicts import evaluate_all
 from attnlab.versions import versions

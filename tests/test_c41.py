@@ -15,7 +15,7 @@ from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import write_json
 from attnlab.report.claims import load_registry
 from attnlab.report.pages import depth
-from attnlab.report.results import Spread, gather
+from attnlab.results import Spread, gather
 from attnlab.report.verdicts import evaluate_all
 from attnlab.settings.depth import CHAPTER_GRADS
 from helpers import REPO

@@ -9,7 +9,7 @@ import pytest
 
 from attnlab.errors import AttnlabError
 from attnlab.report import claims as cl
-from attnlab.report.results import Results
+from attnlab.results import Results
 from attnlab.report.verdicts import evaluate
 from helpers import REPO
 

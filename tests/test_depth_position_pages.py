@@ -10,7 +10,7 @@ import pytest
 from attnlab.config import load
 from attnlab.provenance import write_json
 from attnlab.report.claims import load_registry
-from attnlab.report.results import gather
+from attnlab.results import gather
 from attnlab.report.verdicts import evaluate_all
 from attnlab.report.pages import depth, position
 from attnlab.report.build import render

@@ -11,7 +11,7 @@ from attnlab.experiments import equivalence as eq
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
 from attnlab.report.claims import load_registry
-from attnlab.report.results import gather
+from attnlab.results import gather
 from attnlab.report.verdicts import evaluate_all
 from attnlab.report.pages.equivalence import blocks
 from attnlab.report.build import render

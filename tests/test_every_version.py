@@ -218,7 +218,7 @@ def test_a_versions_rerun_names_its_own_folder_and_commit():
 
 def test_the_seeds_said_are_those_of_the_run_files():
     from attnlab.report.pages.about import seeds_here
-    from attnlab.report.results import gather
+    from attnlab.results import gather
     from attnlab.report.site import seed_folders, seeds_setting
 
     assert seeds_setting([1337], [1337]) == "1337"

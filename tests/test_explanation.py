@@ -251,7 +251,7 @@ def test_explain_is_one_json_record(record, batch):
 
 def s9(root):
     from attnlab.report.claims import load_registry
-    from attnlab.report.results import gather
+    from attnlab.results import gather
     from attnlab.report.verdicts import evaluate
 
     registry, res = load_registry(REPO / "claims"), gather(root)

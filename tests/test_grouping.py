@@ -6,7 +6,7 @@ import pytest
 
 from attnlab.provenance import write_json
 from attnlab.report.claims import load_registry
-from attnlab.report.results import gather
+from attnlab.results import gather
 from attnlab.report.verdicts import evaluate
 from helpers import REPO, eval_section
 

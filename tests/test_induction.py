@@ -265,7 +265,7 @@ def test_measure_gives_the_error_over_the_rows_when_asked():
 
 def s10(root, *ids):
     from attnlab.report.claims import load_registry
-    from attnlab.report.results import gather
+    from attnlab.results import gather
     from attnlab.report.verdicts import evaluate
 
     registry, res = load_registry(REPO / "claims"), gather(root)

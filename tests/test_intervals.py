@@ -137,7 +137,7 @@ def test_a_measured_value_without_any_error_estimate_is_inconclusive():
 
 def test_a_stated_error_may_be_a_fractions_binomial_error_from_what_the_file_records(tmp_path):
     """Run files that record a fraction and its count, but no error, still give it one: `binomial_se` in `se:`."""
-    from attnlab.report.results import Results
+    from attnlab.results import Results
     from attnlab.report.verdicts import evaluate
     from attnlab.stats import binomial_se
 
@@ -156,7 +156,7 @@ def stated(se_expr, value=1.0, check=None):
     """A claim on a `cost` result holding `value` whose `se:` is `se_expr`, judged on Results holding only it."""
     from pathlib import Path
 
-    from attnlab.report.results import Results
+    from attnlab.results import Results
     from attnlab.report.verdicts import evaluate
 
     c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": "cost['v']", "se": se_expr,
@@ -381,7 +381,7 @@ def on_file(value, se=None, check=None, **doc):
     """One claim on a result file (S10's, `induction`) held in memory, judged by the engine."""
     from pathlib import Path
 
-    from attnlab.report.results import Results
+    from attnlab.results import Results
     from attnlab.report.verdicts import evaluate
 
     entry = {"id": "T", "claim": "c", "chapter_value": 0, "value": value, "check": check or {"between": [0, 10]},
@@ -497,7 +497,7 @@ def test_a_claim_is_grouped_by_the_error_sources_its_parts_have_at_one_seed(se, 
     from types import SimpleNamespace
 
     from attnlab.report.pages.dashboard import seed_noise, survival
-    from attnlab.report.results import Results
+    from attnlab.results import Results
     from attnlab.report.site import alone, seed_lines
     from attnlab.report.verdicts import evaluate
 

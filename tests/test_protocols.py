@@ -15,7 +15,7 @@ from attnlab.config import load
 from attnlab.errors import AttnlabError
 from attnlab.report import protocols
 from attnlab.report.claims import load_registry
-from attnlab.report.results import gather
+from attnlab.results import gather
 
 from helpers import REPO, rendered_page, site_for
 

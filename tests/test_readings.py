@@ -14,7 +14,7 @@ from attnlab.report.pages import (approximation, averaging, cost, dashboard, dat
                                   grouping, ladder, multihead, params, position, scaling, scores, seq2seq, throughput,
                                   viewer, winograd)
 from attnlab.report.readings import Estimate
-from attnlab.report.results import Spread
+from attnlab.results import Spread
 from attnlab.report.verdicts import Part, Verdict
 from helpers import REPO
 
@@ -566,7 +566,7 @@ def test_approximation_says_whether_the_largest_window_covers_the_context():
 def unseeded_site(files: dict, runs: dict | None = None):
     from pathlib import Path
 
-    from attnlab.report.results import Results
+    from attnlab.results import Results
     return SimpleNamespace(config={"seeds": [1, 2, 3]}, res=Results(root=Path("."), files=files, by_seed=runs or {}))
 
 

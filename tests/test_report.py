@@ -352,7 +352,7 @@ def test_a_machine_is_named_with_its_threads_once():
 
 def test_a_spread_column_says_its_plus_minus_is_a_standard_deviation():
     from attnlab.report.format import md_table, spread
-    from attnlab.report.results import Spread
+    from attnlab.results import Spread
 
     df = pd.DataFrame([{"run": "L1", "val": Spread({1337: 3.0, 1338: 5.0})}])
     assert md_table(df, {"run": "run", "val": "val ppl"}, {"val": spread(1)}).splitlines()[0] \
@@ -368,7 +368,7 @@ def test_the_jackknife_matches_the_textbook_error_of_a_mean(tmp_path):
     means times the derivative of exp, to first order."""
     import math
 
-    from attnlab.report.results import gather
+    from attnlab.results import gather
     from attnlab.report.verdicts import evaluate
 
     root = write_fake_results(tmp_path / "r")
@@ -386,7 +386,7 @@ def test_runs_scored_on_the_same_tokens_are_paired(tmp_path):
     independent errors would give, which is what lets a small real gain (C2.2's) clear the margin."""
     import math
 
-    from attnlab.report.results import gather
+    from attnlab.results import gather
     from attnlab.report.verdicts import evaluate
 
     res = gather(write_fake_results(tmp_path / "r"))
@@ -533,7 +533,7 @@ def test_a_live_site_says_its_results_are_unpublished(tmp_path):
 
 
 def test_a_value_the_run_could_not_measure_is_not_run(tmp_path):
-    from attnlab.report.results import gather
+    from attnlab.results import gather
     from attnlab.report.verdicts import evaluate
 
     root = write_fake_results(tmp_path / "r")
@@ -550,7 +550,7 @@ def test_a_value_the_run_could_not_measure_is_not_run(tmp_path):
 def test_a_result_file_can_state_the_standard_error_of_its_value(tmp_path, se, verdict):
     """`se:` reads a value's sampling error from the run files (a held-out accuracy's binomial error, say):
     the interval is then 0.9 ± 1.96 of them (normal), clear of 0.5 below SE 0.204."""
-    from attnlab.report.results import gather
+    from attnlab.results import gather
     from attnlab.report.verdicts import evaluate
 
     root = write_fake_results(tmp_path / "r")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.provenance import write_json
-from attnlab.report.results import gather
+from attnlab.results import gather
 from attnlab.report.claims import k_at
 from attnlab.report.verdicts import LOOKS, Noise, evaluate, seed_table, verdict_table
 from helpers import REPO, site_for

@@ -422,7 +422,7 @@ def judged(claim_id: str, result: dict):
     from pathlib import Path
 
     from attnlab.report.claims import load_registry
-    from attnlab.report.results import Results
+    from attnlab.results import Results
     from attnlab.report.verdicts import evaluate
     from helpers import REPO
 

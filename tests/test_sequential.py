@@ -136,7 +136,7 @@ def test_the_combined_k_covers_where_welch_satterthwaites_would_not(ratio):
 def test_a_part_no_seed_can_be_added_to_has_one_look_at_the_whole_level(tmp_path):
     """A claim on a result file made at no seed (a benchmark) cannot get a second look: its one look spends the
     design's whole error; the same error on a trained run's claim is its first look's share."""
-    from attnlab.report.results import Results
+    from attnlab.results import Results
     from attnlab.report.verdicts import evaluate
 
     c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "tolerance_note": "t",

@@ -373,7 +373,7 @@ def test_every_complete_version_holds_the_claims_of_the_registry_it_was_publishe
 
 def test_a_damaged_run_file_is_named_wherever_results_are_read(project):
     """A live results folder too: the report reads every JSON run file through the same checks."""
-    from attnlab.report.results import gather
+    from attnlab.results import gather
 
     metrics = sorted((project / "results" / "smoke").rglob("metrics.json"))[0]
     metrics.write_text(metrics.read_text()[:40])

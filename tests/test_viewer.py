@@ -585,7 +585,7 @@ def test_s11_counts_the_models_as_the_page_does(names):
 
     from attnlab.report.claims import load_registry
     from attnlab.report.pages.viewer import contents
-    from attnlab.report.results import Results
+    from attnlab.results import Results
     from attnlab.report.verdicts import evaluate
 
     examples = [{"models": {n: [[[[1.0]]]] for n in ns}} for ns in names]  # layer, head, query, key

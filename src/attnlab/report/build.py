@@ -28,7 +28,7 @@ from attnlab.report import tables
 from attnlab.report.claims import load_registry
 from attnlab.report.site import NOT_RUN, Site
 from attnlab.pooling import pool
-from attnlab.report.results import gather
+from attnlab.results import gather
 from attnlab.report.verdicts import evaluate_all, first_look, seed_table, verdict_table
 
 MKDOCS = registry.ROOT / "mkdocs.yml"  # the project's site configuration; its hook calls back in here

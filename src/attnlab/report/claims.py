@@ -350,7 +350,7 @@ def _compile(expr: str, claim: Claim, label: str):
 def read_keys(tree, files: set[str]) -> dict[str, set | None]:
     """Result file -> the top-level keys an expression reads from it (`f['key']...`, `'key' in f`), None where it
     uses the file otherwise. A result file that holds some keys per seed (`by_seed`) makes a claim seeded only
-    when the claim reads one of those (attnlab.report.results.Results.common_seeds)."""
+    when the claim reads one of those (attnlab.results.Results.common_seeds)."""
     parent = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     out = {}
     for node in ast.walk(tree):

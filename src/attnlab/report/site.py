@@ -20,7 +20,7 @@ from attnlab.report.claims import Registry, accepts, describe, distance, passes
 from attnlab.report import charts, protocols
 from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, nobreak, span, spread, total
 from attnlab.report.published import beside
-from attnlab.report.results import Results, gather
+from attnlab.results import Results, gather
 from attnlab.report.tables import row_order
 from attnlab.report.verdicts import BUDGET, Verdict, dominant_words, evaluate_all, first_look
 from attnlab.runfiles import VERDICTS

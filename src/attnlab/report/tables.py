@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from attnlab.report.results import Results, diverged
+from attnlab.results import Results, diverged
 
 # The ladder, bottom to top. Each rung adds one piece to the one before it;
 # learned positions, once added at L3, stay on for every later rung.

@@ -12,7 +12,7 @@ from attnlab.errors import AttnlabError, why_diverged
 from attnlab.report.claims import (DIRECTIONS, EXACT, ROW_VIEWS, SAFE_BUILTINS, Claim, Registry, SeedMean,
                                    check_value, describe, distance, judge, k_at, load_registry, passes)
 from attnlab.report.format import fmt
-from attnlab.report.results import NotMeasured, Results, diverged, gather
+from attnlab.results import NotMeasured, Results, diverged, gather
 from attnlab.runfiles import MEASURED
 from attnlab.stats import jackknife_se, ppl_without
 

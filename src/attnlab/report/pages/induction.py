@@ -7,7 +7,7 @@ import yaml
 
 from attnlab.report.format import chart, diverged_note, md_table, num
 from attnlab.report.readings import Estimate, side
-from attnlab.report.results import measured
+from attnlab.results import measured
 
 NAME = "induction"
 
