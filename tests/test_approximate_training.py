@@ -6,14 +6,14 @@ import json
 
 import pytest
 
+from attnlab.claims.evaluate import evaluate
+from attnlab.claims.registry import load_registry
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import write_json
-from attnlab.report.claims import load_registry
 from attnlab.report.pages import approximate_training as page
 from attnlab.results import gather
-from attnlab.report.verdicts import evaluate
 from attnlab.settings.approximate_training import DEFAULTS, check
 from charts import problems
 from helpers import REPO, eval_section, rendered_page, site_for

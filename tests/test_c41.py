@@ -8,15 +8,15 @@ import pandas as pd
 import pytest
 import torch
 
-from attnlab.experiments.probes import CANDIDATES, GRAD_DEFINITIONS, STEP0_WINDOWS, GradNormProbe, \
+from attnlab.experiments.probes import CANDIDATES, GRAD_DEFINITIONS, GradNormProbe, STEP0_WINDOWS, \
     block_grad_norms, init_grad_norms
+from attnlab.claims.evaluate import evaluate_all
+from attnlab.claims.registry import load_registry
 from attnlab.nn.model import build
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import write_json
-from attnlab.report.claims import load_registry
 from attnlab.report.pages import depth
 from attnlab.results import Spread, gather
-from attnlab.report.verdicts import evaluate_all
 from attnlab.settings.depth import CHAPTER_GRADS
 from helpers import REPO
 

@@ -13,12 +13,11 @@ import statistics
 import pytest
 import torch
 
+from attnlab.claims.design import LOOKS, k_at, t95
 from attnlab.experiments import explanation as E
-from attnlab.provenance import write_json
-from attnlab.report.claims import k_at, t95
-from attnlab.report.verdicts import LOOKS
 from attnlab.nn.model import build
 from attnlab.nn.spec import ModelSpec
+from attnlab.provenance import write_json
 from attnlab.train import train
 from helpers import REPO
 
@@ -250,9 +249,9 @@ def test_explain_is_one_json_record(record, batch):
 
 
 def s9(root):
-    from attnlab.report.claims import load_registry
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.claims.registry import load_registry
     from attnlab.results import gather
-    from attnlab.report.verdicts import evaluate
 
     registry, res = load_registry(REPO / "claims"), gather(root)
     return {cid: evaluate(registry.by_id(cid), res) for cid in ("S9.2", "S9.3")}

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 
 from attnlab import registry
+from attnlab.claims.registry import load_registry
 from attnlab.config import load
 from attnlab.errors import AttnlabError
 from attnlab.report import protocols
-from attnlab.report.claims import load_registry
 from attnlab.results import gather
 
 from helpers import REPO, rendered_page, site_for

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.claims.design import LOOKS, Noise, k_at
+from attnlab.claims.evaluate import evaluate
+from attnlab.claims.table import seed_table, verdict_table
 from attnlab.provenance import write_json
 from attnlab.results import gather
-from attnlab.report.claims import k_at
-from attnlab.report.verdicts import LOOKS, Noise, evaluate, seed_table, verdict_table
 from helpers import REPO, site_for
 from test_report import CONFIG, VAL, write_fake_results
 
@@ -37,7 +38,7 @@ def seeded_results(root: Path, l3_by_seed: dict[int, float]) -> Path:
 
 
 def c22(root: Path):
-    from attnlab.report.claims import load_registry
+    from attnlab.claims.registry import load_registry
 
     return evaluate(load_registry(REPO / "claims").by_id("C2.2"), gather(root))
 

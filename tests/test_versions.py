@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from attnlab.config import load
-from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json, write_json
 from attnlab.registry import experiments as registered
+from attnlab.runs import spec_from_config, train_settings
 from attnlab.versions import MANIFEST, check_version, claim_ids, claim_ids_at, expected, publish, versions
 from helpers import DAMAGE, REPO
 
@@ -405,8 +405,8 @@ def test_the_version_of_record_is_the_one_results_latest_names(project, cfg):
 # ------------------------------------------------------------ the compare page's readings
 
 def verdict(value, verdict="reproduced", se=None):
-    from attnlab.report.claims import Claim
-    from attnlab.report.verdicts import Verdict
+    from attnlab.claims.registry import Claim
+    from attnlab.claims.verdicts import Verdict
 
     return Verdict(Claim("T1", "t", 1, {"": "1"}, {"": {"equals": 1}}, "t"), verdict, value, se={"": se} if se else {})
 

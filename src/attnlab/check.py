@@ -69,9 +69,9 @@ def check_init(cfg: dict) -> None:
 
 def check_claims(cfg: dict) -> None:
     """The registry and its claims files load, and every run a claim reads is declared by some profile."""
+    from attnlab.claims.registry import load_registry
     from attnlab.config import chosen
     from attnlab.registry import ROOT
-    from attnlab.report.claims import load_registry
 
     profiles, claims = ROOT / "config", ROOT / "claims"
     registry = load_registry(claims)  # loads (and checks) the experiment registry too

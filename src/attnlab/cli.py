@@ -94,15 +94,17 @@ def cmd_train(a):
 
 
 def cmd_claims(a):
-    from attnlab.report.verdicts import write_claims_csv
+    from attnlab.claims.table import write_claims_csv
+    from attnlab.versions import first_look_of
 
-    counts = write_claims_csv(Path(a.results), Path(a.claims), Path(a.out))["verdict"].value_counts()
+    counts = write_claims_csv(Path(a.results), Path(a.claims), Path(a.out),
+                              first_look_of(Path(a.results)))["verdict"].value_counts()
     print(f"{a.out}: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
 
 
 def cmd_second_look(a):
+    from attnlab.claims.second_look import as_yaml, second_look
     from attnlab.report.build import context
-    from attnlab.report.second_look import as_yaml, second_look
 
     site = context(Path(a.results), Path(a.claims))
     seeds, not_taken = second_look(site.verdicts, [s for s in site.config.get("seeds") or [] if s is not None])

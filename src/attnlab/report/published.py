@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnlab.claims.verdicts import Verdict
 from attnlab.report.format import badge, fmt
-from attnlab.report.verdicts import Verdict
 
 MEASURED_THEN = ("reproduced", "not reproduced", "inconclusive", "holds", "fails", "diverged")
 COMPUTED_WORDS = {"reproduced": "holds", "not reproduced": "fails"}  # a computed claim's verdict, as first named

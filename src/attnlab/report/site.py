@@ -14,15 +14,19 @@ from pathlib import Path
 import pandas as pd
 
 from attnlab import registry
+from attnlab.claims.budget import largest
+from attnlab.claims.checks import accepts, describe, distance, passes
+from attnlab.claims.design import first_look
+from attnlab.claims.evaluate import evaluate_all
+from attnlab.claims.registry import Registry
+from attnlab.claims.verdicts import BUDGET, Verdict, dominant_words
 from attnlab.config import digest
-from attnlab.report.budget import largest, sentence
-from attnlab.report.claims import Registry, accepts, describe, distance, passes
 from attnlab.report import charts, protocols
+from attnlab.report.budget import sentence
 from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, nobreak, span, spread, total
 from attnlab.report.published import beside
-from attnlab.results import Results, gather
 from attnlab.report.tables import row_order
-from attnlab.report.verdicts import BUDGET, Verdict, dominant_words, evaluate_all, first_look
+from attnlab.results import Results, gather
 from attnlab.runfiles import VERDICTS
 
 

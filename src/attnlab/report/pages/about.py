@@ -5,12 +5,13 @@ from __future__ import annotations
 import html
 import math
 
-from attnlab.report.claims import COVERAGE, describe
+from attnlab.claims.checks import describe
+from attnlab.claims.design import (COVERAGE, DOMINANT_SHARE, LOOKS, MAX_SEEDS, SECOND_LOOK_MOST, Noise,
+                                   profile_seed_count)
+from attnlab.claims.verdicts import dominant_words
 from attnlab.report.format import badge, fmt
 from attnlab.report.readings import count
 from attnlab.report.site import anchor, settle_words
-from attnlab.report.verdicts import (DOMINANT_SHARE, LOOKS, MAX_SEEDS, SECOND_LOOK_MOST, Noise, dominant_words,
-                                     profile_seed_count)
 
 EXAMPLES = (  # one worked example each: the verdict, and what its part must show
     ("reproduced", lambda p: True),

@@ -11,7 +11,7 @@ from attnlab.config import digest
 from attnlab.report.format import badge, fmt
 from attnlab.report.published import Frozen, frozen_verdicts, unread
 from attnlab.report.site import cards_table, holds, origin_mark, parts_cell
-from attnlab.report.verdicts import Verdict
+from attnlab.claims.verdicts import Verdict
 from attnlab.plan import seeds
 from attnlab.versions import differing, leaves, settings_of
 

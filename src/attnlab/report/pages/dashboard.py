@@ -13,7 +13,7 @@ from attnlab.report.pages import index as overview
 from attnlab.report.readings import at_seeds
 from attnlab.report.site import (OURS, alone, anchor, by_kind, cards_table, origin_mark, parts_cell, reproduced_cell,
                                  why_not)
-from attnlab.report.verdicts import Verdict
+from attnlab.claims.verdicts import Verdict
 from attnlab.runfiles import VERDICTS
 from attnlab.versions import hardware
 
