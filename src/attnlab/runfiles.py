@@ -21,12 +21,10 @@ import json
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from attnlab.claims.outcome import VERDICTS  # the verdicts a claims.csv may hold
 from attnlab.errors import AttnlabError
 
 CURVE = ("step", "lr", "train_loss", "val_loss")
-MEASURED = ("reproduced", "not reproduced", "inconclusive")  # the verdicts a claims.csv may hold
-COMPUTED = ("holds", "fails")
-VERDICTS = (*MEASURED, *COMPUTED, "descriptive", "not run", "diverged")  # descriptive: shown, tested by nothing
 CLAIMS = ("claim_id", "chapter_value", "verdict", "note")  # every version's claims.csv has these
 CLAIMS_BY_SEED = ("claim_id", "part", "seed", "seed_verdict")  # claims_by_seed.csv, beside the new claims.csv
 CLAIM_PARTS = ("part", "part_verdict")  # ... and, one row per part, these (every version since the interval rule)

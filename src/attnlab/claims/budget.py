@@ -36,9 +36,9 @@ def counts(manifest: dict, experiment: str) -> bool:
 class Larger:
     """A claim at the largest budget beyond the version of record's: its verdict there (None: not measured at
     any larger budget) and that version's manifest; and the record's verdict and manifest, beside it."""
-    verdict: str | None
+    verdict: Outcome | str | None
     manifest: dict | None
-    record_verdict: str
+    record_verdict: Outcome | str
     record: dict
     above: str  # the largest budget published above the record's
     seeds: int | None = None  # the seeds that version trained at (one: its error is the evaluation's alone)
@@ -69,7 +69,8 @@ def largest(claims: list, published: list[dict], record: str | None, verdicts_of
     out = {}
     for c in claims:
         found = next(((m, v) for m in above if counts(m, c.experiment)
-                      and (v := verdicts_of(m["version"]).get(c.id, "not run")) != "not run"), (None, None))
-        out[c.id] = Larger(found[1], found[0], mine.get(c.id, "not run"), base, top,
+                      and (v := verdicts_of(m["version"]).get(c.id, Outcome.NOT_RUN)) != Outcome.NOT_RUN),
+                     (None, None))
+        out[c.id] = Larger(found[1], found[0], mine.get(c.id, Outcome.NOT_RUN), base, top,
                            seeds_of(found[0]["version"]) if found[0] else None)
     return out

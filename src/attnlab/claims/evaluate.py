@@ -38,16 +38,16 @@ def evaluate(claim: Claim, res: Results, first_look: int | None = None) -> Verdi
     missing = [res.path(w) for w in sorted(claim.files) if res.result(w) is None]
     missing += [res.path(r) for r in sorted(claim.rows) if r not in res.runs]
     if missing:
-        return Verdict(claim, "not run", note="missing: " + ", ".join(missing))
+        return Verdict(claim, Outcome.NOT_RUN, note="missing: " + ", ".join(missing))
     bad = [(seed, r) for seed, view in views.items() for r in sorted(claim.trained_rows) if diverged(view.runs[r])]
     if bad:
         where = [why_diverged(r + ("" if len(views) < 2 else f" (seed {seed})"), views[seed].runs[r])
                  for seed, r in bad]
-        return Verdict(claim, "diverged", note="; ".join(where))
+        return Verdict(claim, Outcome.DIVERGED, note="; ".join(where))
     try:
         each = {seed: _measure(claim, view) for seed, view in views.items()}
     except (_NotRun, NotMeasured) as why:  # NotMeasured: the claim read through a diverged run's record
-        return Verdict(claim, "not run", note=str(why), lacking=getattr(why, "lacking", ()))
+        return Verdict(claim, Outcome.NOT_RUN, note=str(why), lacking=getattr(why, "lacking", ()))
     shape = (lambda v: v[""]) if list(claim.code) == [""] else (lambda v: v)
     if len(each) == 1:
         (values, sampling), = each.values()
@@ -57,7 +57,7 @@ def evaluate(claim: Claim, res: Results, first_look: int | None = None) -> Verdi
     alone = {seed: judge_claim(claim, v, _one_seed(s), shape) for seed, (v, s) in each.items()}
     out = judge_claim(claim, values, noise, shape, prefix=f"mean of {len(each)} seeds; ")
     out.seeds, out.single = {seed: shape(v) for seed, (v, _) in each.items()}, {s: a.verdict for s, a in alone.items()}
-    out.unjudged = {seed for seed, a in alone.items() if a.verdict == "inconclusive" and a.settle == NO_ERROR}
+    out.unjudged = {seed for seed, a in alone.items() if a.verdict == Outcome.INCONCLUSIVE and a.settle == NO_ERROR}
     out.single_parts = {seed: a.parts for seed, a in alone.items()}
     return out
 

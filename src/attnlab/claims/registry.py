@@ -42,9 +42,9 @@ class Claim:
     def kind(self) -> str:
         """"computed" when every tested part is (the claim is then judged holds / fails, apart from the measured
         ones); "descriptive" when no part is tested; else "measured"."""
-        tested = [k for k in self.kinds.values() if k != "descriptive"]
+        tested = [k for k in self.kinds.values() if k != DESCRIPTIVE]
         if not tested:
-            return "descriptive"
+            return DESCRIPTIVE
         return "computed" if all(k == "computed" for k in tested) else "measured"
 
     @property
@@ -142,7 +142,7 @@ def parse_claim(entry, where: str = "registry", experiment: str = "") -> Claim:
             raise bad(f"{label} must be an expression string")
         claim.values[part] = expr
         claim.code[part] = compile_expression(expr, claim, label)
-        claim.checks[part] = _descriptive_check(checks[part], part, bad) if claim.kinds[part] == "descriptive" \
+        claim.checks[part] = _descriptive_check(checks[part], part, bad) if claim.kinds[part] == DESCRIPTIVE \
             else parse_check(checks[part], cid, part)
         if {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)} & SAMPLED_VIEWS:
             claim.sampled.add(part)

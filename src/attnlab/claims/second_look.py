@@ -27,7 +27,7 @@ def second_look(verdicts: list[Verdict], profile_seeds: list[int]) -> tuple[dict
     wanted: dict[str, int] = {}
     not_taken: dict[str, str] = {}
     for v in verdicts:
-        if v.verdict != "inconclusive" or not v.settle.isdigit():
+        if v.verdict != Outcome.INCONCLUSIVE or not v.settle.isdigit():
             continue
         n, experiment = int(v.settle), v.claim.experiment
         if n > SECOND_LOOK_MOST:

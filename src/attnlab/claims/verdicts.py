@@ -10,7 +10,6 @@ from attnlab.claims.design import MAX_SEEDS, Noise, k_at
 from attnlab.claims.outcome import Outcome
 from attnlab.claims.registry import Claim, DESCRIPTIVE
 from attnlab.claims.text import as_text, fmt, is_number
-from attnlab.runfiles import MEASURED
 
 NO_ERROR = "no error estimate"
 BUDGET = "budget"
@@ -22,7 +21,7 @@ class Part:
     name: str
     kind: str
     value: object
-    outcome: str
+    outcome: Outcome
     se: float | None = None
     k: float | None = None
     df: float = math.inf  # the degrees of freedom of the error source with the larger variance (k weighs both's)
@@ -43,7 +42,7 @@ class Part:
 @dataclass
 class Verdict:
     claim: Claim
-    verdict: str
+    verdict: Outcome
     reproduced: object = None   # value, or mapping part -> value (the mean over seeds where the claim has several)
     note: str = ""
     se: dict = field(default_factory=dict)  # part -> standard error (numeric parts): sampling, and seeds' spread
@@ -82,7 +81,7 @@ class Verdict:
             return None
         if self.unjudged >= set(self.single):
             return "no error alone"
-        held = sum(v == "reproduced" for v in self.single.values())
+        held = sum(v == Outcome.REPRODUCED for v in self.single.values())
         return "every seed" if held == len(self.single) else "no seed" if held == 0 else "some seeds"
 
     def errorless_alone(self) -> list[str]:
@@ -95,7 +94,7 @@ class Verdict:
         """The parts one seed's runs alone can judge (an error of their own, or an exact test), each with the
         number of seeds at which it alone reproduces; {} for a claim that reads one seed."""
         errorless = set(self.errorless_alone())
-        return {p: sum(parts[p].outcome == "reproduced" for parts in self.single_parts.values())
+        return {p: sum(parts[p].outcome == Outcome.REPRODUCED for parts in self.single_parts.values())
                 for p in self.claim.values if self.single_parts and p not in errorless
                 and all(p in parts for parts in self.single_parts.values())}
 
@@ -138,24 +137,25 @@ def judge_claim(claim: Claim, values: dict, noise: dict, shape=lambda v: v, pref
     """The claim's verdict from its parts': a computed claim holds when every part does; a measured one is not
     reproduced when any part fails, else inconclusive when any part straddles, else reproduced."""
     parts = {p: judge_part(claim, p, v, noise.get(p)) for p, v in values.items()}
-    outcomes = [p.outcome for p in parts.values() if p.outcome != DESCRIPTIVE]
+    outcomes = [p.outcome for p in parts.values() if p.outcome != Outcome.DESCRIPTIVE]
     if claim.kind == DESCRIPTIVE:
-        verdict = DESCRIPTIVE
+        verdict = Outcome.DESCRIPTIVE
     elif claim.kind == "computed":
-        verdict = "holds" if all(o == "holds" for o in outcomes) else "fails"
-    elif any(o in ("not reproduced", "fails") for o in outcomes):
-        verdict = "not reproduced"
+        verdict = Outcome.HOLDS if all(o == Outcome.HOLDS for o in outcomes) else Outcome.FAILS
+    elif any(o in (Outcome.NOT_REPRODUCED, Outcome.FAILS) for o in outcomes):
+        verdict = Outcome.NOT_REPRODUCED
     else:
-        verdict = "inconclusive" if "inconclusive" in outcomes else "reproduced"
-    settle = overall_settle([p.settle for p in parts.values() if p.outcome == "inconclusive"]) \
-        if verdict == "inconclusive" else ""
+        verdict = Outcome.INCONCLUSIVE if Outcome.INCONCLUSIVE in outcomes else Outcome.REPRODUCED
+    settle = overall_settle([p.settle for p in parts.values() if p.outcome == Outcome.INCONCLUSIVE]) \
+        if verdict == Outcome.INCONCLUSIVE else ""
     se = {p.name: p.se for p in parts.values() if p.se is not None}
     note = prefix + "; ".join(p.why for p in parts.values())
     return Verdict(claim, verdict, shape(values), note, se, parts=parts, settle=settle)
 
 
-MARKS = {"reproduced": "✓", "holds": "✓", "not reproduced": "✗", "fails": "✗", "inconclusive": "?",
-         DESCRIPTIVE: "·"}
+JUDGED = {"pass": Outcome.REPRODUCED, "fail": Outcome.NOT_REPRODUCED, "straddle": Outcome.INCONCLUSIVE}  # judge's word
+MARKS = {Outcome.REPRODUCED: "✓", Outcome.HOLDS: "✓", Outcome.NOT_REPRODUCED: "✗", Outcome.FAILS: "✗",
+         Outcome.INCONCLUSIVE: "?", Outcome.DESCRIPTIVE: "·"}
 
 
 def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
@@ -167,24 +167,25 @@ def judge_part(claim: Claim, name: str, value, noise: Noise | None) -> Part:
     seeds = noise.n if noise else 1
     if kind == DESCRIPTIVE:
         shown = f"{fmt(value)} ± {fmt(noise.at(noise.n)[0])}" if noise and noise.at(noise.n)[0] is not None else fmt(value)
-        return Part(name, kind, value, DESCRIPTIVE, why=f"· {label}{shown}: descriptive, tested by nothing",
+        return Part(name, kind, value, Outcome.DESCRIPTIVE, why=f"· {label}{shown}: descriptive, tested by nothing",
                     n_seeds=seeds)
     check_value(check, value, claim.id, name)
     if kind == "computed" or set(check) & EXACT:
         ok = passes(check, value)
-        outcome = ("holds" if ok else "fails") if kind == "computed" else MEASURED[0 if ok else 1]
+        outcome = (Outcome.HOLDS if ok else Outcome.FAILS) if kind == "computed" \
+            else Outcome.REPRODUCED if ok else Outcome.NOT_REPRODUCED
         why = f"{fmt(value)} {'passes' if ok else 'fails'} {describe(check)}"
         return Part(name, kind, value, outcome, why=f"{MARKS[outcome]} {label}{why}", n_seeds=seeds)
     se, df = noise.at(noise.n) if noise else (None, math.inf)
     if se is None:
         why = f"{fmt(value)} against {describe(check)}: {NO_ERROR}, so no interval to judge"
-        return Part(name, kind, value, "inconclusive", settle=NO_ERROR, why=f"? {label}{why}", n_seeds=seeds)
+        return Part(name, kind, value, Outcome.INCONCLUSIVE, settle=NO_ERROR, why=f"? {label}{why}", n_seeds=seeds)
     k, dominant, draws = noise.k(noise.n), noise.dominant(noise.n), _over_draws(claim, name, noise)
     lo, hi = value - k * se, value + k * se
-    outcome = {"pass": "reproduced", "fail": "not reproduced", "straddle": "inconclusive"}[judge(check, value, lo, hi)]
-    settle = seeds_to_settle(check, value, noise) if outcome == "inconclusive" else ""
-    said = {"reproduced": "passes {} throughout", "not reproduced": "fails {} throughout",
-            "inconclusive": "straddles a bound of {}"}[outcome].format(describe(check))
+    outcome = JUDGED[judge(check, value, lo, hi)]
+    settle = seeds_to_settle(check, value, noise) if outcome == Outcome.INCONCLUSIVE else ""
+    said = {Outcome.REPRODUCED: "passes {} throughout", Outcome.NOT_REPRODUCED: "fails {} throughout",
+            Outcome.INCONCLUSIVE: "straddles a bound of {}"}[outcome].format(describe(check))
     why = (f"{fmt(value)} ± {fmt(k)} × SE {fmt(se)} ({dominant_words(dominant, draws)}) = [{fmt(lo)}, {fmt(hi)}] "
            f"{said}"
            + (f"; settles with {settle} seeds" if settle.isdigit() else f"; {settle}" if settle else ""))

@@ -25,11 +25,11 @@ def sentence(x: Larger) -> str:
         return f"Not measured at {budget_words(x.profile)}."
     at = f"At {budget_words(x.profile)} ({x.manifest['version']}{seeds_words(x.seeds)})"
     quick = f"the {x.record['profile']} verdict"
-    if x.verdict == "reproduced":
+    if x.verdict == Outcome.REPRODUCED:
         return f"{at} it is reproduced: {quick} was the budget's."
-    if x.verdict == "not reproduced":
+    if x.verdict == Outcome.NOT_REPRODUCED:
         return f"{at} it is still not reproduced: the budget does not explain {quick}."
-    if x.verdict == "inconclusive":
+    if x.verdict == Outcome.INCONCLUSIVE:
         return f"{at} it is inconclusive: the larger budget neither confirms {quick} nor clears it."
     return f"{at} its verdict is {x.verdict}: it says nothing on whether the budget explains {quick}."
 
@@ -50,14 +50,14 @@ def cell(x: Larger, viewed: str | None) -> str:
     if viewed != x.record["version"]:
         out += (f'<div class="why">{html.escape(x.record["profile"])}, the version of record '
                 f'({html.escape(x.record["version"])}): {badge(x.record_verdict)}</div>')
-    if x.record_verdict == "not reproduced":
+    if x.record_verdict == Outcome.NOT_REPRODUCED:
         out += f'<div class="why budget-reading">{html.escape(sentence(x), quote=False)}</div>'
     bare = ' class="none"' if out.endswith("–</span>") else ""
     return f'<td data-label="at {html.escape(budget_words(x.above))}"{bare}>{out}</td>'
 
 
-OUTCOMES = (("reproduced", "reproduced there (the budget's)"), ("not reproduced", "still not reproduced"),
-            ("inconclusive", "inconclusive there"), ("diverged", "diverged there"))
+OUTCOMES = ((Outcome.REPRODUCED, "reproduced there (the budget's)"),
+            (Outcome.NOT_REPRODUCED, "still not reproduced"), (Outcome.INCONCLUSIVE, "inconclusive there"), (Outcome.DIVERGED, "diverged there"))
 
 
 def tally(larger: dict[str, Larger], ours: frozenset = frozenset()) -> str:
@@ -79,7 +79,7 @@ def tally(larger: dict[str, Larger], ours: frozenset = frozenset()) -> str:
            + f"; beside each, the {first.record['profile']} verdict of the version of record "
              f"({first.record['version']}).")
     for label, group in (("sources' claims" if mine else "claims", theirs), ("own findings", mine)):
-        failing = {k: x for k, x in group.items() if x.record_verdict == "not reproduced"}
+        failing = {k: x for k, x in group.items() if x.record_verdict == Outcome.NOT_REPRODUCED}
         if failing:
             groups = [(words, [k for k, x in failing.items() if x.verdict == key]) for key, words in OUTCOMES]
             groups.append(("not measured there", [k for k, x in failing.items() if x.verdict is None]))

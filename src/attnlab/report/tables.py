@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from attnlab.claims.outcome import Outcome
 from attnlab.results import Results, diverged
 
 # The ladder, bottom to top. Each rung adds one piece to the one before it;
@@ -40,7 +41,7 @@ def ladder_table(res: Results, reference: dict | None = None) -> pd.DataFrame:
         m = ladder.get(row)
         spec = res.spec(row).to_dict() if m else {}
         bad = m is not None and any(diverged(x) for x in res.by_seed[row].values())
-        status = "not run" if m is None else ("diverged" if bad else m.get("status", "ok"))
+        status = Outcome.NOT_RUN if m is None else ("diverged" if bad else m.get("status", "ok"))
         val, train = (None, None) if m is None or bad else (res.spread(row, "val_ppl"), res.spread(row, "train_ppl"))
         records.append({
             "row": row,

@@ -5,6 +5,7 @@ import math
 
 import pandas as pd
 
+from attnlab.claims.outcome import Outcome
 from attnlab.errors import AttnlabError
 from attnlab.report import charts, tables
 from attnlab.report.format import chart, md_table, not_run, num, spread
@@ -171,7 +172,7 @@ def curves_note(evals: pd.DataFrame) -> str:
 def blocks(site) -> dict[str, str]:
     res = site.res
     ladder = tables.ladder_table(res, site.registry.reference)
-    run = ladder[ladder["status"] != "not run"]
+    run = ladder[ladder["status"] != Outcome.NOT_RUN]
     missing_rows = [r for r in ladder["row"] if r not in res.experiment(NAME)]
     one = site.snakemake(site.run_target(NAME, ["L6"]), gpu=True)
     every = site.snakemake(site.run_target(NAME, list(ladder["row"])), gpu=True)
