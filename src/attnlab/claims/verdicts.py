@@ -41,6 +41,7 @@ class Part:
 
 @dataclass
 class Verdict:
+    """A claim judged: its outcome, the value it was judged on, why (the note), and each part as judged."""
     claim: Claim
     verdict: Outcome
     reproduced: object = None   # value, or mapping part -> value (the mean over seeds where the claim has several)
