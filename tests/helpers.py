@@ -103,10 +103,10 @@ def eval_section(run: str, val: float, train: float, at: dict | None = None) -> 
 
 def site_for(root: Path, cfg: dict):
     """A report Site over the results under `root`, with the project's whole claims registry."""
-    from attnlab.report.claims import load_registry
+    from attnlab.claims.evaluate import evaluate_all
+    from attnlab.claims.registry import load_registry
     from attnlab.report.site import Site
-    from attnlab.report.results import gather
-    from attnlab.report.verdicts import evaluate_all
+    from attnlab.results import gather
 
     registry = load_registry()
     res = gather(root)

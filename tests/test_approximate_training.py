@@ -6,15 +6,15 @@ import json
 
 import pytest
 
+from attnlab.claims.evaluate import evaluate
+from attnlab.claims.registry import load_registry
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import write_json
-from attnlab.report.claims import load_registry
 from attnlab.experiments.approximate_training import page
-from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate
 from attnlab.experiments.approximate_training.settings import DEFAULTS, check
+from attnlab.results import gather
 from charts import problems
 from helpers import REPO, eval_section, rendered_page, site_for
 

@@ -8,15 +8,16 @@ from types import SimpleNamespace
 
 import yaml
 
+from attnlab.claims.budget import Larger, largest, rank
+from attnlab.claims.evaluate import evaluate_all
+from attnlab.claims.registry import load_registry
 from attnlab.config import load
 from attnlab.pooling import Pool
 from attnlab.report import budget
-from attnlab.report.budget import Larger, largest, sentence, tally
-from attnlab.report.claims import load_registry
+from attnlab.report.budget import sentence, tally
 from attnlab.report.pages import dashboard, index
-from attnlab.report.results import gather
 from attnlab.report.site import Site, verdict_reading
-from attnlab.report.verdicts import evaluate_all
+from attnlab.results import gather
 from attnlab.versions import versions
 from helpers import REPO, rendered_page
 
@@ -75,9 +76,9 @@ def test_a_version_whose_budget_was_changed_over_its_profile_has_no_budget_rank(
     """`--set 'seeds=[1337]'` or a speed setting keeps the chapter's budget; `--set 'train={steps: 800}'` does not,
     and such a version is not shown as the chapter's budget."""
     chapter = manifest(OLD_CHAPTER, "chapter", "2026-12-01T08:00:00+00:00", ["ladder", "position"])
-    assert budget.rank(chapter) == budget.rank(chapter | {"set": {"seeds": [1337], "train.precision": "bf16"}}) == 2
+    assert rank(chapter) == rank(chapter | {"set": {"seeds": [1337], "train.precision": "bf16"}}) == 2
     cut = chapter | {"set": {"seeds": [1337], "train.steps": 800}}
-    assert budget.rank(cut) is None
+    assert rank(cut) is None
     assert largest(CLAIMS, [cut, PUBLISHED[3]], RECORD, VERDICTS.get) == {}
 
 

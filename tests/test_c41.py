@@ -10,14 +10,14 @@ import torch
 
 from attnlab.probes import CANDIDATES, GRAD_DEFINITIONS, STEP0_WINDOWS, GradNormProbe, \
     block_grad_norms, init_grad_norms
+from attnlab.claims.evaluate import evaluate_all
+from attnlab.claims.registry import load_registry
 from attnlab.nn.model import build
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import write_json
-from attnlab.report.claims import load_registry
 from attnlab.experiments.depth import page as depth
-from attnlab.report.results import Spread, gather
-from attnlab.report.verdicts import evaluate_all
 from attnlab.experiments.depth.settings import CHAPTER_GRADS
+from attnlab.results import Spread, gather
 from helpers import REPO
 
 TINY = ModelSpec(vocab_size=32, d_model=8, context=6, n_blocks=3, n_heads=2, norm="pre")

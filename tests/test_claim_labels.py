@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.claims.checks import passes
+from attnlab.claims.evaluate import evaluate
+from attnlab.claims.functions import SAFE_BUILTINS
+from attnlab.claims.registry import load_registry, parse_claim
 from attnlab.errors import AttnlabError
-from attnlab.report import claims as cl
-from attnlab.report.results import Results
-from attnlab.report.verdicts import evaluate
+from attnlab.results import Results
 from helpers import REPO
 
 OURS = {"S1.3", "S8.1", "S8.2", "S8.3", "S8.4"}  # statements neither the chapter nor the survey makes
@@ -19,7 +21,7 @@ OURS = {"S1.3", "S8.1", "S8.2", "S8.3", "S8.4"}  # statements neither the chapte
 def claim(**over):
     entry = {"id": "T", "claim": "c", "chapter_value": 0, "value": "cost['v']", "check": {"above": 0.5},
              "tolerance_note": "t", **over}
-    return cl.parse_claim(entry)
+    return parse_claim(entry)
 
 
 def judged(c, **files):
@@ -37,7 +39,7 @@ def test_an_unknown_origin_is_one_line_naming_it():
 
 
 def test_the_registry_marks_exactly_the_statements_the_sources_never_make():
-    registry = cl.load_registry()
+    registry = load_registry()
     assert {c.id for c in registry.claims if c.ours} == OURS
     assert all(c.claim.startswith("Ours, not the survey's") for c in registry.claims if c.ours)
 
@@ -91,16 +93,16 @@ def test_a_spread_over_draws_that_are_not_seeds_stays_a_budget_of_draws():
 @pytest.mark.parametrize("name", ["seeds_sem", "seeds_gsem"])
 def test_the_seed_means_errors_are_seed_spreads(name):
     xs = [1.0, 2.0, 4.0]
-    out = cl.SAFE_BUILTINS[name](xs)
-    plain = cl.SAFE_BUILTINS[name.replace("seeds_", "")](xs)
+    out = SAFE_BUILTINS[name](xs)
+    plain = SAFE_BUILTINS[name.replace("seeds_", "")](xs)
     assert out == plain and (out.seeds, out.spread) == (3, True)
-    assert cl.SAFE_BUILTINS[name]([1.0]) is None
+    assert SAFE_BUILTINS[name]([1.0]) is None
 
 
 def test_s5_timings_are_judged_at_their_repeats_degrees_of_freedom():
     """Two timing repeats per median: the speedup's k is Student's t at 1 degree of freedom, as is a three-length
     fit's; the cache formula is arithmetic (computed)."""
-    s5 = cl.load_registry().by_id("S5")
+    s5 = load_registry().by_id("S5")
     assert s5.kinds["formula_equals_measured"] == "computed"
     rows = [{"model": m, "kv_heads": kv, "n": n, "samples": 2, "cached": c}
             for m, kv in (("wide", 8), ("chapter", 4)) for n in (32, 64, 128) for c in (True, False)]
@@ -118,14 +120,14 @@ def test_s5_timings_are_judged_at_their_repeats_degrees_of_freedom():
 
 
 def test_c3_5_tests_the_chapters_own_share_of_collapsed_rows():
-    check = cl.load_registry().by_id("C3.5").checks["raw_saturated_at_end"]
-    assert cl.passes(check, 0.9995) and not cl.passes(check, 0.921)
+    check = load_registry().by_id("C3.5").checks["raw_saturated_at_end"]
+    assert passes(check, 0.9995) and not passes(check, 0.921)
 
 
 @pytest.mark.parametrize("cid, parts", [("C9.1", {"mean_abs_output"}), ("S10.2", {"lag_intervals"}),
                                         ("S11", {"sentences", "models_in_all", "models_on_one_sentence"})])
 def test_tests_that_could_not_fail_are_descriptive(cid, parts):
-    c = cl.load_registry().by_id(cid)
+    c = load_registry().by_id(cid)
     assert {p for p, k in c.kinds.items() if k == "descriptive"} == parts
     assert all(c.checks[p] == {} for p in parts)
     assert math.isfinite(len(c.values)) and c.kind != "descriptive"  # each keeps a tested part

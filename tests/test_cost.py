@@ -162,7 +162,7 @@ def test_page_fills_every_marker_and_c6_3_is_not_run_on_a_cpu(swept):
 def test_every_slope_is_judged_on_its_fits_residual_error(swept):
     """C6.1's and C6.2's slopes (and S7's where the CPU's memory figure gives one) carry the residual error of
     the fit the producer made, recomputed from the rows: four sizes, two degrees of freedom."""
-    from attnlab.report.claims import SAFE_BUILTINS
+    from attnlab.claims.functions import SAFE_BUILTINS
 
     root, r = swept
     for m in r["settings"]["methods"]:

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from attnlab.report.claims import load_registry
+from attnlab.claims.registry import load_registry
 from attnlab.report.pages import dashboard
 from helpers import REPO, rendered_page, site_for
 

@@ -10,12 +10,12 @@ import pytest
 from attnlab.report.build import template as template_of
 from attnlab.config import load
 from attnlab.provenance import write_json
-from attnlab.report.claims import load_registry
-from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate_all
 from attnlab.experiments.depth import page as depth
 from attnlab.experiments.position import page as position
+from attnlab.claims.evaluate import evaluate_all
+from attnlab.claims.registry import load_registry
 from attnlab.report.build import render
+from attnlab.results import gather
 from helpers import REPO, eval_section, site_for
 
 CHAPTER_GRADS = {"pre": (0.0498, 0.0657), "post": (0.0977, 0.1613)}  # block 1, block 12 at step 0

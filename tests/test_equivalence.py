@@ -5,16 +5,16 @@ import re
 import pytest
 import torch
 
+from attnlab.claims.evaluate import evaluate_all
+from attnlab.claims.registry import load_registry
 from attnlab.config import load
 from attnlab.errors import AttnlabError
 from attnlab.experiments.equivalence import producer as eq
 from attnlab.nn.attention import attention
 from attnlab.nn.model import SelfAttention
-from attnlab.report.claims import load_registry
-from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate_all
 from attnlab.experiments.equivalence.page import blocks
 from attnlab.report.build import render
+from attnlab.results import gather
 from helpers import REPO, site_for
 
 TOL = 1e-5  # float32, outputs of order 0.1-1 (see src/attnlab/experiments/equivalence/claims.yaml)

@@ -84,7 +84,7 @@ def test_the_gradient_reading_names_the_mean_its_norms_are_and_what_an_old_resul
 # ---------------------------------------------------------------- a claim today's engine cannot read
 
 def test_a_field_a_claim_tests_for_that_the_run_files_lack_is_named():
-    from attnlab.report.verdicts import lacking_fields
+    from attnlab.claims.expressions import lacking_fields
 
     code = ["[r['x'] for r in scores['rows']][0] if 'x_se' in scores['rows'][0] else None",
             "probe['E4']['g_1'] if 'g_1' in probe['E4'] else None"]
@@ -95,14 +95,14 @@ def test_a_field_a_claim_tests_for_that_the_run_files_lack_is_named():
 
 
 def claim(kind="measured"):
-    from attnlab.report.claims import Claim
+    from attnlab.claims.registry import Claim
 
     return Claim("T1", "t", 1, {"a": "1", "b": "2"}, {"a": {"equals": 1}, "b": {"equals": 2}}, "t",
                  kinds={"a": kind, "b": kind})
 
 
 def verdict(value, word="reproduced", lacking=(), kind="measured", seeds=None, se=None):
-    from attnlab.report.verdicts import Verdict
+    from attnlab.claims.verdicts import Verdict
 
     return Verdict(claim(kind), word, value, lacking=lacking, seeds=seeds or {}, se=se or {})
 
@@ -218,9 +218,10 @@ def test_a_versions_rerun_names_its_own_folder_and_commit():
 
 def test_the_seeds_said_are_those_of_the_run_files():
     from attnlab.report.pages.about import seeds_here
-    from attnlab.report.results import gather
     from attnlab.report.site import seeds_setting
     from attnlab.report.sitedata import seed_folders
+    from attnlab.report.site import seed_folders, seeds_setting
+    from attnlab.results import gather
 
     assert seeds_setting([1337], [1337]) == "1337"
     assert seeds_setting([1337, 1338, 1339], [1337]) == "1337, 1338, 1339 (its run files are at 1337)"

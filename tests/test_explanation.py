@@ -15,8 +15,7 @@ import torch
 
 from attnlab.experiments.explanation import producer as E
 from attnlab.provenance import write_json
-from attnlab.report.claims import k_at, t95
-from attnlab.report.verdicts import LOOKS
+from attnlab.claims.design import LOOKS, k_at, t95
 from attnlab.nn.model import build
 from attnlab.nn.spec import ModelSpec
 from attnlab.train import train
@@ -250,9 +249,9 @@ def test_explain_is_one_json_record(record, batch):
 
 
 def s9(root):
-    from attnlab.report.claims import load_registry
-    from attnlab.report.results import gather
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.claims.registry import load_registry
+    from attnlab.results import gather
 
     registry, res = load_registry(), gather(root)
     return {cid: evaluate(registry.by_id(cid), res) for cid in ("S9.2", "S9.3")}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from attnlab.claims.evaluate import evaluate
+from attnlab.claims.registry import load_registry
 from attnlab.provenance import write_json
-from attnlab.report.claims import load_registry
-from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate
+from attnlab.results import gather
 from helpers import REPO, eval_section
 
 HEADS = {"S6-mha": 4, "S6-gqa": 2, "S6-mqa": 1, "S6-gqa-up": 2, "S6-mqa-up": 1}

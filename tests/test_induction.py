@@ -7,17 +7,17 @@ import sys
 import pytest
 import torch
 
+from attnlab.claims.design import LOOKS, k_at
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
-from attnlab.report.claims import k_at
-from attnlab.report.verdicts import LOOKS
+from attnlab.experiments.induction.producer import (InductionProbe, across_seeds, chance_level, control, copying, icl_score,
 from attnlab.experiments.induction.producer import (InductionProbe, across_seeds, chance_level, control, copying, icl_score,
                                            lag, measure, over_chance_se, phase_across_seeds, phase_change,
                                            prefix_matching, previous_token, repeated_spans, rise_window, same_phase)
 from attnlab.nn.model import SelfAttention, build
 from attnlab.nn.spec import ModelSpec
-from attnlab.train import train
 from attnlab.provenance import write_json
+from attnlab.train import train
 from helpers import REPO, tiny_config
 
 
@@ -264,9 +264,9 @@ def test_measure_gives_the_error_over_the_rows_when_asked():
 
 
 def s10(root, *ids):
-    from attnlab.report.claims import load_registry
-    from attnlab.report.results import gather
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.claims.registry import load_registry
+    from attnlab.results import gather
 
     registry, res = load_registry(), gather(root)
     return [evaluate(registry.by_id(cid), res) for cid in ids]

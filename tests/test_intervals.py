@@ -7,15 +7,17 @@ import math
 import pytest
 
 from attnlab.report.build import template as template_of
+from attnlab.claims.design import LOOKS, Noise, T95, k_at, t95
+from attnlab.claims.functions import SAFE_BUILTINS
+from attnlab.claims.registry import parse_claim
+from attnlab.claims.verdicts import judge_claim, judge_part, seeds_to_settle
 from attnlab.errors import AttnlabError
-from attnlab.report import claims as cl
 from attnlab.report.format import fmt
-from attnlab.report.verdicts import LOOKS, Noise, judge_claim, judge_part, seeds_to_settle
 from attnlab.runfiles import check_claims
 
 
 def claim(check, kind="measured", value="1"):
-    return cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": value, "check": check,
+    return parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": value, "check": check,
                            "tolerance_note": "t", "kind": kind})
 
 
@@ -32,13 +34,13 @@ KINDS = {
 }
 def k1(df: float) -> float:
     """k at the sequential design's first look (the profile's own seeds): Student's t at its level."""
-    return cl.k_at(df, LOOKS[0])
+    return k_at(df, LOOKS[0])
 
 
 def k0(df: float) -> float:
     """k of a part read from files made at no seed (no seed can be added to it): one look, at the whole design's
     level."""
-    return cl.k_at(df, sum(LOOKS))
+    return k_at(df, sum(LOOKS))
 
 
 # A stated (normal) sampling error: at the first look's 97.5 %, k = 2.24, so the interval reaches the bound at
@@ -82,15 +84,15 @@ def test_a_band_holds_its_ends_without_noise(check, value):
 
 
 def test_k_is_students_t_at_any_level_and_fractional_degrees_of_freedom():
-    assert cl.t95(2) == 4.303 and cl.t95(19) == 2.093 and cl.t95(math.inf) == 1.96 and cl.t95(31) == 1.96
-    assert all(round(cl.k_at(df, 0.05), 3) == cl.T95[df - 1] for df in range(1, 31))  # the 95 % table, computed
-    assert cl.k_at(math.inf, 0.05) == pytest.approx(1.95996, abs=1e-5)
-    assert cl.k_at(2, 0.025) == pytest.approx(6.20535, abs=1e-5)
-    assert cl.k_at(math.inf, 0.025) == pytest.approx(2.24140, abs=1e-5)
-    assert cl.k_at(1, 0.001) == pytest.approx(636.619, abs=1e-3)  # t's 99.95 % quantile at one degree of freedom
-    assert cl.k_at(2, 0.05) < cl.k_at(1.5, 0.05) < cl.k_at(1, 0.05)  # between the integers, between their k
+    assert t95(2) == 4.303 and t95(19) == 2.093 and t95(math.inf) == 1.96 and t95(31) == 1.96
+    assert all(round(k_at(df, 0.05), 3) == T95[df - 1] for df in range(1, 31))  # the 95 % table, computed
+    assert k_at(math.inf, 0.05) == pytest.approx(1.95996, abs=1e-5)
+    assert k_at(2, 0.025) == pytest.approx(6.20535, abs=1e-5)
+    assert k_at(math.inf, 0.025) == pytest.approx(2.24140, abs=1e-5)
+    assert k_at(1, 0.001) == pytest.approx(636.619, abs=1e-3)  # t's 99.95 % quantile at one degree of freedom
+    assert k_at(2, 0.05) < k_at(1.5, 0.05) < k_at(1, 0.05)  # between the integers, between their k
     with pytest.raises(AttnlabError):
-        cl.k_at(0, 0.05)
+        k_at(0, 0.05)
 
 
 @pytest.mark.parametrize("seed_sd, sampling, dominant", [(1.0, 0.1, "seeds"), (0.1, 1.0, "sampling"),
@@ -138,11 +140,11 @@ def test_a_measured_value_without_any_error_estimate_is_inconclusive():
 
 def test_a_stated_error_may_be_a_fractions_binomial_error_from_what_the_file_records(tmp_path):
     """Run files that record a fraction and its count, but no error, still give it one: `binomial_se` in `se:`."""
-    from attnlab.report.results import Results
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.results import Results
     from attnlab.stats import binomial_se
 
-    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "tolerance_note": "t",
+    c = parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "tolerance_note": "t",
                         "value": "scores['p']", "se": "binomial_se(scores['p'], scores['n'])",
                         "check": {"between": [0.65, 0.75]}})
     got = evaluate(c, Results(root=tmp_path, files={"scores": {"p": 0.7, "n": 2000}})).parts[""]
@@ -157,10 +159,10 @@ def stated(se_expr, value=1.0, check=None):
     """A claim on a `cost` result holding `value` whose `se:` is `se_expr`, judged on Results holding only it."""
     from pathlib import Path
 
-    from attnlab.report.results import Results
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.results import Results
 
-    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": "cost['v']", "se": se_expr,
+    c = parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": "cost['v']", "se": se_expr,
                         "check": check or {"above": 0.5}, "tolerance_note": "t"})
     files = {"cost": {"v": value, "rows": ROWS, "a": {"mean": 1.0, "se": 0.3}, "b": {"mean": 2.0, "se": 0.8}}}
     return evaluate(c, Results(root=Path("."), files=files)).parts[""]
@@ -183,7 +185,7 @@ def test_a_stated_error_of_none_leaves_no_error_estimate_not_a_zero_one():
 
 
 def test_the_stated_errors_of_several_seeds_pool_at_the_fewest_degrees_of_freedom():
-    from attnlab.report.verdicts import _stated
+    from attnlab.claims.evaluate import _stated
 
     assert _stated([[0.1, 2], (0.3, 4)]) == (pytest.approx(0.2), 2)
     assert _stated([0.1, 0.3]) == (pytest.approx(0.2), math.inf)
@@ -230,7 +232,7 @@ def test_a_computed_value_holds_or_fails_on_its_own(check, value, outcome):
     ({"a": 2.0, "b": 2.0, "n": 769}, "not reproduced"),  # its computed part fails
 ])
 def test_a_claims_verdict_from_its_parts(values, verdict):
-    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": {"a": 0}, "tolerance_note": "t",
+    c = parse_claim({"id": "T", "claim": "c", "chapter_value": {"a": 0}, "tolerance_note": "t",
                         "value": {"a": "1", "b": "1", "n": "1"}, "kind": {"n": "computed"},
                         "check": {"a": {"above": 1.0}, "b": {"above": 1.0}, "n": {"equals": 768}}})
     assert c.kind == "measured" and c.kinds == {"a": "measured", "b": "measured", "n": "computed"}
@@ -276,8 +278,8 @@ def test_claims_csv_with_a_bad_verdict_or_a_part_twice_is_refused(tmp_path, rows
 # ------------------------------------------------------------------ How verdicts work
 
 def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_files(tmp_path):
-    from attnlab.report.pages import about
     from attnlab.report.build import render
+    from attnlab.report.pages import about
     from helpers import REPO, site_for
     from test_report import CONFIG, write_fake_results
 
@@ -294,10 +296,10 @@ def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_fil
     assert f"k = {k19} at look 1 (at 19 degrees of freedom" in lines[3]
     assert "(mostly the sampling error)" in lines[3]
     assert "verdict-holds" in lines[4] and "[C0.1]" in lines[4]
-    ks = " | ".join(fmt(cl.k_at(2, level)) for level in (*LOOKS, 0.05))  # each look's, then 95 % in one look
+    ks = " | ".join(fmt(k_at(2, level)) for level in (*LOOKS, 0.05))  # each look's, then 95 % in one look
     assert f"| 3 seeds' spread alone | 2 | {ks} |" in blocks["k_table"] and "| 4.303 |" in blocks["k_table"]
     assert f"| a line fitted through 4 points (its residual error) | 2 | {ks} |" in blocks["k_table"]
-    both = " | ".join(fmt(math.sqrt((cl.k_at(2, level) ** 2 + cl.k_at(19, level) ** 2) / 2)) for level in (*LOOKS, 0.05))
+    both = " | ".join(fmt(math.sqrt((k_at(2, level) ** 2 + k_at(19, level) ** 2) / 2)) for level in (*LOOKS, 0.05))
     assert f"| 3 seeds and 20 blocks, equal in variance | 2 and 19 | {both} |" in blocks["k_table"]
     page = render(template_of("about.md").read_text(), blocks, "about.md")
     assert "<!-- attnlab:" not in page and lines[3] in page
@@ -370,7 +372,7 @@ def test_a_cut_claims_by_seed_csv_is_named(tmp_path):
 
 
 def test_a_computed_claim_read_at_several_seeds_is_no_single_run_claim():
-    from attnlab.report.verdicts import Verdict
+    from attnlab.claims.verdicts import Verdict
 
     seeded = {1337: "holds", 1338: "holds"}
     assert Verdict(claim({"equals": 1}, kind="computed"), "holds", single=seeded).survives() is None
@@ -382,12 +384,12 @@ def on_file(value, se=None, check=None, **doc):
     """One claim on a result file (S10's, `induction`) held in memory, judged by the engine."""
     from pathlib import Path
 
-    from attnlab.report.results import Results
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.results import Results
 
     entry = {"id": "T", "claim": "c", "chapter_value": 0, "value": value, "check": check or {"between": [0, 10]},
              "tolerance_note": "t", **({"se": se} if se else {})}
-    return evaluate(cl.parse_claim(entry), Results(root=Path("."), files={"induction": doc}))
+    return evaluate(parse_claim(entry), Results(root=Path("."), files={"induction": doc}))
 
 
 def test_se_expressions_read_per_example_lists_with_examples_that_have_no_value():
@@ -458,7 +460,7 @@ def test_a_claim_whose_only_error_is_the_seeds_spread_is_not_said_to_be_missed_b
 
 
 def test_a_paired_difference_is_judged_at_its_seeds_degrees_of_freedom_where_the_seeds_decide():
-    paired = cl.SAFE_BUILTINS["paired_se"]
+    paired = SAFE_BUILTINS["paired_se"]
     by_seeds, held_out = (paired({"se": 0.1, "seeds": 3, "se_from": f}) for f in ("seeds", "held-out rows"))
     assert by_seeds == [0.1, 2] and (by_seeds.seeds, by_seeds.spread) == (3, True)
     assert held_out == [0.1, math.inf] and (held_out.seeds, held_out.spread) == (3, False)  # normal k, 3 seeds
@@ -497,17 +499,17 @@ def test_a_claim_is_grouped_by_the_error_sources_its_parts_have_at_one_seed(se, 
     from pathlib import Path
     from types import SimpleNamespace
 
+    from attnlab.claims.evaluate import evaluate
     from attnlab.report.pages.dashboard import seed_noise, survival
-    from attnlab.report.results import Results
     from attnlab.report.site import alone, seed_lines
-    from attnlab.report.verdicts import evaluate
+    from attnlab.results import Results
 
     doc = {"a": 5.0, "b": 5.0, "by_seed": {str(k): {"a": x, "b": x} for k, x in enumerate((4.9, 5.0, 5.1), 1)}}
     entry = {"id": "T", "claim": "c", "chapter_value": {"a": 0, "b": 0},
              "value": {"a": "induction['a']", "b": "induction['b']"},
              "check": {"a": {"between": [0, 10]}, "b": {"between": [0, 10]}}, "tolerance_note": "t",
              **({"se": se} if se else {})}
-    v = evaluate(cl.parse_claim(entry), Results(root=Path("."), files={"induction": doc}))
+    v = evaluate(parse_claim(entry), Results(root=Path("."), files={"induction": doc}))
     assert survival(v) == group
     said = seed_noise(SimpleNamespace(config={}), [v])
     if group == "in part":

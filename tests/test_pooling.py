@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from attnlab.claims.evaluate import evaluate
+from attnlab.claims.registry import load_registry
 from attnlab.errors import AttnlabError
 from attnlab.pooling import pool, why_apart
 from attnlab.report import build
-from attnlab.report.claims import load_registry
-from attnlab.report.verdicts import evaluate
 from helpers import REPO
 
 CHAPTER = REPO / "results" / "2026-12-02-chapter-cpu-680862e-only-ladder-position-set-seeds"
@@ -150,7 +150,7 @@ def test_how_verdicts_work_says_what_this_version_pooled_or_that_it_stands_alone
 
 def test_a_claim_at_a_larger_budget_counts_the_seeds_behind_it_not_its_versions(two):
     """B holds the ladder alone: the ladder's claims rest on two seeds, position's on A's one."""
-    from attnlab.report.budget import Larger
+    from attnlab.claims.budget import Larger
 
     shutil.rmtree(two / "results" / B / "position")
     edit_json(two / "results" / B / "manifest.json", lambda m: m.update(complete=False, experiments=["ladder"]))

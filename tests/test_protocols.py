@@ -12,11 +12,11 @@ import pytest
 
 from attnlab.report.build import template as template_of
 from attnlab import registry
+from attnlab.claims.registry import load_registry
 from attnlab.config import load
 from attnlab.errors import AttnlabError
 from attnlab.report import protocols
-from attnlab.report.claims import load_registry
-from attnlab.report.results import gather
+from attnlab.results import gather
 
 from helpers import REPO, rendered_page, site_for
 

@@ -13,9 +13,9 @@ from attnlab.report.site import verdict_reading
 from attnlab.report.pages import (approximation, averaging, cost, dashboard, data, decode, depth, equivalence,
                                   grouping, ladder, multihead, params, position, scaling, scores, seq2seq, throughput,
                                   viewer, winograd)
+from attnlab.claims.verdicts import Part, Verdict
 from attnlab.report.readings import Estimate
-from attnlab.report.results import Spread
-from attnlab.report.verdicts import Part, Verdict
+from attnlab.results import Spread
 from helpers import REPO
 
 
@@ -87,7 +87,7 @@ def test_a_slope_is_linear_quadratic_or_between_only_as_its_interval_says(slope,
 
 
 def test_seed_and_sampling_errors_add_in_quadrature():
-    from attnlab.report.claims import t95
+    from attnlab.claims.design import t95
 
     wide = readings.of_seeds([0.5, 0.9, 0.7], sampling=0.01)  # mostly the seeds' spread: t at 2 df, weighed
     seeds = (0.2 / math.sqrt(3)) ** 2
@@ -481,7 +481,7 @@ def test_multihead_says_h_moves_the_time_only_beyond_the_noise():
     (2.02, "on S4's band of 2× within the noise")])
 def test_multihead_sets_a_real_change_of_time_against_the_claims_band(ratio, words):
     """S4 reads "about the same time" as at most 2×: a change beyond the noise is still inside it, or not."""
-    from attnlab.report.claims import load_registry
+    from attnlab.claims.registry import load_registry
 
     rows = [{"heads": 1, "ms_median": 9.7}, {"heads": 16, "ms_median": 13.1}]
     band = multihead.band(SimpleNamespace(registry=load_registry()))
@@ -566,7 +566,7 @@ def test_approximation_says_whether_the_largest_window_covers_the_context():
 def unseeded_site(files: dict, runs: dict | None = None):
     from pathlib import Path
 
-    from attnlab.report.results import Results
+    from attnlab.results import Results
     return SimpleNamespace(config={"seeds": [1, 2, 3]}, res=Results(root=Path("."), files=files, by_seed=runs or {}))
 
 

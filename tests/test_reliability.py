@@ -24,9 +24,9 @@ from attnlab.check import check, check_results
 from attnlab.config import canonical, chosen, load_settings, resolve, validate
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError, Diverged, why_diverged
+from attnlab.runlock import LOCK, held
 from attnlab.runs import spec_from_config
 from attnlab.train import finished, initial_weights, train
-from attnlab.runlock import LOCK, held
 from helpers import BAD, REPO, tiny_config, ten_chars, wait_for, write_config, write_tokens
 
 CLI = [sys.executable, "-m", "attnlab"]
@@ -400,7 +400,7 @@ def test_seeds_and_threads_are_bounded_on_both_sides(setting, edge, past):
 
 
 def test_the_most_seeds_a_profile_takes_are_the_most_the_verdicts_weigh():
-    from attnlab.report.verdicts import MAX_SEEDS
+    from attnlab.claims.design import MAX_SEEDS
 
     schema = attnlab.config.schema()
     assert schema["$defs"]["seeds"]["maxItems"] == MAX_SEEDS  # the profile's seeds and each experiment's own

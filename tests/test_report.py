@@ -10,13 +10,14 @@ import pandas as pd
 import pytest
 import yaml
 
+from attnlab.claims.checks import passes
+from attnlab.claims.design import LOOKS, k_at
+from attnlab.claims.registry import load_file, parse_claim
+from attnlab.claims.table import write_claims_csv
 from attnlab.errors import AttnlabError
-from attnlab.registry import get as get_experiment, load as load_experiments
 from attnlab.provenance import read_json, write_json
-from attnlab.report import claims as cl
+from attnlab.registry import get as get_experiment, load as load_experiments
 from attnlab.report.build import build_site
-from attnlab.report.claims import k_at
-from attnlab.report.verdicts import LOOKS, write_claims_csv
 from helpers import CHROMIUM, eval_section, playwright_or_skip
 
 REPO = Path(__file__).resolve().parents[1]
@@ -219,17 +220,17 @@ def test_malformed_claim_raises_naming_its_id(tmp_path, patch):
     path = tmp_path / "ladder.yaml"
     path.write_text(yaml.safe_dump({"claims": [entry]}))
     with pytest.raises(AttnlabError, match=r"C9\.9"):
-        cl.load_file(path, "ladder")
+        load_file(path, "ladder")
 
 
 def test_checks():
-    assert cl.passes({"between": [3, None]}, 7)
-    assert not cl.passes({"between": [None, 3]}, 7)
-    assert cl.passes({"target": 188, "rel_tol": 0.15}, 200)
-    assert not cl.passes({"target": 188, "rel_tol": 0.15}, 150)
-    assert cl.passes({"target": 2.43, "abs_tol": 0.005}, 2.426)
-    assert cl.passes({"equals": [" t", "he"]}, (" t", "he"))
-    assert not cl.passes({"is_true": None}, 1)
+    assert passes({"between": [3, None]}, 7)
+    assert not passes({"between": [None, 3]}, 7)
+    assert passes({"target": 188, "rel_tol": 0.15}, 200)
+    assert not passes({"target": 188, "rel_tol": 0.15}, 150)
+    assert passes({"target": 2.43, "abs_tol": 0.005}, 2.426)
+    assert passes({"equals": [" t", "he"]}, (" t", "he"))
+    assert not passes({"is_true": None}, 1)
 
 
 # -------------------------------------------------------------------- site
@@ -352,7 +353,7 @@ def test_a_machine_is_named_with_its_threads_once():
 
 def test_a_spread_column_says_its_plus_minus_is_a_standard_deviation():
     from attnlab.report.format import md_table, spread
-    from attnlab.report.results import Spread
+    from attnlab.results import Spread
 
     df = pd.DataFrame([{"run": "L1", "val": Spread({1337: 3.0, 1338: 5.0})}])
     assert md_table(df, {"run": "run", "val": "val ppl"}, {"val": spread(1)}).splitlines()[0] \
@@ -368,11 +369,11 @@ def test_the_jackknife_matches_the_textbook_error_of_a_mean(tmp_path):
     means times the derivative of exp, to first order."""
     import math
 
-    from attnlab.report.results import gather
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.results import gather
 
     root = write_fake_results(tmp_path / "r")
-    claim = cl.parse_claim({"id": "T1", "claim": "L3 is above 200", "chapter_value": 200,
+    claim = parse_claim({"id": "T1", "claim": "L3 is above 200", "chapter_value": 200,
                             "value": "ppl['L3']", "check": {"above": 200}, "tolerance_note": "test"})
     v = evaluate(claim, gather(root))
     means = [m for m, _ in eval_section("L3", VAL["L3"], 1.0)["val_blocks"]]
@@ -386,11 +387,11 @@ def test_runs_scored_on_the_same_tokens_are_paired(tmp_path):
     independent errors would give, which is what lets a small real gain (C2.2's) clear the margin."""
     import math
 
-    from attnlab.report.results import gather
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.results import gather
 
     res = gather(write_fake_results(tmp_path / "r"))
-    claims = {e: cl.parse_claim({"id": e, "claim": e, "chapter_value": 0, "value": e, "check": {"above": -1e9},
+    claims = {e: parse_claim({"id": e, "claim": e, "chapter_value": 0, "value": e, "check": {"above": -1e9},
                                  "tolerance_note": "t"}) for e in ("ppl['L2'] - ppl['L3']", "ppl['L2']", "ppl['L3']")}
     se = {e: evaluate(c, res).se[""] for e, c in claims.items()}
     assert se["ppl['L2'] - ppl['L3']"] < 0.5 * math.hypot(se["ppl['L2']"], se["ppl['L3']"])
@@ -409,10 +410,10 @@ def test_a_multi_part_value_names_its_parts_on_both_sides():
     entry = {"id": "T2", "claim": "c", "chapter_value": 0.6667, "value": {"a": "1", "b": "2"},
              "check": {"a": {"equals": 1}, "b": {"equals": 2}}, "tolerance_note": "t"}
     with pytest.raises(AttnlabError, match="must name what the chapter says for each part"):
-        cl.parse_claim(entry)
+        parse_claim(entry)
     with pytest.raises(AttnlabError, match="same parts"):
-        cl.parse_claim({**entry, "chapter_value": {"a": 1}, "value": "1", "check": {"equals": 1}})
-    assert cl.parse_claim({**entry, "chapter_value": {"a": 1}}).id == "T2"
+        parse_claim({**entry, "chapter_value": {"a": 1}, "value": "1", "check": {"equals": 1}})
+    assert parse_claim({**entry, "chapter_value": {"a": 1}}).id == "T2"
 
 
 # ------------------------------------------------------------------ versions
@@ -533,14 +534,14 @@ def test_a_live_site_says_its_results_are_unpublished(tmp_path):
 
 
 def test_a_value_the_run_could_not_measure_is_not_run(tmp_path):
-    from attnlab.report.results import gather
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.results import gather
 
     root = write_fake_results(tmp_path / "r")
     m = read_json(root / "throughput/result.json")
     m["ratio"] = None
     write_json(root / "throughput/result.json", m)
-    claim = cl.parse_claim({"id": "T3", "claim": "c", "chapter_value": 1, "value": "throughput['ratio']",
+    claim = parse_claim({"id": "T3", "claim": "c", "chapter_value": 1, "value": "throughput['ratio']",
                             "check": {"between": [0, None]}, "tolerance_note": "t"})
     v = evaluate(claim, gather(root))
     assert v.verdict == "not run" and "value is null in the run files" in v.note
@@ -550,20 +551,20 @@ def test_a_value_the_run_could_not_measure_is_not_run(tmp_path):
 def test_a_result_file_can_state_the_standard_error_of_its_value(tmp_path, se, verdict):
     """`se:` reads a value's sampling error from the run files (a held-out accuracy's binomial error, say):
     the interval is then 0.9 ± 1.96 of them (normal), clear of 0.5 below SE 0.204."""
-    from attnlab.report.results import gather
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.results import gather
 
     root = write_fake_results(tmp_path / "r")
     m = read_json(root / "averaging/result.json")
     m.update(accuracy=0.9, accuracy_se=se)
     write_json(root / "averaging/result.json", m)
-    claim = cl.parse_claim({"id": "T3", "claim": "better than chance", "chapter_value": 0.9,
+    claim = parse_claim({"id": "T3", "claim": "better than chance", "chapter_value": 0.9,
                             "value": "averaging['accuracy']", "se": "averaging['accuracy_se']",
                             "check": {"above": 0.5}, "tolerance_note": "t"})
     got = evaluate(claim, gather(root))
     assert got.verdict == verdict and got.se[""] == se
     with pytest.raises(AttnlabError, match="'se' must name parts of 'value'"):
-        cl.parse_claim({"id": "T4", "claim": "c", "chapter_value": {"a": 1}, "value": {"a": "1"},
+        parse_claim({"id": "T4", "claim": "c", "chapter_value": {"a": 1}, "value": {"a": "1"},
                         "check": {"a": {"equals": 1}}, "se": {"b": "1"}, "tolerance_note": "t"})
 
 

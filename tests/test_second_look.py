@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from attnlab.report.second_look import as_yaml, second_look
-from attnlab.report.verdicts import SECOND_LOOK_MOST
+from attnlab.claims.design import SECOND_LOOK_MOST
+from attnlab.claims.second_look import as_yaml, second_look
 
 
 def verdict(cid: str, experiment: str, verdict: str = "inconclusive", settle: str = ""):

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from attnlab.report.build import template as template_of
+from attnlab.claims.design import LOOKS, Noise, k_at
+from attnlab.claims.evaluate import evaluate
+from attnlab.claims.table import seed_table, verdict_table
 from attnlab.provenance import write_json
-from attnlab.report.results import gather
-from attnlab.report.claims import k_at
-from attnlab.report.verdicts import LOOKS, Noise, evaluate, seed_table, verdict_table
+from attnlab.results import gather
 from helpers import REPO, site_for
 from test_report import CONFIG, VAL, write_fake_results
 
@@ -38,7 +39,7 @@ def seeded_results(root: Path, l3_by_seed: dict[int, float]) -> Path:
 
 
 def c22(root: Path):
-    from attnlab.report.claims import load_registry
+    from attnlab.claims.registry import load_registry
 
     return evaluate(load_registry().by_id("C2.2"), gather(root))
 

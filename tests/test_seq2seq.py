@@ -6,12 +6,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from attnlab.claims.design import LOOKS, k_at
 from attnlab.errors import AttnlabError
-from attnlab.report.claims import k_at
-from attnlab.report.verdicts import LOOKS
 from attnlab.experiments.seq2seq import producer as s2s
 from attnlab.experiments.seq2seq.producer import accuracy, gradient_path, jacobian_norms, task_rows
 from attnlab.nn.seq2seq import CELLS, SCORES, VARIANTS, WIRINGS, Seq2SeqSpec, greedy, rnn_output
+from attnlab.nn.seq2seq import CELLS, SCORES, Seq2SeqSpec, VARIANTS, WIRINGS, greedy, rnn_output
 from attnlab.train import finished, train
 
 ATTENTION = [v for v in VARIANTS if v != "none"]
@@ -421,9 +421,9 @@ def judged(claim_id: str, result: dict):
     """One S1 claim of the registry judged on a seq2seq result alone."""
     from pathlib import Path
 
-    from attnlab.report.claims import load_registry
-    from attnlab.report.results import Results
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.claims.registry import load_registry
+    from attnlab.results import Results
     from helpers import REPO
 
     return evaluate(load_registry().by_id(claim_id), Results(root=Path("."), files={"seq2seq": result}))
@@ -503,11 +503,12 @@ def test_s1_3s_inconclusive_reason_counts_the_seeds_that_would_settle_it():
 
 def test_an_evaluations_sampling_error_still_says_more_seeds_do_not_shrink_it():
     """A stated number (a binomial or bootstrap error) is the evaluation's sampling: the old reason stands."""
-    from attnlab.report import claims as cl
+    from attnlab.claims.design import Noise
+    from attnlab.claims.registry import parse_claim
+    from attnlab.claims.verdicts import judge_part
     from attnlab.report.site import part_reading
-    from attnlab.report.verdicts import Noise, judge_part
 
-    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": "1", "se": "0.6",
+    c = parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": "1", "se": "0.6",
                         "check": {"above": 1.0}, "tolerance_note": "t"})
     p = judge_part(c, "", 2.0, Noise(1, None, 0.6, math.inf))
     assert p.settle == "budget"

@@ -1,5 +1,5 @@
 """The sequential design of the verdicts: a first look at the profile's seeds, a second at the seeds an
-experiment adds where the first left a claim inconclusive, each at the level the design gives it (verdicts.LOOKS),
+experiment adds where the first left a claim inconclusive, each at the level the design gives it (LOOKS),
 and, simulated, the chance of a wrong verdict for claims whose truth sits exactly on their bound."""
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from attnlab.report import claims as cl
-from attnlab.report import verdicts
-from attnlab.report.verdicts import LOOKS, SECOND_LOOK_MOST, Noise, judge_part
+from attnlab.claims import design
+from attnlab.claims.design import LOOKS, MAX_SEEDS, Noise, SECOND_LOOK_MOST, k_at
+from attnlab.claims.registry import parse_claim
+from attnlab.claims.table import COLUMNS
+from attnlab.claims.verdicts import judge_claim, judge_part
 
 WRONG = ("reproduced", "not reproduced")  # the truth on the bound: either decided verdict is wrong
 FIRST = 3  # the profile's own seeds, the first look
@@ -18,8 +20,8 @@ BLOCKS_DF = 19  # the jackknife's 20 evaluation blocks
 
 
 def claim(check):
-    return cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": "1", "check": check,
-                           "tolerance_note": "t"})
+    return parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "value": "1", "check": check,
+                        "tolerance_note": "t"})
 
 
 ONE_SIDED, BANDS = claim({"above": 0.0}), [claim({"between": [-w, 0.0]}) for w in (2.0, 5.0, 20.0)]
@@ -40,7 +42,7 @@ def simulate(n_claims: int, seed: int = 20261205, spread=(3.0, 10.0)) -> tuple[f
         df = BLOCKS_DF if i % 4 < 2 else math.inf
         estimated = math.sqrt(rng.chisquare(BLOCKS_DF) / BLOCKS_DF) if df == BLOCKS_DF else 1.0
         ratio = math.exp(rng.uniform(*map(math.log, spread)))
-        values = rng.normal() + ratio * rng.normal(size=verdicts.MAX_SEEDS)
+        values = rng.normal() + ratio * rng.normal(size=MAX_SEEDS)
 
         def judge(n: int):
             x = values[:n]
@@ -68,7 +70,7 @@ def test_the_design_keeps_wrong_verdicts_at_its_total_error_on_the_bound():
 def test_95_percent_at_each_look_would_exceed_it(monkeypatch):
     """The control: the naive design (95 % at the first look and again at the second) errs more often than
     one in twenty on the same claims, so the test above can fail."""
-    monkeypatch.setattr(verdicts, "LOOKS", (0.05, 0.05))
+    monkeypatch.setattr(design, "LOOKS", (0.05, 0.05))
     wrong, _ = simulate(N_CLAIMS)
     assert wrong > 0.05
 
@@ -81,13 +83,13 @@ def test_the_look_follows_from_the_profiles_own_seeds():
         assert noise.look(n) == look and noise.k(n) == noise.k(n, LOOKS[look - 1])
     alone = Noise(5, 1.0, None, BLOCKS_DF, 3)  # the seeds' spread alone: k is t at their 4 df, the second look's
     part = judge_part(ONE_SIDED, "", 1.0, alone)
-    assert part.look == 2 and part.k == cl.k_at(4, LOOKS[1]) == alone.k(5)
+    assert part.look == 2 and part.k == k_at(4, LOOKS[1]) == alone.k(5)
 
 
 def test_unequal_levels_change_k_at_each_look(monkeypatch):
-    monkeypatch.setattr(verdicts, "LOOKS", (0.01, 0.04))
+    monkeypatch.setattr(design, "LOOKS", (0.01, 0.04))
     first, second = Noise(3, 1.0, None, BLOCKS_DF, 3), Noise(6, 1.0, None, BLOCKS_DF, 3)
-    assert first.k(3) == cl.k_at(2, 0.01) and second.k(6) == cl.k_at(5, 0.04)
+    assert first.k(3) == k_at(2, 0.01) and second.k(6) == k_at(5, 0.04)
     assert judge_part(ONE_SIDED, "", 3.0, Noise(3, 1.0, None, BLOCKS_DF, 3)).k == pytest.approx(9.925, abs=1e-3)
 
 
@@ -107,10 +109,10 @@ def test_how_verdicts_work_states_the_design_from_its_constants(monkeypatch, loo
 
 
 def test_claims_csv_records_the_dominant_source_and_the_look():
-    v = verdicts.judge_claim(ONE_SIDED, {"": 1.0}, {"": Noise(5, 2.0, 0.1, BLOCKS_DF, 3)}, lambda v: v[""])
+    v = judge_claim(ONE_SIDED, {"": 1.0}, {"": Noise(5, 2.0, 0.1, BLOCKS_DF, 3)}, lambda v: v[""])
     row, = v.rows()
     assert (row["dominant"], row["look"]) == ("seeds", 2) and "mostly the seeds' spread" in row["note"]
-    assert list(row) == verdicts.COLUMNS
+    assert list(row) == COLUMNS
 
 
 @pytest.mark.parametrize("ratio", [2.5, 4.0])
@@ -136,15 +138,15 @@ def test_the_combined_k_covers_where_welch_satterthwaites_would_not(ratio):
 def test_a_part_no_seed_can_be_added_to_has_one_look_at_the_whole_level(tmp_path):
     """A claim on a result file made at no seed (a benchmark) cannot get a second look: its one look spends the
     design's whole error; the same error on a trained run's claim is its first look's share."""
-    from attnlab.report.results import Results
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.results import Results
 
-    c = cl.parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "tolerance_note": "t",
+    c = parse_claim({"id": "T", "claim": "c", "chapter_value": 0, "tolerance_note": "t",
                         "value": "cost['v']", "se": "cost['se']", "check": {"above": 0.0}})
     part = evaluate(c, Results(root=tmp_path, files={"cost": {"v": 1.0, "se": 0.1}})).parts[""]
-    assert (part.look, part.level, part.k) == (1, sum(LOOKS), cl.k_at(math.inf, sum(LOOKS)))
+    assert (part.look, part.level, part.k) == (1, sum(LOOKS), k_at(math.inf, sum(LOOKS)))
     seeded = judge_part(c, "", 1.0, Noise(1, None, 0.1))
-    assert (seeded.look, seeded.level, seeded.k) == (1, LOOKS[0], cl.k_at(math.inf, LOOKS[0]))
+    assert (seeded.look, seeded.level, seeded.k) == (1, LOOKS[0], k_at(math.inf, LOOKS[0]))
     assert judge_part(c, "", 1.0, Noise(1, None, 0.1, seeded=False)).settle == "" and \
         judge_part(c, "", 0.18, Noise(1, None, 0.1, seeded=False)).settle == "budget"
 
@@ -154,7 +156,7 @@ def test_the_first_look_is_the_seed_count_of_the_profile_the_runs_were_made_with
     profile file of the results folder's name; a folder with neither has none."""
     import shutil
 
-    from attnlab.report.verdicts import first_look_of
+    from attnlab.versions import first_look_of
     from helpers import REPO
 
     latest = (REPO / "results" / "LATEST").read_text().strip()

@@ -11,7 +11,7 @@ from attnlab import registry
 from attnlab.config import declared, defaults, resolve, schema, validate
 from attnlab.errors import AttnlabError
 from attnlab.registry import settings_of
-from attnlab.report.results import gather
+from attnlab.results import gather
 from attnlab.runs import common_schema, owner
 from attnlab.versions import settings_of as version_settings
 

@@ -15,7 +15,7 @@ from attnlab.plan import plan
 from attnlab.report import tables
 from attnlab.report.pages import compare
 from attnlab.experiments.ladder import page as ladder
-from attnlab.report.results import Spread
+from attnlab.results import Spread
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from attnlab.config import load
-from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json, write_json
 from attnlab.registry import experiments as registered
+from attnlab.runs import spec_from_config, train_settings
 from attnlab.versions import MANIFEST, check_version, claim_ids, claim_ids_at, expected, publish, versions
 from helpers import DAMAGE, REPO
 
@@ -373,7 +373,7 @@ def test_every_complete_version_holds_the_claims_of_the_registry_it_was_publishe
 
 def test_a_damaged_run_file_is_named_wherever_results_are_read(project):
     """A live results folder too: the report reads every JSON run file through the same checks."""
-    from attnlab.report.results import gather
+    from attnlab.results import gather
 
     metrics = sorted((project / "results" / "smoke").rglob("metrics.json"))[0]
     metrics.write_text(metrics.read_text()[:40])
@@ -405,8 +405,8 @@ def test_the_version_of_record_is_the_one_results_latest_names(project, cfg):
 # ------------------------------------------------------------ the compare page's readings
 
 def verdict(value, verdict="reproduced", se=None):
-    from attnlab.report.claims import Claim
-    from attnlab.report.verdicts import Verdict
+    from attnlab.claims.registry import Claim
+    from attnlab.claims.verdicts import Verdict
 
     return Verdict(Claim("T1", "t", 1, {"": "1"}, {"": {"equals": 1}}, "t"), verdict, value, se={"": se} if se else {})
 

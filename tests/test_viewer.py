@@ -601,10 +601,11 @@ def test_s11_counts_the_models_as_the_page_does(names):
     from the same examples the page's sentence counts, so the two agree whatever the data."""
     from pathlib import Path
 
-    from attnlab.report.claims import load_registry
     from attnlab.experiments.viewer.page import contents
-    from attnlab.report.results import Results
-    from attnlab.report.verdicts import evaluate
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.claims.registry import load_registry
+    from attnlab.experiments.viewer.page import contents
+    from attnlab.results import Results
 
     examples = [{"models": {n: [[[[1.0]]]] for n in ns}} for ns in names]  # layer, head, query, key
     s11 = next(c for c in load_registry().claims if c.id == "S11")

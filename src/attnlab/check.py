@@ -69,9 +69,10 @@ def check_init(cfg: dict) -> None:
 
 def check_claims(cfg: dict) -> None:
     """The registry and its claims files load, and every run a claim reads is declared by some profile."""
+    from attnlab.claims.registry import load_registry
     from attnlab.config import chosen
     from attnlab.registry import ROOT, get, relative
-    from attnlab.report.claims import load_registry
+    from attnlab.registry import ROOT
 
     profiles = ROOT / "config"
     registry = load_registry()  # loads (and checks) the experiment registry too

@@ -94,16 +94,18 @@ def cmd_train(a):
 
 
 def cmd_claims(a):
-    from attnlab.report.verdicts import write_claims_csv
+    from attnlab.claims.table import write_claims_csv
+    from attnlab.versions import first_look_of
 
-    counts = write_claims_csv(Path(a.results), claims_folder(a), Path(a.out))["verdict"].value_counts()
+    counts = write_claims_csv(Path(a.results), claims_folder(a), Path(a.out),
+                              first_look_of(Path(a.results)))["verdict"].value_counts()
     print(f"{a.out}: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
 
 
 def cmd_second_look(a):
     from attnlab.config import seeds as profile_seeds
+    from attnlab.claims.second_look import as_yaml, second_look
     from attnlab.report.build import context
-    from attnlab.report.second_look import as_yaml, second_look
 
     site = context(Path(a.results), claims_folder(a))
     seeds, not_taken = second_look(site.verdicts, profile_seeds(site.config))

@@ -28,7 +28,7 @@ import yaml
 from attnlab import registry
 from attnlab.errors import AttnlabError
 from attnlab.plan import plan
-from attnlab.report.results import Results, gather
+from attnlab.results import Results, gather
 
 COMPARED = ("val_ppl", "train_ppl", "status", "steps")  # what must agree where two versions hold one seed
 REL_TOL = 1e-6  # float rounding between two machines' reads of one file; a rerun that differs is another run

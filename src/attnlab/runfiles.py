@@ -23,12 +23,10 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from attnlab import layout
+from attnlab.claims.outcome import VERDICTS  # the verdicts a claims.csv may hold
 from attnlab.errors import AttnlabError
 
 CURVE = ("step", "lr", "train_loss", "val_loss")
-MEASURED = ("reproduced", "not reproduced", "inconclusive")  # the verdicts a claims.csv may hold
-COMPUTED = ("holds", "fails")
-VERDICTS = (*MEASURED, *COMPUTED, "descriptive", "not run", "diverged")  # descriptive: shown, tested by nothing
 CLAIMS = ("claim_id", "chapter_value", "verdict", "note")  # every version's claims.csv has these
 CLAIMS_BY_SEED = ("claim_id", "part", "seed", "seed_verdict")  # claims_by_seed.csv, beside the new claims.csv
 CLAIM_PARTS = ("part", "part_verdict")  # ... and, one row per part, these (every version since the interval rule)
@@ -192,7 +190,7 @@ def _mapping_or_null(value) -> bool:
     return value is None or isinstance(value, dict)
 
 
-METRIC_FIELDS = {  # a training run's fields that claims compute with (report.claims.ROW_VIEWS) -> their kind
+METRIC_FIELDS = {  # a training run's fields that claims compute with (claims.expressions.ROW_VIEWS) -> their kind
     "n_params": (_count, "a count"),
     "param_breakdown": (lambda v: isinstance(v, dict) and all(map(_count, v.values())), "a mapping of counts"),
     **{key: (_number_or_null, "a number or null") for key in ("val_ppl", "train_ppl", "val_loss", "train_loss")},

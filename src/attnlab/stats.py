@@ -60,7 +60,7 @@ def bootstrap_se(rounds: dict, statistic, n_boot: int = 400, seed: int = 0) -> f
 
 
 # --- the errors of per-example lists as result files store them (None where an example has no value) -------
-# Claim expressions call these in `se:` (attnlab.report.claims), beside its own `sem` (a mean's error).
+# Claim expressions call these in `se:` (attnlab.claims.functions), beside its own `sem` (a mean's error).
 
 def defined(xs: list) -> list:
     """The values of a per-example list that exist (JSON has no NaN: a result file writes None)."""

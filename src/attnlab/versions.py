@@ -31,7 +31,7 @@ from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.plan import plan
 from attnlab.provenance import write_json
-from attnlab.report.claims import load_registry
+from attnlab.claims.registry import load_registry
 from attnlab.runfiles import check_files, read_json
 
 MANIFEST = "manifest.json"
@@ -102,6 +102,17 @@ def _validated(config_yaml: str, state) -> dict:
             if isinstance(section, dict) and isinstance(section.get("seeds"), int):
                 del section["seeds"]
     return validate(resolve(doc))
+
+
+def first_look_of(results_dir: str | Path) -> int | None:
+    """The profile's own seed count for the run files under `results_dir` (the verdicts' first look): a
+    version's config.yaml, else config/<the folder's name>.yaml; None where neither is there."""
+    from attnlab.claims.design import profile_seed_count
+    from attnlab.config import load_settings
+
+    own, named = Path(results_dir) / "config.yaml", registry.ROOT / "config" / f"{Path(results_dir).name}.yaml"
+    cfg = settings_of(own) if own.is_file() else load_settings(str(named)) if named.is_file() else None
+    return profile_seed_count(cfg) if cfg else None
 
 
 def expected(cfg: dict, only: list[str] | None = None) -> list[str]:

@@ -20,15 +20,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from attnlab import registry
-from attnlab import versions
+from attnlab import registry, versions
+from attnlab.claims.design import first_look
+from attnlab.claims.evaluate import evaluate_all
+from attnlab.claims.registry import load_registry
+from attnlab.claims.table import seed_table, verdict_table
 from attnlab.config import canonical, load_settings
 from attnlab.errors import AttnlabError
-from attnlab.report.claims import load_registry
 from attnlab.report.site import NOT_RUN, Site
 from attnlab.pooling import pool
-from attnlab.report.results import gather
-from attnlab.report.verdicts import evaluate_all, first_look, seed_table, verdict_table
+from attnlab.report import tables
+from attnlab.report.site import NOT_RUN, Site
+from attnlab.results import gather
 
 MKDOCS = registry.ROOT / "mkdocs.yml"  # the project's site configuration; its hook calls back in here
 DOCS = registry.ROOT / "docs"  # the site's own pages (an experiment's page.md lives in its folder)

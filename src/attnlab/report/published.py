@@ -10,11 +10,13 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnlab.claims.outcome import COMPUTED, MEASURED, Outcome
+from attnlab.claims.verdicts import Verdict
 from attnlab.report.format import badge, fmt
-from attnlab.report.verdicts import Verdict
 
-MEASURED_THEN = ("reproduced", "not reproduced", "inconclusive", "holds", "fails", "diverged")
-COMPUTED_WORDS = {"reproduced": "holds", "not reproduced": "fails"}  # a computed claim's verdict, as first named
+MEASURED_THEN = (*MEASURED, *COMPUTED, Outcome.DIVERGED)
+# a computed claim's verdict, as first named
+COMPUTED_WORDS = {Outcome.REPRODUCED: Outcome.HOLDS, Outcome.NOT_REPRODUCED: Outcome.FAILS}
 
 
 @dataclass
@@ -88,7 +90,7 @@ def same_verdict(v: Verdict, f: Frozen) -> bool:
 
 def unread(v: Verdict, f: Frozen | None) -> bool:
     """A claim its version measured when published that today's claim cannot read: the run files lack a field."""
-    return v.verdict == "not run" and bool(v.lacking) and f is not None and f.verdict in MEASURED_THEN
+    return v.verdict == Outcome.NOT_RUN and bool(v.lacking) and f is not None and f.verdict in MEASURED_THEN
 
 
 def reason(v: Verdict, f: Frozen | None) -> str:
@@ -97,7 +99,7 @@ def reason(v: Verdict, f: Frozen | None) -> str:
         return "not in its claims.csv: a claim added since it was published"
     if unread(v, f):
         return f"measured in that version, but its run files lack {', '.join(v.lacking)} that today's claim reads"
-    if v.verdict == "not run" and f.verdict in MEASURED_THEN:
+    if v.verdict == Outcome.NOT_RUN and f.verdict in MEASURED_THEN:
         return f"measured in that version; today's claim cannot read its run files ({v.note})"
     parts = moved(v, f)
     if parts:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from attnlab.report.claims import t95
-from attnlab.report.verdicts import Noise
+from attnlab.claims.design import Noise, t95
 from attnlab.stats import jackknife_se, mean_se, ppl_without
 
 NOISE = "within the noise"

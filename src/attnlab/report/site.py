@@ -16,20 +16,23 @@ from pathlib import Path
 import pandas as pd
 
 from attnlab import layout, registry
+from attnlab.claims.checks import accepts, describe, distance, passes
+from attnlab.claims.outcome import UNMEASURED, VERDICTS, Outcome
+from attnlab.claims.registry import DESCRIPTIVE, Registry
+from attnlab.claims.verdicts import BUDGET, Verdict, dominant_words
 from attnlab.config import digest, seeds as profile_seeds
 from attnlab.report.budget import sentence
-from attnlab.report.claims import Registry, accepts, describe, distance, passes
 from attnlab.report import charts, protocols
+from attnlab.report.budget import sentence
 from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, nobreak, span, spread, total
 from attnlab.report.published import beside
-from attnlab.report.results import Results, gather
 from attnlab.report.tables import row_order
 from attnlab.report.sitedata import SiteData
-from attnlab.report.verdicts import BUDGET, Verdict, dominant_words
-from attnlab.runfiles import VERDICTS
+from attnlab.results import Results, gather
 
 
-NOT_RUN = "not run"  # the key of a missing result's warning among a page's blocks (no marker has a space)
+NOT_RUN = Outcome.NOT_RUN.value  # the key of a missing result's warning among a page's blocks (no marker has a space)
+UNDECIDED = (Outcome.NOT_REPRODUCED, Outcome.INCONCLUSIVE)  # the claims a reader is pointed at first
 
 
 def holds(manifest: dict) -> str:
@@ -352,12 +355,12 @@ def reproduced_cell(v: Verdict) -> str:
 def why_not(v: Verdict) -> str:
     """Under a verdict that is not a value's test (not run, diverged): why, e.g. which run diverged at which step;
     under an inconclusive one, what would settle it; under a computed one, that it is arithmetic."""
-    if v.verdict in ("not run", "diverged") and v.note:
+    if v.verdict in UNMEASURED and v.note:
         return f'<div class="why">{html.escape(v.note)}</div>'
-    if v.verdict == "inconclusive":
+    if v.verdict == Outcome.INCONCLUSIVE:
         draws = all(p.draws for p in v.parts.values() if p.settle == BUDGET)
         return f'<div class="why">{html.escape(settle_words(v.settle, draws))}</div>'
-    if v.claim.kind == "descriptive":
+    if v.claim.kind == DESCRIPTIVE:
         return '<div class="why">descriptive: shown, tested by nothing</div>'
     return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
 
@@ -379,11 +382,11 @@ def verdict_reading(verdicts: list[Verdict], seeds: int, larger: dict | None = N
     lines = [f"- **{html.escape(v.claim.id)}{', ' + html.escape(p.name) if p.name else ''}** "
              f"({p.outcome if p.outcome == v.verdict else f'{p.outcome}; the claim: {v.verdict}'}): "
              + html.escape(part_reading(p, v.claim.checks[p.name], seeds), quote=False)
-             for v in verdicts if v.verdict in ("not reproduced", "inconclusive")
-             for p in v.parts.values() if p.outcome in ("not reproduced", "inconclusive")]
+             for v in verdicts if v.verdict in UNDECIDED
+             for p in v.parts.values() if p.outcome in UNDECIDED]
     lines += [f"- **{html.escape(v.claim.id)}** at a larger budget: " + html.escape(sentence(x), quote=False)
-              for v in verdicts if v.verdict == "not reproduced"
-              and (x := (larger or {}).get(v.claim.id)) and x.record_verdict == "not reproduced"]
+              for v in verdicts if v.verdict == Outcome.NOT_REPRODUCED
+              and (x := (larger or {}).get(v.claim.id)) and x.record_verdict == Outcome.NOT_REPRODUCED]
     if not lines:
         return ""
     return "\n<p class=\"verdict-reading\">Why these verdicts:</p>\n\n" + "\n".join(lines) + "\n"
@@ -396,14 +399,14 @@ def part_reading(p, check: dict, seeds: int) -> str:
     settle it."""
     test = describe(check)
     if p.interval is None:
-        if p.outcome == "not reproduced":
+        if p.outcome == Outcome.NOT_REPRODUCED:
             return f"{fmt(p.value)} fails {test} as it stands (an exact test has no interval)."
         return f"{fmt(p.value)} against {test}: the run files state no error for it, so there is no interval to judge."
     lo, hi = p.interval
     half, gap = p.k * p.se, distance(check, p.value)
     text = (f"{fmt(p.value)} ± {fmt(half)} (k·SE; the error {dominant_words(p.dominant, p.draws)}) = "
             f"[{fmt(lo)}, {fmt(hi)}] against {test}: ")
-    if p.outcome == "not reproduced":
+    if p.outcome == Outcome.NOT_REPRODUCED:
         return text + (f"the value lies {fmt(gap)} past the test's bound, more than the interval's half-width: "
                        "a real difference, not the noise.")
     side = "passes" if passes(check, p.value) else "fails"
@@ -440,7 +443,7 @@ def alone(v: Verdict) -> str:
         return ""
     if v.survives() == "no error alone":
         return f'<div class="why">one seed alone: no error to judge {html.escape(errorless_words(v))} by</div>'
-    held = sum(x == "reproduced" for x in v.single.values())
+    held = sum(x == Outcome.REPRODUCED for x in v.single.values())
     return f'<div class="why">one seed alone: {held} of {len(v.single)} reproduce</div>'
 
 

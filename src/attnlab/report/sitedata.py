@@ -7,9 +7,11 @@ from pathlib import Path
 from attnlab import layout, registry
 from attnlab.config import seeds as profile_seeds
 from attnlab.report.budget import largest
-from attnlab.report.claims import Registry
-from attnlab.report.results import Results
-from attnlab.report.verdicts import Verdict, evaluate_all, first_look
+from attnlab.claims.registry import Registry
+from attnlab.results import Results
+from attnlab.claims.design import first_look
+from attnlab.claims.evaluate import evaluate_all
+from attnlab.claims.verdicts import Verdict
 
 
 class SiteData:

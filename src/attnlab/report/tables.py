@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from attnlab.report.results import Results
+from attnlab.results import Results
 
 
 def row_order(rows, known=()) -> list[str]:

@@ -12,7 +12,7 @@ from attnlab.report.charts import log_ticks
 from attnlab.report.format import chart, diverged_note, md_table
 from attnlab.experiments.cost.page import window_error_words
 from attnlab.report.readings import Estimate, said
-from attnlab.report.results import measured
+from attnlab.results import measured
 from attnlab.stats import mean_se
 from attnlab.report.context import experiment_page
 

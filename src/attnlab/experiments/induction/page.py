@@ -11,8 +11,8 @@ from attnlab.nn.spec import ModelSpec
 from attnlab.report.format import chart, diverged_note, fmt, md_table, num
 from attnlab.report.protocols import counted, shown
 from attnlab.report.readings import Estimate, side
-from attnlab.report.results import measured
 from attnlab.report.context import experiment_page
+from attnlab.results import measured
 
 NAME = "induction"
 SETTINGS = registry.settings_of(registry.get(NAME))  # where the in-context-learning score reads (EARLY, LATE)

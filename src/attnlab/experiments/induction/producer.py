@@ -394,7 +394,7 @@ def phase_across_seeds(by_seed: dict) -> dict:
 def across_seeds(controls: dict, texts: dict) -> dict:
     """The result's measurements from control()'s runs and on_text()'s scores at each seed (the job's own first):
     that seed's as `control` and `text` (the page's), S10.2's phase over the seeds, and every seed's under
-    `by_seed`, where the claims read S10.1 and S10.3 once per seed (attnlab.report.results.Results.at) and take
+    `by_seed`, where the claims read S10.1 and S10.3 once per seed (attnlab.results.Results.at) and take
     the seeds' spread."""
     first = next(iter(controls))
     return {"control": controls[first], "text": texts[first], "phase": phase_across_seeds(controls),

@@ -6,12 +6,13 @@ import math
 import pandas as pd
 
 from attnlab import layout
+from attnlab.claims.outcome import Outcome
 from attnlab.config import run_settings
 from attnlab.errors import AttnlabError
 from attnlab.report import charts, tables
 from attnlab.report.format import chart, md_table, not_run, num, spread
 from attnlab.report.readings import PPL_ERROR, at_seeds, count, interval, paired, said
-from attnlab.report.results import Results, Spread, diverged
+from attnlab.results import Results, Spread, diverged
 from attnlab.runs import LIKE, entries, train_settings
 from attnlab.report.context import experiment_page
 
@@ -71,7 +72,7 @@ def ladder_table(res: Results, reference: dict | None = None, declared: dict | N
         m = ladder.get(row)
         spec = res.spec(row).to_dict() if m else {}
         bad = m is not None and any(diverged(x) for x in res.by_seed[row].values())
-        status = "not run" if m is None else ("diverged" if bad else m.get("status", "ok"))
+        status = Outcome.NOT_RUN if m is None else ("diverged" if bad else m.get("status", "ok"))
         val, train = (None, None) if m is None or bad else (res.spread(row, "val_ppl"), res.spread(row, "train_ppl"))
         records.append({
             "row": row,
@@ -345,7 +346,7 @@ def render(ctx) -> dict[str, str]:
     site, res = ctx.site, ctx.site.res
     declared = site.config.get(NAME)
     ladder = ladder_table(res, site.registry.reference, declared)
-    run = ladder[ladder["status"] != "not run"]
+    run = ladder[ladder["status"] != Outcome.NOT_RUN]
     missing_rows = [r for r in ladder["row"] if r not in ctx.runs]
     redo = site.snakemake(site.run_target(NAME, missing_rows), gpu=True) if missing_rows else ""
     curves, params = curves_table(res, declared), param_table(res, declared)

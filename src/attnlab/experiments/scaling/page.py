@@ -6,7 +6,7 @@ import pandas as pd
 
 from attnlab.report.format import chart, finite, md_table, spread
 from attnlab.report.readings import PPL_ERROR, interval, paired, said, versus
-from attnlab.report.results import Spread
+from attnlab.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
 from attnlab.report.context import experiment_page, one_run_then_every
 

@@ -7,8 +7,8 @@ import pandas as pd
 from attnlab.errors import is_diverged
 from attnlab.report.format import chart, diverged_note, md_table, spread
 from attnlab.report.readings import count, interval, of_seeds, said
-from attnlab.report.results import Spread, measured
 from attnlab.report.context import experiment_page
+from attnlab.results import Spread, measured
 
 NAME = "winograd"
 MODELS = {"average": "uniform average", "one_block": "one block", "two_blocks": "two blocks"}

@@ -5,19 +5,21 @@ from __future__ import annotations
 import html
 import math
 
-from attnlab.report.claims import COVERAGE, describe
+from attnlab.claims.checks import describe
+from attnlab.claims.design import (COVERAGE, DOMINANT_SHARE, LOOKS, MAX_SEEDS, SECOND_LOOK_MOST, Noise,
+                                   profile_seed_count)
+from attnlab.claims.outcome import Outcome
+from attnlab.claims.verdicts import dominant_words
 from attnlab.report.format import badge, fmt
 from attnlab.report.readings import count
 from attnlab.report.site import anchor, settle_words
-from attnlab.report.verdicts import (DOMINANT_SHARE, LOOKS, MAX_SEEDS, SECOND_LOOK_MOST, Noise, dominant_words,
-                                     profile_seed_count)
 
 EXAMPLES = (  # one worked example each: the verdict, and what its part must show
-    ("reproduced", lambda p: True),
-    ("not reproduced", lambda p: True),
-    ("inconclusive", lambda p: p.settle.isdigit()),  # more seeds would settle it
-    ("inconclusive", lambda p: p.settle == "budget"),  # the budget limits it
-    ("holds", lambda p: True),
+    (Outcome.REPRODUCED, lambda p: True),
+    (Outcome.NOT_REPRODUCED, lambda p: True),
+    (Outcome.INCONCLUSIVE, lambda p: p.settle.isdigit()),  # more seeds would settle it
+    (Outcome.INCONCLUSIVE, lambda p: p.settle == "budget"),  # the budget limits it
+    (Outcome.HOLDS, lambda p: True),
 )
 
 
@@ -98,9 +100,9 @@ def worked(v, part) -> str:
             f"k = {fmt(part.k)} at look {part.look} (at {dof} degrees of freedom, those of the larger source), so "
             f"the interval is "
             f"[{fmt(lo)}, {fmt(hi)}]; the test asks {test}. ")
-    if part.outcome == "inconclusive":
+    if part.outcome == Outcome.INCONCLUSIVE:
         return text + f"The interval holds a bound: {html.escape(settle_words(part.settle))}.\n"
-    whole = "passes" if part.outcome == "reproduced" else "fails"
+    whole = "passes" if part.outcome == Outcome.REPRODUCED else "fails"
     return text + f"The whole interval {whole} it.\n"
 
 

@@ -11,9 +11,10 @@ from attnlab.config import digest, seeds
 from attnlab.report.format import badge, fmt
 from attnlab.report.published import Frozen, frozen_verdicts, unread
 from attnlab.report.site import cards_table, holds, origin_mark, parts_cell
-from attnlab.report.verdicts import Verdict
 from attnlab.report.readings import versus
 from attnlab.runs import likes
+from attnlab.claims.outcome import Outcome
+from attnlab.claims.verdicts import Verdict
 from attnlab.versions import differing, leaves, settings_of
 
 NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
@@ -33,12 +34,12 @@ def status(mine: Verdict, other: Verdict, then_here: Frozen | None = None, then_
     the other side), which is no change of verdict but a claim one version did not measure, or in neither. A side
     that measured the claim when published (`then_…`: its claims.csv) but whose run files lack a field today's
     claim reads is 'unread' there, not unmeasured."""
-    if mine.verdict == other.verdict == "not run":
+    if mine.verdict == other.verdict == Outcome.NOT_RUN:
         return "neither"
     if mine.verdict == other.verdict:
         return "same"
-    if "not run" in (mine.verdict, other.verdict):
-        if other.verdict == "not run":
+    if Outcome.NOT_RUN in (mine.verdict, other.verdict):
+        if other.verdict == Outcome.NOT_RUN:
             return "unread there" if unread(other, then_there) else "only here"
         return "unread here" if unread(mine, then_here) else "only there"
     return "changed"

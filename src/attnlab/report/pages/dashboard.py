@@ -13,8 +13,8 @@ from attnlab.report.pages import index as overview
 from attnlab.report.readings import at_seeds
 from attnlab.report.site import (OURS, alone, anchor, by_kind, cards_table, origin_mark, parts_cell, reproduced_cell,
                                  why_not)
-from attnlab.report.verdicts import Verdict
-from attnlab.runfiles import VERDICTS
+from attnlab.claims.verdicts import Verdict
+from attnlab.claims.outcome import UNMEASURED, VERDICTS
 from attnlab.versions import hardware
 
 
@@ -195,7 +195,7 @@ def why_unseeded(site, v: Verdict) -> tuple[str, str]:
     """Why no seed alone judged a claim: (key of UNSEEDED, what fills its blank: the seeds named)."""
     if v.claim.kind in ("computed", "descriptive"):
         return v.claim.kind, ""
-    if v.verdict in ("not run", "diverged"):
+    if v.verdict in UNMEASURED:
         return "no value", ""
     seeds = sorted({s for f in v.claim.files for s in site.res.recorded_seeds(f)}
                    | {s for r in v.claim.rows for s in site.res.seeds(r) if s is not None})

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import html
 
 from attnlab import registry
+from attnlab.claims.outcome import Outcome
 from attnlab.report import budget
 from attnlab.report.differences import budget_differences
 from attnlab.report.format import badge, code
@@ -64,7 +65,7 @@ def larger_budget(site) -> str:
                   badge(x.verdict)
                   + (f'<div class="why">{html.escape(x.manifest["version"])}</div>' if several else "")
                   + (f'<div class="why">{html.escape(budget.sentence(x), quote=False)}</div>'
-                     if x.record_verdict == "not reproduced" else "")]) for c, x in measured]
+                     if x.record_verdict == Outcome.NOT_REPRODUCED else "")]) for c, x in measured]
     columns = [("claim", "id"), (f"{first.record['profile']}, the version of record", "verdict"),
                (f"at {budget.budget_words(first.above)}", "value")]
     table = cards_table("budget", columns, rows) + "\n" if rows else ""

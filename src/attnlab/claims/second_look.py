@@ -3,14 +3,16 @@
 A claim inconclusive at its profile's seeds (the first look) whose settle count is at most SECOND_LOOK_MOST gets
 those seeds at the second look, as a setting of its experiment (`<experiment>: {seeds: [...]}`: the profile's seeds,
 then the next ones). The decision reads the first look's verdicts only and is made once: the second look's numbers
-never add seeds again, which is what keeps the design's error at the level verdicts.LOOKS spends. Only an
+never add seeds again, which is what keeps the design's error at the level design.LOOKS spends. Only an
 experiment made at seeds can take more (a training experiment, or an analysis whose job reads the seeds); a claim
 of any other is named with why not.
 """
 from __future__ import annotations
 
 from attnlab import registry
-from attnlab.report.verdicts import SECOND_LOOK_MOST, Verdict
+from attnlab.claims.design import SECOND_LOOK_MOST
+from attnlab.claims.outcome import Outcome
+from attnlab.claims.verdicts import Verdict
 
 
 def takes_seeds(experiment: str) -> bool:
@@ -25,7 +27,7 @@ def second_look(verdicts: list[Verdict], profile_seeds: list[int]) -> tuple[dict
     wanted: dict[str, int] = {}
     not_taken: dict[str, str] = {}
     for v in verdicts:
-        if v.verdict != "inconclusive" or not v.settle.isdigit():
+        if v.verdict != Outcome.INCONCLUSIVE or not v.settle.isdigit():
             continue
         n, experiment = int(v.settle), v.claim.experiment
         if n > SECOND_LOOK_MOST:
