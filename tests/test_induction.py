@@ -11,7 +11,6 @@ from attnlab.claims.design import LOOKS, k_at
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
 from attnlab.experiments.induction.producer import (InductionProbe, across_seeds, chance_level, control, copying, icl_score,
-from attnlab.experiments.induction.producer import (InductionProbe, across_seeds, chance_level, control, copying, icl_score,
                                            lag, measure, over_chance_se, phase_across_seeds, phase_change,
                                            prefix_matching, previous_token, repeated_spans, rise_window, same_phase)
 from attnlab.nn.model import SelfAttention, build

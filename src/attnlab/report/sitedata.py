@@ -6,7 +6,7 @@ from pathlib import Path
 
 from attnlab import layout, registry
 from attnlab.config import seeds as profile_seeds
-from attnlab.report.budget import largest
+from attnlab.claims.budget import largest
 from attnlab.claims.registry import Registry
 from attnlab.results import Results
 from attnlab.claims.design import first_look
