@@ -10,9 +10,25 @@ import pytest
 
 from attnlab.report import readings
 from attnlab.report.site import verdict_reading
-from attnlab.report.pages import (approximation, averaging, cost, dashboard, data, decode, depth, equivalence,
-                                  grouping, ladder, multihead, params, position, scaling, scores, seq2seq, throughput,
-                                  viewer, winograd)
+from attnlab.report.pages import dashboard
+from attnlab.experiments.approximation import page as approximation
+from attnlab.experiments.averaging import page as averaging
+from attnlab.experiments.cost import page as cost
+from attnlab.experiments.data import page as data
+from attnlab.experiments.decode import page as decode
+from attnlab.experiments.depth import page as depth
+from attnlab.experiments.equivalence import page as equivalence
+from attnlab.experiments.grouping import page as grouping
+from attnlab.experiments.ladder import page as ladder
+from attnlab.experiments.multihead import page as multihead
+from attnlab.experiments.params import page as params
+from attnlab.experiments.position import page as position
+from attnlab.experiments.scaling import page as scaling
+from attnlab.experiments.scores import page as scores
+from attnlab.experiments.seq2seq import page as seq2seq
+from attnlab.experiments.throughput import page as throughput
+from attnlab.experiments.viewer import page as viewer
+from attnlab.experiments.winograd import page as winograd
 from attnlab.claims.verdicts import Part, Verdict
 from attnlab.report.readings import Estimate
 from attnlab.results import Spread
