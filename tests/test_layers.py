@@ -17,13 +17,16 @@ from helpers import REPO
 PACKAGE = REPO / "src" / "attnlab"
 LAYERS = [  # (layer, what it holds, as module-name patterns), lowest first
     ("base", [r"attnlab", r"attnlab\.runs", r"attnlab\.errors", r"attnlab\.imports", r"attnlab\.registry", r"attnlab\.layout",
-              r"attnlab\.device", r"attnlab\.stats", r"attnlab\.maps", r"attnlab\.nn(\..+)?", r"attnlab\.data(\.bpe|\.corpus)?",
+              r"attnlab\.device", r"attnlab\.stats", r"attnlab\.maps",
+              r"attnlab\.nn(\..+)?", r"attnlab\.data(\.bpe|\.corpus)?",
+              r"attnlab\.claims\.outcome",  # the outcomes' enum: a leaf every layer may name
               r"attnlab\.experiments\.\w+\.settings", r"attnlab\.experiments(\.\w+)?"]),
-    ("plan", [r"attnlab\.config", r"attnlab\.plan", r"attnlab\.runs", r"attnlab\.check", r"attnlab\.runfiles",
+    ("plan", [r"attnlab\.results", r"attnlab\.config", r"attnlab\.plan", r"attnlab\.runs", r"attnlab\.runfiles",
               r"attnlab\.runlock", r"attnlab\.cluster", r"attnlab\.provenance"]),
     ("work", [r"attnlab\.data\.prepare", r"attnlab\.train", r"attnlab\.probes", r"attnlab\.bench(\..+)?",
               r"attnlab\.experiments\.\w+\.producer"]),
-    ("claims", [r"attnlab\.claims(\..+)?", r"attnlab\.versions", r"attnlab\.pooling"]),
+    ("claims", [r"attnlab\.claims(\..+)?"]),
+    ("publishing", [r"attnlab\.check", r"attnlab\.versions", r"attnlab\.pooling"]),  # they read the claims
     ("report", [r"attnlab\.report(\..+)?", r"attnlab\.experiments\.\w+\.page"]),
     ("top", [r"attnlab\.__main__", r"attnlab\.cli", r"attnlab\.runner", r"attnlab\.scaffold"]),
 ]

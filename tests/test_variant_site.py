@@ -39,7 +39,7 @@ def reader(tmp_path_factory, corpus_path) -> Path:
                                     "ladder": {VARIANT: {"like": LIKE, "mlp_ratio": 2}}}, sort_keys=False))
     results = home / "results" / "smoke"
     run("-m", "attnlab.runner", str(mine), "--results", str(results), "--only", "ladder", "--jobs", "2")
-    run("-m", "attnlab", "site", "--config", str(mine), "--results", str(results), "--claims", str(REPO / "claims"),
+    run("-m", "attnlab", "site", "--config", str(mine), "--results", str(results),
         "--site", str(home / "site"))
     return home
 

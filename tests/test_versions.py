@@ -221,7 +221,8 @@ def test_a_partial_version_is_blocked_only_by_what_shapes_its_own_runs(project, 
     module and another profile's file shape none of its runs; its own experiments' settings modules (imported by
     name, so no import statement names them) and its profile's file do."""
     results = project / "results" / "smoke"
-    (project / "src" / "attnlab" / "settings").mkdir()
+    for name in ("cost", "ladder"):
+        (project / "src" / "attnlab" / "experiments" / name).mkdir(parents=True)
     (project / "config").mkdir()
     profile = yaml.safe_dump(cfg, sort_keys=False)  # a profile publish can read, to name what was laid over it
     for rel in ("src/attnlab/experiments/cost/settings.py", "src/attnlab/experiments/ladder/settings.py", "config/chapter.yaml",
@@ -234,7 +235,7 @@ def test_a_partial_version_is_blocked_only_by_what_shapes_its_own_runs(project, 
     commit_all(project, "another experiment's settings, another profile")
     publish(results, cfg, root=project, only=["ladder", "position"])
     commit_all(project, "the version")
-    with pytest.raises(AttnlabError, match=r"since then 1 files that shape them changed \(src/attnlab/settings/cost"):
+    with pytest.raises(AttnlabError, match=r"since then 1 files that shape them changed \(src/attnlab/experiments/cost/settings"):
         publish(results, cfg, root=project, only=["cost"])
     for rel in ("src/attnlab/experiments/ladder/settings.py", "config/smoke.yaml"):
         (project / rel).write_text("# changed since\n")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from attnlab import layout
 from attnlab.results import Results
 
 
