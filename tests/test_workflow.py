@@ -405,20 +405,17 @@ def test_bad_input_stops_the_dag_in_one_line_before_any_job(smoke, tmp_path, cas
     assert outputs(smoke) == before  # nothing already computed was lost
 
 
-REGISTRY_BAD = {  # an edit of the registry or a claims file -> what the one line says
-    "a producer that does not exist": (
-        "src/attnlab/experiments.yaml",
-        lambda t: t.replace("producer: attnlab.experiments.params.producer}", "producer: attnlab.experiments.nothing}"),
-        "names a producer that does not exist"),
-    "a page that does not exist": (
-        "src/attnlab/experiments.yaml",
-        lambda t: t + "  - {name: ghost, title: Ghost, kind: analysis, producer: attnlab.experiments.params.producer, "
-                      "claims: false}\n", "names a page that does not exist"),
-    "a claims file that does not exist": (
-        "src/attnlab/experiments/params/claims.yaml", None, "names a claims file that does not exist"),
+REGISTRY_BAD = {  # an edit of the registry, an experiment's folder or a claims file -> what the one line says
+    "a registry line without its folder": (
+        "src/attnlab/experiments.yaml", lambda t: t + "  - {name: ghost, kind: analysis}\n", "'ghost' has no folder"),
+    "a folder without its producer": (
+        "src/attnlab/experiments/params/producer.py", None, "names a producer that does not exist"),
+    "a folder without its page": (
+        "src/attnlab/experiments/params/page.py", None, "names a page that does not exist"),
+    "a folder without its page's prose": (
+        "src/attnlab/experiments/params/page.md", None, "names a page template that does not exist"),
     "two experiments with one name": (
-        "src/attnlab/experiments.yaml",
-        lambda t: t + "  - {name: params, title: Again, kind: analysis, producer: attnlab.experiments.params.producer}\n",
+        "src/attnlab/experiments.yaml", lambda t: t + "  - {name: params, kind: analysis}\n",
         "two experiments are named 'params'"),
     "a claim on a run no profile declares": (
         "src/attnlab/experiments/ladder/claims.yaml", lambda t: t.replace("ppl['L2'] / ppl['L1']", "ppl['L2'] / ppl['L10']"),
@@ -483,7 +480,8 @@ def test_a_new_experiment_is_its_folder_and_one_registry_line(tmp_path, corpus_p
     assert n_val == json.loads((r / "data" / "stats.json").read_text())["n_val"] > 0
     assert by_claim(pd.read_csv(r / "claims.csv")).loc["T1", "verdict"] == "inconclusive"  # no error estimate
     html = (r / "site" / "toy.html").read_text()
-    assert f"{n_val:,}" in html and "T1" in html and "Toy" in (r / "site" / "index.html").read_text()
+    assert re.search(rf">\s*({n_val}|{n_val:,})\s*<", html), "the page's table shows the measured count"
+    assert "T1" in html and "Toy" in (r / "site" / "index.html").read_text()
 
     source = lambda path: not path.startswith(("results/", ".snakemake/"))  # the run's outputs are not source
     modified = [p for p in git(work, "diff", "--name-only").splitlines() if source(p)]
