@@ -24,7 +24,8 @@ LAYERS = [  # (layer, what it holds, as module-name patterns), lowest first
     ("plan", [r"attnlab\.results", r"attnlab\.config", r"attnlab\.plan", r"attnlab\.runs", r"attnlab\.runfiles",
               r"attnlab\.runlock", r"attnlab\.cluster", r"attnlab\.provenance"]),
     ("work", [r"attnlab\.data\.prepare", r"attnlab\.train", r"attnlab\.probes", r"attnlab\.bench(\..+)?",
-              r"attnlab\.experiments\.\w+\.producer"]),
+              r"attnlab\.experiments\.\w+\.producer",
+              r"attnlab\.experiments\.\w+\.derive"]),  # the numbers a page shows, derived from run files
     ("claims", [r"attnlab\.claims(\..+)?"]),
     ("publishing", [r"attnlab\.check", r"attnlab\.versions", r"attnlab\.pooling"]),  # they read the claims
     ("report", [r"attnlab\.report(\..+)?", r"attnlab\.experiments\.\w+\.page"]),
