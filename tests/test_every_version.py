@@ -231,3 +231,26 @@ def test_the_seeds_said_are_those_of_the_run_files():
     assert seed_folders(gather(chapter)) == [1337]
     assert seed_folders(gather(REPO / "results" / "2026-12-02-quick-cpu-4303899")) == [1337, 1338, 1339]
     assert seed_folders(gather(REPO / "results" / "2026-11-30-quick-cpu-6211b28")) == []  # before seed folders
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_site_command_reads_every_committed_versions_own_config(version):
+    """`attnlab site --config results/V/config.yaml` (the README's one-version build) reads each version's profile
+    as that version wrote it: 6ec7a8b's per-experiment `seq2seq.seeds: 3` predates today's list and failed here."""
+    from attnlab.cli import parser, site_settings
+
+    folder = REPO / "results" / version
+    a = parser().parse_args(["site", "--config", str(folder / "config.yaml"), "--results", str(folder), "--site", "site"])
+    assert site_settings(a) == versions.settings_of(folder / "config.yaml")
+
+
+def test_the_site_command_still_validates_a_profile_that_is_not_a_version(tmp_path):
+    """Outside a version's folder (no manifest.json beside it), --config is a profile and today's schema judges it."""
+    from attnlab.cli import parser, site_settings
+    from attnlab.errors import AttnlabError
+
+    bad = tmp_path / "config.yaml"
+    bad.write_text((REPO / "results" / "2026-11-30-quick-cpu-6ec7a8b" / "config.yaml").read_text())
+    a = parser().parse_args(["site", "--config", str(bad), "--results", str(tmp_path), "--site", "site"])
+    with pytest.raises(AttnlabError, match="seq2seq.seeds"):
+        site_settings(a)
