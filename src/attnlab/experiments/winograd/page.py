@@ -85,13 +85,13 @@ def reading(r: dict) -> str:
     m = r["maps"]
     diff = m["block_difference"]
     crosser, crossed = m["sentences"]["crosser"], m["sentences"]["crossed"]
-    (last_a, top_a), (last_b, top_b) = ((s["blocks"][-1], derive.heaviest(s["blocks"][-1])) for s in (crosser, crossed))
+    last_a, last_b = crosser["blocks"][-1], crossed["blocks"][-1]
+    top_a, top_b = derive.heaviest(last_a), derive.heaviest(last_b)
     same, bound = ("the same in both sentences", "within") if diff[0] <= SAME else \
         ("different between the sentences", "beyond")
     w = m["adjective_weight"]
     return (f"Block 1's row is {same} (largest difference {diff[0]:.3f}, {bound} the {SAME} read as the same; "
-            f"its heaviest key is "
-            f"\"{crosser['words'][derive.heaviest(crosser['blocks'][0])]}\"). "
+            f"its heaviest key is \"{crosser['words'][derive.heaviest(crosser['blocks'][0])]}\"). "
             f"The last block's rows differ by up to {diff[-1]:.2f}: for \"{crosser['adjective']}\" its heaviest key is "
             f"\"{crosser['words'][top_a]}\" ({last_a[top_a]:.2f}), for \"{crossed['adjective']}\" it is "
             f"\"{crossed['words'][top_b]}\" ({last_b[top_b]:.2f}). Over all adjectives, the last block puts "
@@ -167,9 +167,9 @@ def settings_words(r: dict) -> str:
 
 def render(ctx) -> dict[str, str]:
     r, out = ctx.result, {}
-    out["task_table"] = md_table(named(derive.task_sizes(r)), {"version": "version", "pairs_trained": "pairs trained",
-                                        "pairs_held_out": "pairs held out", "sentences_trained": "sentences trained",
-                                        "sentences_held_out": "sentences held out"})
+    out["task_table"] = md_table(named(derive.task_sizes(r)), {
+        "version": "version", "pairs_trained": "pairs trained", "pairs_held_out": "pairs held out",
+        "sentences_trained": "sentences trained", "sentences_held_out": "sentences held out"})
     rows = named(derive.accuracies(r))
     pct = lambda v: f"{100 * v:.1f} %"  # noqa: E731
     out["accuracy_table"] = diverged_note(derive.diverged_models(r)) + ("\n" + md_table(
