@@ -50,8 +50,8 @@ def test_by_length_puts_each_variants_mean_and_sd_in_its_column_sorted_by_task_a
 
 def test_geometric_mean_and_which_mean_a_summary_is():
     assert derive.geometric_mean([1.0, 4.0]) == pytest.approx(2.0) and derive.geometric_mean([0.0, 4.0]) == 0.0
-    assert derive.summary_over_seeds(2.0, [1.0, 4.0]) == "geometric mean"
-    assert derive.summary_over_seeds(2.5, [1.0, 4.0]) == "arithmetic mean"
+    assert derive.summary_over_seeds(2.0, [1.0, 4.0]) == "geometric"
+    assert derive.summary_over_seeds(2.5, [1.0, 4.0]) == "arithmetic"
     assert derive.times_T({"grad_short": 1.0, "grad_long": 0.01, "T_short": 2, "T_long": 256}) == pytest.approx(1.28)
     assert math.isnan(derive.times_T({"grad_short": 0.0, "grad_long": 0.0, "T_short": 2, "T_long": 4}))
     assert derive.decades_as_one_over_T({"T_short": 2, "T_long": 200}) == pytest.approx(2.0)

@@ -111,9 +111,9 @@ def decades_as_one_over_T(g: dict) -> float:
 
 
 def summary_over_seeds(norm: float, values: list[float]) -> str | None:
-    """Which mean over the seeds' norms a result's summary `norm` is ('geometric mean' or 'arithmetic mean', the
-    one it equals to float precision); None where it is neither."""
-    means = {"geometric mean": geometric_mean(values), "arithmetic mean": sum(values) / len(values)}
+    """Which mean over the seeds' norms a result's summary `norm` is ('geometric' or 'arithmetic', the one it
+    equals to float precision); None where it is neither."""
+    means = {"geometric": geometric_mean(values), "arithmetic": sum(values) / len(values)}
     return next((name for name, m in means.items() if math.isclose(norm, m, rel_tol=1e-9)), None)
 
 

@@ -267,9 +267,8 @@ def gradient_seeds(r: dict) -> str:
     """How the reading's norms summarise the seeds, from the rows the chart draws: the mean they are and over how
     many seeds; where the result does not record its own count (a version from before), that too."""
     (mean, seeds), g = derive.gradient_seeds(r), next(iter(r["gradient"].values()))
-    text = (f"each norm the {mean or 'summary this version recorded'} over the {seeds} "
-            f"{'seeds' if seeds != 1 else 'seed'}")
-    if mean == "geometric mean" and "seeds" in g:
+    text = f"each norm the {mean + ' mean' if mean else 'summary this version recorded'} over the {count(seeds, 'seed')}"
+    if mean == "geometric" and "seeds" in g:
         return text + " (the chart's lines)"
     return (text + f" of the chart's points (its count of seeds: {recorded(g, 'seeds')}; the chart's lines draw "
             "their geometric mean)")
