@@ -68,11 +68,12 @@ def gradient_result(norms: list[float], summary: float, with_count: bool) -> dic
 
 
 def test_the_gradient_reading_names_the_mean_its_norms_are_and_what_an_old_result_did_not_record():
-    from attnlab.experiments.seq2seq.page import geometric_mean, gradient_reading, summary_over_seeds
+    from attnlab.experiments.seq2seq.derive import geometric_mean, summary_over_seeds
+    from attnlab.experiments.seq2seq.page import gradient_reading
 
     norms = [1.0, 4.0]  # geometric mean 2, arithmetic 2.5
-    assert summary_over_seeds(2.0, norms) == "geometric mean"
-    assert summary_over_seeds(2.5, norms) == "arithmetic mean"
+    assert summary_over_seeds(2.0, norms) == "geometric"
+    assert summary_over_seeds(2.5, norms) == "arithmetic"
     assert summary_over_seeds(2.2, norms) is None
     today = gradient_reading(gradient_result(norms, geometric_mean(norms), with_count=True))
     assert "the geometric mean over the 2 seeds (the chart's lines)" in today and "not recorded" not in today

@@ -336,7 +336,8 @@ def test_run_returns_every_run_and_resumes(tmp_path):
     c = out["contrasts"]
     assert (c["shortest"], c["longest"]) == (3, 5) and c["tasks"]["reverse"]["none_drop"]["seeds"] == 2
     assert c["worst_gain"]["bahdanau"]["task"] == "reverse"
-    from attnlab.experiments.seq2seq.page import accuracy_tables, seed_list
+    from attnlab.experiments.seq2seq.derive import seed_list
+    from attnlab.experiments.seq2seq.page import accuracy_tables
 
     assert seed_list(out) == [5, 6] and "(mean ± standard deviation over 2 seeds)" in accuracy_tables(out)
     assert seed_list({"settings": {"seeds": 3}, "runs": [{"seed": k} for k in (9, 7, 8)]}) == [7, 8, 9]  # before
@@ -433,7 +434,7 @@ def test_s1_3_is_each_initialisations_own_value_averaged_with_its_spread_as_erro
     sweep = s2s.gradient_sweep(lengths=(2, 4, 8), d=4, seeds=3)
     g = s2s.gradient_summary(sweep)
     v = judged("S1.3", {"gradient_path": sweep, "gradient": g})
-    from attnlab.experiments.seq2seq.page import times_T
+    from attnlab.experiments.seq2seq.derive import times_T
 
     want = {"rnn_decades": g["rnn"]["decades"], "lstm_decades": g["lstm"]["decades"],
             "attention_times_T": times_T(g["attention"]), "attention_relative": g["attention"]["relative_long"]}

@@ -5,17 +5,14 @@ import altair as alt
 import pandas as pd
 import yaml
 
-from attnlab import registry
 from attnlab.errors import is_diverged
-from attnlab import stats
+from attnlab.experiments.explanation import derive
 from attnlab.report.format import chart, diverged_note, md_table
-from attnlab.nn.spec import ModelSpec
 from attnlab.report.protocols import described
-from attnlab.report.readings import Estimate, side
+from attnlab.report.readings import Estimate, said, side
 from attnlab.report.context import experiment_page
 
 NAME = "explanation"
-WINOGRAD = registry.get(NAME).needs[0]  # the experiment whose model it explains
 
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
@@ -72,7 +69,6 @@ rows:
 """)
 
 
-
 def summary(r: dict) -> pd.DataFrame:
     c, p, a, u = r["correlation"], r["permutation"], r["adversarial"], r["uniform"]
     rows = [
@@ -104,16 +100,14 @@ def value(v) -> str:
     return v if isinstance(v, str) else "–" if v is None else f"{v:.3f}"
 
 
+KINDS = {"adversary": "adversary (TV ≤ eps)", "seed": "another seed", "uniform": "uniform row"}
+
+
 def jsd_chart(r: dict) -> dict:
-    a = r["adversarial"]
-    rows = [{"sentence": i, "kind": "adversary (TV ≤ eps)", "jsd": j} for i, j in enumerate(a["max_jsd"]) if j is not None]
-    rows += [{"sentence": i, "kind": "another seed", "jsd": j} for i, j in enumerate((r.get("seeds") or {}).get("jsd") or [])
-             if j is not None]
-    rows += [{"sentence": i, "kind": "uniform row", "jsd": j} for i, j in enumerate(r["uniform"]["jsd_learned_uniform"])
-             if j is not None]
+    rows = derive.divergences(r)
     seed = (r.get("provenance") or {}).get("seed")
     title = "How far from the learned row, per sentence" + (f" ({r['model']}, seed {seed})" if seed is not None else "")
-    return alt.Chart(pd.DataFrame(rows), title=title).mark_tick(
+    return alt.Chart(rows.assign(kind=rows.kind.map(KINDS)), title=title).mark_tick(
         thickness=2, size=18).encode(
         x=alt.X("jsd:Q", title="Jensen-Shannon divergence from the learned row (nats; max ln 2)",
                 scale=alt.Scale(domain=[0, 0.7])),
@@ -127,10 +121,8 @@ LARGE = 0.1  # nats: the divergence Jain and Wallace call large (S9.1's bound)
 def versus(value: float, se: float | None, bound: float, above: str, below: str, near: str) -> str:
     """`above`/`below` where the 95 % interval (readings.side) clears `bound`, else `near`; without an error it
     goes by the value, and says so."""
-    where = side(Estimate(value, se), bound)
-    if where is None:
-        return (above if value > bound else below) + " (no error recorded)"
-    return {"above": above, "below": below, "within": near}[where]
+    unknown = (above if value > bound else below) + " (no error recorded)"
+    return said(Estimate(value, se), above, below, bound, near, unknown)
 
 
 def reading(r: dict) -> str:
@@ -139,24 +131,18 @@ def reading(r: dict) -> str:
     uniform attention costs."""
     a, c = r["adversarial"], r["correlation"]
     share = a["n_feasible"] / r["n_examples"]
-    seeds = (r.get("seeds") or {}).get("median_jsd")
-    acc = r.get("accuracy") or {}
+    seeds, acc = (r.get("seeds") or {}).get("median_jsd"), r.get("accuracy") or {}
     out = [f"For {share:.0%} of the sentences an adversary found a row that moves the answer's distribution by at "
            f"most {a['eps']} in total variation"
            + (f", at a median divergence of {a['median_max_jsd']:.3f} nats" if a["median_max_jsd"] is not None else "")
            + "."]
-    far, far_se = a.get("median_jsd_under_bound"), a.get("se_median_jsd_under_bound")
-    if far is None and a["n_feasible"] == r["n_examples"]:  # older files: every sentence moved, so the same median
-        far = a["median_max_jsd"]
+    far, far_se = derive.adversary_median(r)
     if far is not None:
         out.append(f"Over all sentences (0 where none moved) the median is {far:.3f} nats, "
                    + versus(far, far_se, LARGE, "above", "below", "within two standard errors of")
                    + f" the {LARGE} nats Jain and Wallace call a large divergence.")
-    ratio, ratio_se = None, None
-    if seeds is not None and a["median_max_jsd"] is not None and seeds > 0:
-        ratio = a["median_max_jsd"] / seeds
-        if a.get("max_jsd") and (r.get("seeds") or {}).get("jsd"):
-            ratio_se = stats.se_median_ratio(a["max_jsd"], r["seeds"]["jsd"], 1e-6)
+    ratio, ratio_se = derive.seed_ratio(r)
+    if ratio is not None:
         out.append(f"Measured instead against how far the learned row moves when the model is trained again with "
                    f"another seed ({seeds:.3f} nats), the adversaries go {ratio:.2f} times as far: "
                    + versus(ratio, ratio_se, 1.0, "farther than a retraining does", "less far than a retraining does",
@@ -166,7 +152,7 @@ def reading(r: dict) -> str:
                f"with each other at τ = {c['mean_tau_gradient_loo']:.2f}.")
     if acc.get("learned") is not None:
         out.append(f"Making the row uniform takes held-out accuracy from {acc['learned']:.1%} to {acc['row']:.1%}.")
-    out.append(conclusion(ratio, ratio_se, (acc.get("learned") or 0) - (acc.get("row") or 0)))
+    out.append(conclusion(ratio, ratio_se, derive.uniform_cost(r)))
     return " ".join(out) + "\n"
 
 
@@ -213,13 +199,12 @@ def render(ctx) -> dict[str, str]:
 
 def next_seed(site, _=None) -> str:
     """The seed of S9's second model (the producer trains it at the profile's seed + 1)."""
-    return str(site.config["seed"] + 1)
+    return str(derive.second_seed(site.config))
 
 
 def studied(site, _=None) -> str:
     """E8's model that S9 explains, in words (winograd.model with that model's overrides)."""
-    w, name = site.config[WINOGRAD], site.config[NAME]["model"]
-    spec = ModelSpec(**{**w["model"], **w["models"][name], "vocab_size": 2, "context": 2})
+    name, spec = derive.studied(site.config)
     return f"`{name}` model ({described(spec)})"
 
 

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 
 from attnlab import layout
 from attnlab.errors import AttnlabError, Diverged
+from attnlab.experiments.explanation import derive
 from attnlab.nn.model import SelfAttention, recording, replaced
 from attnlab.stats import bootstrap_se, mean_se
 
@@ -550,8 +551,9 @@ def main(cfg: dict, out_path) -> dict:
             return {**err.record, "model": studied, "settings": s}
         other, other_diverged = None, None
         try:
-            other, _ = wg.train_model({**cfg, "seed": cfg["seed"] + 1}, w, "closed", s["model"], data, test, vocab,
-                                      layout.seed_dir(out_path.parent, cfg["seed"] + 1, first=cfg["seed"]))
+            second = derive.second_seed(cfg)
+            other, _ = wg.train_model({**cfg, "seed": second}, w, "closed", s["model"], data, test, vocab,
+                                      layout.seed_dir(out_path.parent, second, first=cfg["seed"]))
         except Diverged as err:
             print(f"  the second seed's model: {err}", flush=True)
             other_diverged = err.record

@@ -5,17 +5,14 @@ import altair as alt
 import pandas as pd
 import yaml
 
-from attnlab import registry
-from attnlab.config import run_settings
-from attnlab.nn.spec import ModelSpec
+from attnlab.experiments.induction import derive
 from attnlab.report.format import chart, diverged_note, fmt, md_table, num
 from attnlab.report.protocols import counted, shown
-from attnlab.report.readings import Estimate, side
+from attnlab.report.readings import Estimate, count, side
 from attnlab.report.context import experiment_page
 from attnlab.results import measured
 
 NAME = "induction"
-SETTINGS = registry.settings_of(registry.get(NAME))  # where the in-context-learning score reads (EARLY, LATE)
 
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
@@ -66,24 +63,13 @@ rows:
 SERIES = {"induction": "best prefix-matching score", "icl": "in-context-learning score (nats)"}
 
 
-def series(control: dict) -> pd.DataFrame:
-    rows = []
-    for name, c in control.items():
-        for r in c["series"]:
-            for key, label in SERIES.items():
-                rows.append({"model": f"{c['layers']} layer{'s' if c['layers'] > 1 else ''}", "step": r["step"],
-                             "score": label, "value": r[key]})
-    return pd.DataFrame(rows)
-
-
 def phase_chart(control: dict, seed=None) -> dict:
     """One panel per score. Every layer reads the facet's one table (rows told apart by `mark`): a layer with
     data of its own would be drawn whole in every panel."""
-    lines = series(control).assign(mark="line")
-    jumps = pd.DataFrame([{"model": f"{c['layers']} layer{'s' if c['layers'] > 1 else ''}",
-                           "step": c["induction_jump"]["step"], "score": label, "mark": "jump"}
-                          for c in control.values() if c["induction_jump"]["step"] is not None
-                          for label in SERIES.values()])
+    lines = derive.series(control, SERIES)
+    lines = lines.assign(model=lines.model.map(lambda n: count(n, "layer")), score=lines.score.map(SERIES), mark="line")
+    jumps = pd.DataFrame([{"model": count(layers, "layer"), "step": step, "score": label, "mark": "jump"}
+                          for layers, step in derive.jumps(control) for label in SERIES.values()])
     color = alt.Color("model:N", title=None)
     layers = [alt.Chart().mark_line(point=True).encode(
         x=alt.X("step:Q", title="training step"), y=alt.Y("value:Q", title=None), color=color,
@@ -96,13 +82,6 @@ def phase_chart(control: dict, seed=None) -> dict:
         row=alt.Row("score:N", title=None, sort=list(SERIES.values()))).resolve_scale(y="independent").properties(
         title=["As the models train (dashed: the step the induction score jumps)"]
         + ([f"seed {seed} (the first; S10.2 reads every seed)"] if seed is not None else [])).to_dict()
-
-
-def head_rows(name: str, scores: dict) -> list[dict]:
-    return [{"model": name, "layer": layer + 1, "head": head + 1, "prefix": p,
-             "previous": scores["previous"][layer][head],
-             "copying": scores["copying"][layer][head] if scores.get("copying") else None}
-            for layer, heads in enumerate(scores["prefix"]) for head, p in enumerate(heads)]
 
 
 HEADS = {"model": "model", "layer": "layer", "head": "head", "prefix": "prefix matching", "previous": "previous token",
@@ -120,7 +99,7 @@ def reading(control: dict) -> str:
         icl = (f"the in-context-learning score drops at step {drop['step']}" if drop["step"] is not None
                else "the in-context-learning score shows no drop")
         together = " — the same phase" if c["same_phase"] else ""
-        out.append(f"With {c['layers']} layer{'s' if c['layers'] > 1 else ''}, {what}; {icl}{together}. At the end "
+        out.append(f"With {count(c['layers'], 'layer')}, {what}; {icl}{together}. At the end "
                    f"the best head scores {f['induction']:.3f} against a chance level of {f['chance']:.3f} "
                    f"(×{f['induction'] / f['chance']:.1f}), and the in-context-learning score is {f['icl']:.3f}.")
     return " ".join(out) + "\n"
@@ -135,7 +114,7 @@ def phase_reading(phase: dict | None) -> str:
         m = phase[key]
         return format(m["mean"], fmt) + (f" ± {format(m['se'], fmt)}" if m["se"] is not None else "")
 
-    return (f"\nOver {phase['seeds']} {'seeds' if phase['seeds'] > 1 else 'seed'} (mean ± standard error), the "
+    return (f"\nOver {count(phase['seeds'], 'seed')} (mean ± standard error), the "
             f"two-layer model's best prefix-matching score goes from 10 % to 90 % of its rise within "
             f"{shown('rise_width', '.1%')} of training; its in-context-learning drop lies "
             f"{shown('lag_intervals', '.1f')} probe intervals from that rise; and its in-context-learning score "
@@ -180,7 +159,7 @@ def icl_words(icl: float, se: float | None) -> str:
 
 
 def text_reading(text: dict) -> str:
-    parts = [f"{name} ({t['blocks']} block{'s' if t['blocks'] > 1 else ''}): best prefix-matching score "
+    parts = [f"{name} ({count(t['blocks'], 'block')}): best prefix-matching score "
              f"{t['induction']:.3f}, ×{t['induction'] / t['chance']:.1f} chance; in-context-learning score "
              f"{t['icl']:+.3f} nats ({icl_words(t['icl'], t.get('icl_se'))}, over {t['windows']} windows)"
              for name, t in text.items()]
@@ -204,13 +183,13 @@ def render(ctx) -> dict[str, str]:
     out["phase_chart"] = chart("chart-induction-phase", phase_chart(control, first)) if control else ""
     out["icl_positions"] = icl_positions_words(r.get("icl_positions"))
     out["reading"] = (reading(control) if control else "") + phase_reading(r.get("phase"))
-    heads = [row for name, c in control.items() for row in head_rows(name, {**c["final"], "copying": c["copying"]})]
+    heads = derive.final_heads(control)
     out["control_table"] = diverged_note(lost) + ("\nEvery head at the end of training (copying: the share of tokens "
                                                   "whose own logit the head's OV circuit makes the largest; chance "
-                                                  "1 / vocabulary):\n\n" + md_table(pd.DataFrame(heads), HEADS, FORMATS)
-                                                  if heads else "")
+                                                  "1 / vocabulary):\n\n" + md_table(heads, HEADS, FORMATS)
+                                                  if len(heads) else "")
     text, lost = measured(r["text"])
-    rows = pd.DataFrame([row for name, t in text.items() for row in head_rows(name, t)])
+    rows = derive.heads(text)
     out["text_table"] = diverged_note(lost) + ("\n" + md_table(rows, HEADS, FORMATS) if len(rows) else "")
     out["text_reading"] = text_reading(text) if text else ""
     return out
@@ -228,9 +207,8 @@ POSITIONS = {"learned": "learned positions added to the token embeddings",
 
 def attention_only(site, _=None) -> str:
     """S10's control models in words: what 'attention-only' keeps of the chapter's block."""
-    s = site.config[NAME]
-    spec = ModelSpec(**{**s["model"], "vocab_size": s["vocab_size"], "context": s["length"]})
-    layers = " and ".join(map(str, s["layers"]))
+    spec = derive.control_spec(site.config)
+    layers = " and ".join(map(str, site.config[NAME]["layers"]))
     mlp = "an MLP in each block" if spec.mlp else "no MLP"
     return (f"{layers} layers of width {spec.d_model} with {counted(spec.heads, 'head')} and {mlp}, but "
             f"{NORMS[spec.norm]}, and {POSITIONS[spec.position]}")
@@ -238,27 +216,23 @@ def attention_only(site, _=None) -> str:
 
 def induction_budget(site, _=None) -> str:
     """S10's training of the control models: the profile's train section under induction.train."""
-    t = {**site.config["train"], **site.config[NAME]["train"]}
+    t = derive.control_train(site.config)
     return f"{shown(t['steps'])} steps of {shown(t['batch_size'])} sequences"
 
 
 def icl(site, source: str) -> str:
     """Where the in-context-learning score reads an input: S10's control sequences ('induction') or a training
     run's windows (its context), as its producer's icl_score does."""
-    run = run_settings(site.config, source) if source != NAME else None
-    if source == NAME:
-        T = site.config[NAME]["length"]
-    elif run:
-        T = run.spec.context
-    else:
+    T = derive.read_length(site.config, source)
+    if T is None:
         return "–"
-    early, late = SETTINGS.window(T, SETTINGS.EARLY), SETTINGS.window(T, SETTINGS.LATE)
+    early, late = derive.icl_windows(T)
     return f"positions {span(early)} and {span(late)} of {shown(T)}"
 
 
 def icl_shares(site, _=None) -> str:
     """The shares of the length at which the in-context-learning score reads its two ends."""
-    return f"{fmt(SETTINGS.EARLY)} and {fmt(SETTINGS.LATE)}"
+    return " and ".join(map(fmt, derive.ICL_SHARES))
 
 
 def span(s: slice) -> str:

@@ -29,6 +29,7 @@ import torch.nn.functional as F
 
 from attnlab import config, layout, registry
 from attnlab.errors import AttnlabError, Diverged
+from attnlab.experiments.induction import derive
 from attnlab.experiments.induction.settings import EARLY, LATE, window  # where icl_score reads the loss
 from attnlab.nn.model import SelfAttention, recording
 from attnlab.stats import bootstrap_se, mean_se
@@ -324,7 +325,6 @@ def probed(path) -> list[dict]:
 def control(cfg: dict, out_dir, seed: int | None = None) -> dict:
     """Attention-only models of each depth trained on repeated spans, probed as they learn, at `seed` (default:
     the job's); a model that diverged is recorded as such (its Diverged record, with its depth)."""
-    from attnlab.nn.spec import ModelSpec
     from attnlab.train import finished, train
 
     s = cfg["induction"]
@@ -334,10 +334,10 @@ def control(cfg: dict, out_dir, seed: int | None = None) -> dict:
     data, val, probe_rows = (repeated_spans(n, T + 1, s["span"], s["vocab_size"], gen)
                              for n in (s["sequences"], s["probe_sequences"], s["probe_sequences"]))
     run_cfg = {"seed": seed, "device": cfg["device"], "threads": cfg.get("threads"), "profile": cfg["profile"],
-               "train": {**cfg["train"], **s["train"], "eval_contexts": None}}
+               "train": {**derive.control_train(cfg), "eval_contexts": None}}
     out = {}
     for layers in s["layers"]:
-        spec = ModelSpec(**{**s["model"], "vocab_size": s["vocab_size"], "context": T, "n_blocks": layers})
+        spec = derive.control_spec(cfg, n_blocks=layers)
         name = f"attn-only-{layers}"
         metrics = train(spec, run_cfg, data, val, out_dir / name, name=name, experiment="induction",
                         probes=[InductionProbe(probe_rows, s["probe_every"])], progress=False)

@@ -3,18 +3,15 @@ against Luong's, the gradient path through recurrence, and the additive model's 
 sequence."""
 from __future__ import annotations
 
-import math
-
 import altair as alt
 import pandas as pd
 import yaml
 
-from attnlab.errors import diverged_record, is_diverged
-from attnlab import registry
+from attnlab.experiments.seq2seq import derive
 from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, diverged_note, md_table, recorded
 from attnlab.report.protocols import shown
-from attnlab.report.readings import Estimate, interval, said, side
+from attnlab.report.readings import Estimate, count, interval, said, side
 from attnlab.report.context import experiment_page
 
 NAME = "seq2seq"
@@ -95,25 +92,9 @@ def names(r: dict) -> dict[str, str]:
     return VARIANTS if "wirings" in r else BEFORE_WIRINGS
 
 
-def seed_rows(r: dict) -> pd.DataFrame:
-    """One row per run and measure: every seed's value, for the chart's points."""
-    return pd.DataFrame([{"task": run["task"], "source length": run["source_length"],
-                          "variant": names(r)[run["variant"]], "seed": run["seed"], "measure": label,
-                          "value": run[key]}
-                         for run in r["runs"] for key, label in MEASURES.items() if run[key] is not None])
-
-
-def seed_list(r: dict) -> list[int]:
-    """The seeds S1 trained at: the profile's list, or (a version from before it) those its runs name."""
-    seeds = r["settings"]["seeds"]
-    return seeds if isinstance(seeds, list) else sorted({run["seed"] for run in r["runs"]})
-
-
-def mean_rows(r: dict) -> pd.DataFrame:
-    return pd.DataFrame([{"task": row["task"], "source length": row["source_length"],
-                          "variant": names(r)[row["variant"]], "measure": label, "value": row[key],
-                          "low": row[key + "_min"], "high": row[key + "_max"], "seeds": row["seeds"]}
-                         for row in r["summary"] for key, label in MEASURES.items() if row[key] is not None])
+def named(r: dict, rows: pd.DataFrame) -> pd.DataFrame:
+    """derive's rows with their variants and measures by name, as the chart shows them."""
+    return rows.assign(variant=rows.variant.map(names(r)), measure=rows.measure.map(MEASURES))
 
 
 def accuracy_chart(r: dict) -> dict:
@@ -141,7 +122,8 @@ def accuracy_chart(r: dict) -> dict:
                                         alt.Tooltip("value:Q", format=".3f")]).transform_filter(is_seed)
     chance_rows = pd.DataFrame([{"task": task, "measure": MEASURES["token_accuracy"], "value": r["chance"],
                                  "mark": "chance"} for task in sorted({run["task"] for run in r["runs"]})])
-    data = pd.concat([mean_rows(r).assign(mark="mean"), seed_rows(r).assign(mark="seed"), chance_rows])
+    data = pd.concat([named(r, derive.mean_values(r, MEASURES)).assign(mark="mean"),
+                      named(r, derive.seed_values(r, MEASURES)).assign(mark="seed"), chance_rows])
     # the lines first: the legend's swatches take the first layer's look (the band's would be faint)
     return alt.layer(means, spread, seeds, chance, data=data).properties(width=260, height=190).facet(
         column=alt.Column("task:N", title=None, header=alt.Header(labelFontWeight="bold")),
@@ -158,34 +140,23 @@ def pm(mean, sd) -> str:
 def accuracy_table(r: dict, key: str) -> str:
     """One measure as task x length rows and a column per variant: mean ± standard deviation over seeds."""
     variants = r["settings"]["variants"]
-    cells: dict[tuple, dict] = {}
-    for row in r["summary"]:
-        at = cells.setdefault((row["task"], row["source_length"]), {"task": row["task"], "length": row["source_length"]})
-        at[row["variant"]] = pm(row[key], row[key + "_sd"])
-    table = pd.DataFrame(sorted(cells.values(), key=lambda c: (c["task"], c["length"])))
-    return md_table(table, {"task": "task", "length": "source length", **{v: names(r)[v] for v in variants}})
+    return md_table(derive.by_length(r, key), {"task": "task", "length": "source length",
+                                               **{v: names(r)[v] for v in variants}},
+                    dict.fromkeys(variants, lambda cell: pm(*cell)))
 
 
 TABLES = {**MEASURES, "teacher_forced_accuracy": "teacher-forced token accuracy (every earlier target token given)"}
 
 
 def accuracy_tables(r: dict) -> str:
-    seeds = len(seed_list(r))
+    seeds = len(derive.seed_list(r))
     spread = f"mean ± standard deviation over {seeds} seeds" if seeds > 1 else "one seed"
     return "\n\n".join(f"**{label.capitalize()}** ({spread}):\n\n{accuracy_table(r, key)}"
                      for key, label in TABLES.items())
 
 
 def contrast(c: dict, sign: int = 1) -> Estimate:
-    """A paired contrast of the result (mean, its standard error and where that came from) as an estimate: k at
-    n − 1 degrees of freedom where the seeds' spread gave the error, the normal one where the held-out rows did;
-    `sign` -1 turns a drop into a change."""
-    df = c["seeds"] - 1 if c.get("se_from") == "seeds" and c.get("seeds", 1) > 1 else math.inf
-    return Estimate(sign * c["mean"], c.get("se"), df)
-
-
-def diff(e: Estimate) -> str:
-    return interval(e, 3)
+    return Estimate(*derive.contrast(c, sign))
 
 
 def reading(r: dict) -> str:
@@ -193,28 +164,29 @@ def reading(r: dict) -> str:
     where that interval clears zero (the verdicts below apply the claims' margins)."""
     c, out = r["contrasts"], []
     short, long = c["shortest"], c["longest"]
-    at = {(row["task"], row["source_length"], row["variant"]): row for row in r["summary"]}
+    at = derive.summary_at(r)
     for task, t in c["tasks"].items():
         none_short, none_long = at[(task, short, "none")], at[(task, long, "none")]
-        if t["none_drop"] is None or is_diverged(t["none_drop"]):
+        if not derive.measured(t["none_drop"]):
             continue
         change = contrast(t["none_drop"], -1)
         line = (f"**{task.capitalize()}.** With no attention, greedy token accuracy goes from "
                 f"{none_short['token_accuracy']:.3f} at length {short} to {none_long['token_accuracy']:.3f} at "
-                f"length {long} (paired change {diff(change)}, 95 %, error from the {t['none_drop']['se_from']}: "
-                + said(change, above="a rise", below="a fall") + ").")
-        gains = {v: contrast(g) for v, g in t["gain_at_longest"].items() if g and not is_diverged(g)}
-        own = {v: contrast(d, -1) for v, d in t["drop"].items() if d and not is_diverged(d)}
+                f"length {long} (paired change {interval(change, 3)}, 95 %, error from the "
+                f"{t['none_drop']['se_from']}: " + said(change, above="a rise", below="a fall") + ").")
+        gains = {v: contrast(g) for v, g in t["gain_at_longest"].items() if derive.measured(g)}
+        own = {v: contrast(d, -1) for v, d in t["drop"].items() if derive.measured(d)}
         if gains:
             line += f" At length {long}, against it, the scores' accuracy is " + "; ".join(
-                f"{names(r)[v]} {diff(e)} ({said(e, above='higher', below='lower')})" for v, e in gains.items()) + "."
+                f"{names(r)[v]} {interval(e, 3)} ({said(e, above='higher', below='lower')})"
+                for v, e in gains.items()) + "."
         if own:
             falls = sum(side(e) == "below" for e in own.values())
             line += (f" Their own accuracy changes by {min(e.value for e in own.values()):+.3f} to "
                      f"{max(e.value for e in own.values()):+.3f} from length {short} to {long}: a fall beyond the noise "
                      f"for {falls} of {len(own)}.")
         out.append(line)
-    if c["largest_drop_share"] is not None and not is_diverged(c["largest_drop_share"]):
+    if derive.measured(c["largest_drop_share"]):
         out.append(f"The largest fall of a score function, as a share of the fixed vector's fall on the same task, "
                    f"is {c['largest_drop_share']:.2f}.")
     return "\n\n".join(out) + "\n"
@@ -232,16 +204,8 @@ def wirings_said(r: dict) -> str:
 
 
 def wiring_rows(r: dict) -> list[dict]:
-    """The wiring comparison's rows that were measured: Bahdanau's variant minus a Luong score at a task and length,
-    each with its estimate (None where a run diverged or is missing)."""
-    at = {(row["task"], row["source_length"], row["variant"]): row for row in r["summary"]}
-    out = []
-    for w in r["contrasts"].get("wiring", []):
-        d = w["difference"]
-        e = contrast(d) if d and not is_diverged(d) else None
-        out.append({**w, "bahdanau_acc": at[(w["task"], w["source_length"], "bahdanau")]["token_accuracy"],
-                    "luong_acc": at[(w["task"], w["source_length"], w["luong"])]["token_accuracy"], "estimate": e})
-    return out
+    """derive's wiring rows, each with its estimate (None where a run diverged or is missing)."""
+    return [{**w, "estimate": w["difference"] and contrast(w["difference"])} for w in derive.wiring_rows(r)]
 
 
 def wiring_table(r: dict) -> str:
@@ -256,7 +220,7 @@ def wiring_table(r: dict) -> str:
     n = names(r)
     table = pd.DataFrame([{"task": w["task"], "length": w["source_length"], "luong": n[w["luong"]],
                            "b": pm(w["bahdanau_acc"], None), "l": pm(w["luong_acc"], None),
-                           "diff": "–" if w["estimate"] is None else diff(w["estimate"]),
+                           "diff": "–" if w["estimate"] is None else interval(w["estimate"], 3),
                            "reading": "a run diverged or is missing" if w["estimate"] is None else
                            said(w["estimate"], above="Bahdanau's higher", below="Luong's higher")} for w in rows])
     return md_table(table, {"task": "task", "length": "source length", "luong": "Luong's score",
@@ -274,7 +238,7 @@ def wiring_reading(r: dict) -> str:
     for task in dict.fromkeys(w["task"] for w in rows):
         mine = [w for w in rows if w["task"] == task]
         parts = [f"at length {w['source_length']} {w['bahdanau_acc']:.3f} against {w['luong_acc']:.3f}, "
-                 f"{diff(w['estimate'])} (" + said(w["estimate"], above="Bahdanau's wiring higher",
+                 f"{interval(w['estimate'], 3)} (" + said(w["estimate"], above="Bahdanau's wiring higher",
                                                     below="Luong's wiring higher") + ")" for w in mine]
         beyond = sum(side(w["estimate"]) in ("above", "below") for w in mine)
         out.append(f"**{task.capitalize()}.** The additive score in Bahdanau's wiring against the same function in "
@@ -283,23 +247,12 @@ def wiring_reading(r: dict) -> str:
     return "\n\n".join(out) + "\n"
 
 
-def geometric_mean(xs) -> float:
-    """The geometric mean of norms (0 where one is 0), as the producer summarises the seeds' norms."""
-    xs = list(xs)
-    return 10 ** (sum(math.log10(x) for x in xs) / len(xs)) if min(xs) > 0 else 0.0
-
-
-def gradient_lines(data: pd.DataFrame) -> pd.DataFrame:
-    """Per layer and T, the norm over seeds as the reading states it: their geometric mean."""
-    return data.groupby(["layer", "T"], as_index=False)["grad"].agg(geometric_mean)
-
-
 def gradient_chart(r: dict) -> dict:
     data = pd.DataFrame([{**row, "layer": KINDS.get(row["kind"], row["kind"])} for row in r["gradient_path"]])
     x = alt.X("T:Q", title="sequence length T (log scale)", scale=alt.Scale(type="log", base=2))
     y = alt.Y("grad:Q", title="‖∂y_T / ∂x_1‖ (log scale)", scale=alt.Scale(type="log"), axis=alt.Axis(format=".0e"))
     color = alt.Color("layer:N", title=None, sort=list(KINDS.values()))
-    lines = alt.Chart(gradient_lines(data)).mark_line().encode(
+    lines = alt.Chart(derive.gradient_lines(data)).mark_line().encode(
         x=x, y=y, color=color, tooltip=["layer", "T", alt.Tooltip("grad:Q", format=".2e",
                                                                   title="geometric mean over seeds")])
     points = alt.Chart(data).mark_point(filled=True, size=25).encode(
@@ -310,32 +263,12 @@ def gradient_chart(r: dict) -> dict:
                                       "line: geometric mean over seeds; points: each seed"]).to_dict())
 
 
-def times_T(g: dict) -> float:
-    """How norm × T changes from the shortest T to the longest, from the two norms the reading names: their
-    ratio times T's, i.e. 10^-decades × T_long / T_short (not a mean of per-seed ratios, which would not follow
-    from them)."""
-    if g["grad_short"] == 0:
-        return math.nan
-    return g["grad_long"] * g["T_long"] / (g["grad_short"] * g["T_short"])
-
-
-def summary_over_seeds(norm: float, values: list[float]) -> str | None:
-    """Which mean over the seeds' norms a result's summary `norm` is ('geometric mean' or 'arithmetic mean', the
-    one it equals to float precision); None where it is neither."""
-    means = {"geometric mean": geometric_mean(values), "arithmetic mean": sum(values) / len(values)}
-    return next((name for name, m in means.items() if math.isclose(norm, m, rel_tol=1e-9)), None)
-
-
 def gradient_seeds(r: dict) -> str:
     """How the reading's norms summarise the seeds, from the rows the chart draws: the mean they are and over how
     many seeds; where the result does not record its own count (a version from before), that too."""
-    kind, g = next(iter(r["gradient"].items()))
-    values = [row["grad"] for row in r["gradient_path"] if row["kind"] == kind and row["T"] == g["T_short"]]
-    mean = summary_over_seeds(g["grad_short"], values) if values else None
-    seeds = len({row["seed"] for row in r["gradient_path"] if row["kind"] == kind})
-    text = (f"each norm the {mean or 'summary this version recorded'} over the {seeds} "
-            f"{'seeds' if seeds != 1 else 'seed'}")
-    if mean == "geometric mean" and "seeds" in g:
+    (mean, seeds), g = derive.gradient_seeds(r), next(iter(r["gradient"].values()))
+    text = f"each norm the {mean + ' mean' if mean else 'summary this version recorded'} over the {count(seeds, 'seed')}"
+    if mean == "geometric" and "seeds" in g:
         return text + " (the chart's lines)"
     return (text + f" of the chart's points (its count of seeds: {recorded(g, 'seeds')}; the chart's lines draw "
             "their geometric mean)")
@@ -343,11 +276,11 @@ def gradient_seeds(r: dict) -> str:
 
 def gradient_reading(r: dict) -> str:
     parts = [f"{KINDS.get(kind, kind)}: from {g['grad_short']:.2e} at T = {g['T_short']} to {g['grad_long']:.2e} at "
-             f"T = {g['T_long']}, {g['decades']:.1f} decades (norm × T changes ×{times_T(g):.2g}; input 1 over the "
-             f"mean input at T = {g['T_long']}: {g['relative_long']:.2g})" for kind, g in r["gradient"].items()]
+             f"T = {g['T_long']}, {g['decades']:.1f} decades (norm × T changes ×{derive.times_T(g):.2g}; input 1 "
+             f"over the mean input at T = {g['T_long']}: {g['relative_long']:.2g})" for kind, g in r["gradient"].items()]
     first = next(iter(r["gradient"].values()))
     return (f"The gradient from the last output to the first input, {gradient_seeds(r)}. " + "; ".join(parts)
-            + f". A fall as 1/T would be {math.log10(first['T_long'] / first['T_short']):.1f} decades over this "
+            + f". A fall as 1/T would be {derive.decades_as_one_over_T(first):.1f} decades over this "
             "range.\n")
 
 
@@ -375,69 +308,51 @@ def map_chart(m: dict) -> dict:
 
 def map_reading(m: dict) -> str:
     """Where the weight sits against the reversal's alignment (output t reads source S-1-t), from the weights."""
-    S = len(m["source"])
-    w = m["weights"]
-    on = sum(w[t][S - 1 - t] for t in range(S)) / S
-    near = sum(sum(w[t][j] for j in range(S) if abs(j - (S - 1 - t)) <= 1) for t in range(S)) / S
-    peaks = [max(range(S), key=w[t].__getitem__) for t in range(S)]
-    offsets = pd.Series([p - (S - 1 - t) for t, p in enumerate(peaks)]).value_counts()
-    top = int(offsets.index[0])
-    right = sum(p == t for p, t in zip(m["predicted"], m["target"]))
-    return (f"On this sequence the model gets {right} of {S} tokens right{lost_place(m)}. An output step puts on "
-            f"average {on:.2f} "
-            f"of its weight on the source position it reverses (output t ← source S − 1 − t) and {near:.2f} within "
-            f"one position of it; the heaviest key sits {'on that position' if top == 0 else f'{top:+d} positions from it'} "
-            f"at {int(offsets.iloc[0])} of {S} steps.\n")
+    a = derive.alignment(m)
+    top, S = a["offset"], a["S"]
+    return (f"On this sequence the model gets {a['right']} of {S} tokens right{lost_place(m)}. An output step puts "
+            f"on average {a['on']:.2f} of its weight on the source position it reverses (output t ← source "
+            f"S − 1 − t) and {a['near']:.2f} within one position of it; the heaviest key sits "
+            f"{'on that position' if top == 0 else f'{top:+d} positions from it'} at {a['steps']} of {S} steps.\n")
 
 
 def lost_place(m: dict, most: int = 3) -> str:
     """Where greedy decoding lost its place: after the first wrong token, how many later ones are right a few
     positions off (skipped or repeated tokens shift everything after them); '' when no shift explains most."""
-    pred, tgt = m["predicted"], m["target"]
-    wrong = [t for t, (p, y) in enumerate(zip(pred, tgt)) if p != y]
-    if not wrong:
+    found = derive.shift_after_mistake(m, most)
+    if found is None:
         return ""
-    first, rest = wrong[0], len(tgt) - wrong[0] - 1
-    shifted = {k: sum(pred[t] == tgt[t + k] for t in range(first + 1, len(tgt)) if 0 <= t + k < len(tgt))
-               for k in range(-most, most + 1) if k}
-    k = max(shifted, key=shifted.get)
-    if rest == 0 or shifted[k] <= rest / 2:
-        return ""
-    n = f"{abs(k)} token{'s' if abs(k) > 1 else ''}"
-    return (f": its first mistake is at step {first}, where it {'skipped' if k > 0 else 'repeated'} {n}, and "
-            f"{shifted[k]} of the {rest} tokens after it are right {abs(k)} position{'s' if abs(k) > 1 else ''} "
-            f"{'early' if k > 0 else 'late'} (greedy decoding lost its place)")
+    first, rest, k, right = found
+    return (f": its first mistake is at step {first}, where it {'skipped' if k > 0 else 'repeated'} "
+            f"{count(abs(k), 'token')}, and {right} of the {rest} tokens after it are right "
+            f"{count(abs(k), 'position')} {'early' if k > 0 else 'late'} (greedy decoding lost its place)")
 
 
 def viewer_data(m: dict, variants: dict = VARIANTS) -> dict:
     """The map as the interactive viewer's data: tokens [source, →, the greedy predictions]; each decoder step's
     row over the source sits on the token that step predicts (as the map chart labels its rows), and the rest do
     not attend."""
-    S = m["source_length"]
     tokens = [symbol(x) for x in m["source"]] + ["→"] + [symbol(x) for x in m["predicted"]]
-    rows = [None] * len(tokens)
-    for t, row in enumerate(m["weights"]):
-        rows[S + 1 + t] = [round(x, 4) for x in row] + [0.0] * (len(tokens) - S)
+    rows = derive.decoder_rows(m)
     return {"examples": [{"id": "seq2seq-reverse", "label": f"{m['name']} (reverse)", "tokens": tokens,
                           "models": {f"{variants[m['variant']]} decoder": [[rows]]}}]}
 
 
 def render(ctx) -> dict[str, str]:
     r, out = ctx.result, {}
-    s, t = r["settings"], r["settings"]["train"]
+    s, t, seeds = r["settings"], r["settings"]["train"], derive.seed_list(r)
     out["settings"] = (f"{', '.join(s['tasks'])} of sequences drawn uniformly from {s['vocab']} symbols, at source "
                        f"lengths {', '.join(map(str, s['lengths']))}; a {s['cell'].upper()} encoder "
                        f"({'both ways' if s['bidirectional'] else 'forward only'}) and decoder of width "
                        f"{s['d_model']}; {len(s['variants'])} variants ({', '.join(names(r)[v] for v in s['variants'])})"
                        f"{wirings_said(r)}, each trained for {t['steps']} steps of {t['batch_size']} examples "
                        f"(learning rate {t['lr']:g}) on {s['train_rows']:,} examples, at "
-                       f"{'seeds' if len(seed_list(r)) > 1 else 'seed'} {', '.join(map(str, seed_list(r)))}"
+                       f"{'seeds' if len(seeds) > 1 else 'seed'} {', '.join(map(str, seeds))}"
                        f", and read by greedy decoding on {s['eval_rows']:,} held-out examples")
     out["wiring_table"], out["wiring_reading"] = wiring_table(r), wiring_reading(r)
-    lost = [diverged_record(run["name"], run.get("diverged_at_step")) for run in r["runs"]
-            if run.get("status") == "diverged"]
-    out["accuracy_chart"] = chart("chart-seq2seq-accuracy", accuracy_chart(r)) if len(seed_rows(r)) else ""
-    out["accuracy_table"] = diverged_note(lost) + "\n" + accuracy_tables(r)
+    out["accuracy_chart"] = (chart("chart-seq2seq-accuracy", accuracy_chart(r))
+                             if len(derive.seed_values(r, MEASURES)) else "")
+    out["accuracy_table"] = diverged_note(derive.diverged_runs(r)) + "\n" + accuracy_tables(r)
     out["reading"] = reading(r)
     out["gradient_chart"] = chart("chart-seq2seq-gradient", gradient_chart(r))
     out["gradient_reading"] = gradient_reading(r)
@@ -463,8 +378,6 @@ def encoder(site, _=None) -> str:
 def wirings(site, _=None) -> str:
     """S1's wirings as its result ran them (before it has run, as the profile sets them): which variant is in
     which, and whether Luong's feeds its input. A result from before the two wirings ran every score in Luong's."""
-    from attnlab.nn.spec import WIRINGS as wiring_of
-
     r = site.res.result(NAME)
     s = site.config[NAME] if r is None else r["settings"]
     variants = s["variants"]
@@ -473,8 +386,7 @@ def wirings(site, _=None) -> str:
                 f"feeding (this version predates Bahdanau's wiring): the variant named after Bahdanau is his "
                 f"additive score there, not his network")
     feeding = s["input_feeding"]
-    bahdanau = [v for v in variants if wiring_of[v] == "bahdanau"]
-    luong = [v for v in variants if wiring_of[v] == "luong"]
+    bahdanau, luong = derive.by_wiring(variants).values()
     parts = ([f"{shown(bahdanau)} in Bahdanau's wiring as the paper states it (deep output: one maxout layer)"]
              if bahdanau else []) + ([f"{shown(luong)} in Luong's, {'with' if feeding else 'without'} input feeding"]
                                      if luong else [])

@@ -36,6 +36,7 @@ import torch.nn as nn
 
 from attnlab import config, layout
 from attnlab.errors import AttnlabError, diverged_record, is_diverged
+from attnlab.experiments.seq2seq.derive import geometric_mean
 from attnlab.experiments.seq2seq.settings import PATH_KINDS, TASKS, check_section
 from attnlab.nn.model import SelfAttention
 from attnlab.nn.seq2seq import WIRINGS, Seq2Seq, Seq2SeqSpec, greedy
@@ -263,9 +264,9 @@ def gradient_summary(sweep: list[dict]) -> dict:
         pairs = [(at[T0, k], at[T1, k]) for k in sorted({r["seed"] for r in rows})]  # (T0 row, T1 row) per seed
         decades = [math.log10(a["grad"] / b["grad"]) if b["grad"] > 0 else math.inf for a, b in pairs]
         mean = lambda xs: mean_sd(xs)[0]  # noqa: E731
-        geo = lambda xs: 10 ** mean([math.log10(x) for x in xs]) if min(xs) > 0 else 0.0  # noqa: E731
         out[kind] = {"T_short": T0, "T_long": T1, "seeds": len(pairs),
-                     "grad_short": geo([a["grad"] for a, _ in pairs]), "grad_long": geo([b["grad"] for _, b in pairs]),
+                     "grad_short": geometric_mean(a["grad"] for a, _ in pairs),
+                     "grad_long": geometric_mean(b["grad"] for _, b in pairs),
                      "decades": mean(decades),
                      "times_T": mean([b["grad"] * T1 / (a["grad"] * T0) for a, b in pairs]),
                      "relative_long": mean([b["relative"] for _, b in pairs])}

@@ -5,28 +5,24 @@ import altair as alt
 import pandas as pd
 
 from attnlab.errors import is_diverged
+from attnlab.experiments.winograd import derive
 from attnlab.report.format import chart, diverged_note, md_table, spread
 from attnlab.report.readings import count, interval, of_seeds, said
 from attnlab.report.context import experiment_page
-from attnlab.results import Spread, measured
 
 NAME = "winograd"
 MODELS = {"average": "uniform average", "one_block": "one block", "two_blocks": "two blocks"}
 VERSIONS = {"cheat": "animal / place (cheating)", "closed": "closed (16 nouns, either slot)"}
 
 
-def accuracy_rows(r: dict) -> pd.DataFrame:
-    return pd.DataFrame([{"version": VERSIONS[v], "model": MODELS[m], **d}
-                         for v, e in r["versions"].items() for m, d in measured(e["models"])[0].items()])
-
-
-def diverged_models(r: dict) -> list[dict]:
-    return [d for e in r["versions"].values() for d in measured(e["models"])[1]]
+def named(rows: pd.DataFrame) -> pd.DataFrame:
+    """derive's rows with their versions and models by name."""
+    return rows.assign(**{col: rows[col].map(names) for col, names in (("version", VERSIONS), ("model", MODELS))
+                          if col in rows})
 
 
 def accuracy_chart(rows: pd.DataFrame, seed: str = "") -> dict:
-    data = rows.assign(low=(rows.accuracy - 2 * rows.accuracy_se).clip(lower=0),
-                       high=(rows.accuracy + 2 * rows.accuracy_se).clip(upper=1))
+    data = rows.assign(**derive.two_se_band(rows))
     base = alt.Chart().encode(y=alt.Y("model:N", title=None, sort=list(MODELS.values())))
     bars = base.mark_bar().encode(x=alt.X("accuracy:Q", title="held-out accuracy", scale=alt.Scale(domain=[0, 1])),
                                   color=alt.Color("model:N", legend=None),
@@ -43,14 +39,9 @@ def accuracy_chart(rows: pd.DataFrame, seed: str = "") -> dict:
 
 
 def map_rows(m: dict) -> pd.DataFrame:
-    """One row per (sentence, block, key position) of the map sentences' rows at the scored position."""
-    out = []
-    for role, s in m["sentences"].items():
-        for b, row in enumerate(s["blocks"]):
-            for j, weight in enumerate(row):
-                out.append({"sentence": f"… too {s['adjective']} …", "block": f"block {b + 1}", "j": j,
-                            "word": s["words"][j], "weight": weight})
-    return pd.DataFrame(out)
+    """derive's weights of the map sentences' rows, each sentence named by its adjective and each block by number."""
+    rows = derive.sentence_weights(m)
+    return rows.assign(sentence=rows.sentence.map("… too {} …".format), block=rows.block.map("block {}".format))
 
 
 def heatmap(data: pd.DataFrame, row: str, title: str, words: list[str]) -> alt.LayerChart:
@@ -95,13 +86,12 @@ def reading(r: dict) -> str:
     diff = m["block_difference"]
     crosser, crossed = m["sentences"]["crosser"], m["sentences"]["crossed"]
     last_a, last_b = crosser["blocks"][-1], crossed["blocks"][-1]
-    top_a, top_b = max(range(len(last_a)), key=last_a.__getitem__), max(range(len(last_b)), key=last_b.__getitem__)
+    top_a, top_b = derive.heaviest(last_a), derive.heaviest(last_b)
     same, bound = ("the same in both sentences", "within") if diff[0] <= SAME else \
         ("different between the sentences", "beyond")
     w = m["adjective_weight"]
     return (f"Block 1's row is {same} (largest difference {diff[0]:.3f}, {bound} the {SAME} read as the same; "
-            f"its heaviest key is "
-            f"\"{crosser['words'][max(range(len(crosser['blocks'][0])), key=crosser['blocks'][0].__getitem__)]}\"). "
+            f"its heaviest key is \"{crosser['words'][derive.heaviest(crosser['blocks'][0])]}\"). "
             f"The last block's rows differ by up to {diff[-1]:.2f}: for \"{crosser['adjective']}\" its heaviest key is "
             f"\"{crosser['words'][top_a]}\" ({last_a[top_a]:.2f}), for \"{crossed['adjective']}\" it is "
             f"\"{crossed['words'][top_b]}\" ({last_b[top_b]:.2f}). Over all adjectives, the last block puts "
@@ -115,12 +105,7 @@ def seeds_table(r: dict) -> str:
     if len(by_seed) < 2:
         return (f"Every model here was trained at one seed ({r.get('seed', next(iter(by_seed), '?'))}), so nothing "
                 "on this page measures how much the seed moves an accuracy.\n")
-    rows = pd.DataFrame([{"version": VERSIONS[v], "model": MODELS[m],
-                          "accuracy": Spread({int(k): d["versions"][v]["models"][m]["accuracy"]
-                                              for k, d in by_seed.items()
-                                              if not is_diverged(d["versions"][v]["models"][m])})}
-                         for v, e in r["versions"].items() for m in e["models"]])
-    rows = rows[rows.accuracy.map(lambda sp: bool(sp.by_seed))]  # a model diverged at every seed has none
+    rows = named(derive.accuracy_spreads(r))
     if rows.empty:
         return f"Every model diverged at each of the {len(by_seed)} seeds ({', '.join(by_seed)}).\n"
     widest = max(rows.itertuples(), key=lambda t: t.accuracy.sd or 0)
@@ -139,7 +124,7 @@ def floor_note(rows: pd.DataFrame) -> str:
     recorded)."""
     if "n" not in rows:
         return ""
-    ends = rows[rows.accuracy.isin([0.0, 1.0]) & rows.n.notna()]
+    ends = derive.at_the_ends(rows)
     if ends.empty:
         return ""
     listed = "; ".join(f"the {r.model} on the {r.version.split(' (')[0]} version, {100 * r.accuracy:.0f} % of "
@@ -153,23 +138,20 @@ def chance_reading(r: dict) -> str:
     """Each model's held-out accuracy against chance (0.5: two nouns to choose from), over the seeds: the mean
     with the seeds' error and the binomial one in quadrature (as the verdicts take them), said above or below
     chance only where its interval (95 %) clears 0.5."""
-    runs = list((r.get("by_seed") or {}).values()) or [r]
-    lines = []
+    lines, seeds = [], len(derive.runs(r))
     for v, e in r["versions"].items():
         said_of = []
         for m in e["models"]:
-            seen = [d["versions"][v]["models"][m] for d in runs if not is_diverged(d["versions"][v]["models"][m])]
-            if not seen:
+            if (inputs := derive.chance_inputs(r, v, m)) is None:
                 continue
-            stated = [x.get("accuracy_se") for x in seen]
-            est = of_seeds([x["accuracy"] for x in seen], None if None in stated else sum(stated) / len(stated))
+            est = of_seeds(*inputs)
             said_of.append(f"{MODELS[m]} {interval(est, 3, signed=False)}, " + said(
                 est, of=0.5, above="above chance", below="below chance", within="at chance within the noise"))
         if said_of:
             lines.append(f"- {VERSIONS[v]}: " + "; ".join(said_of) + ".")
     if not lines:
         return ""
-    return (f"Held-out accuracy against chance (0.5), over {count(len(runs), 'seed')} (± k·SE at 95 %, SE the seeds' "
+    return (f"Held-out accuracy against chance (0.5), over {count(seeds, 'seed')} (± k·SE at 95 %, SE the seeds' "
             "and the binomial error in quadrature; a side of chance only where that interval clears it):\n\n"
             + "\n".join(lines) + "\n")
 
@@ -185,22 +167,19 @@ def settings_words(r: dict) -> str:
 
 def render(ctx) -> dict[str, str]:
     r, out = ctx.result, {}
-    task = pd.DataFrame([{"version": VERSIONS[v], **{k: e[k] for k in ("pairs_trained", "pairs_held_out",
-                                                                      "sentences_trained", "sentences_held_out")}}
-                         for v, e in r["versions"].items()])
-    out["task_table"] = md_table(task, {"version": "version", "pairs_trained": "pairs trained",
-                                        "pairs_held_out": "pairs held out", "sentences_trained": "sentences trained",
-                                        "sentences_held_out": "sentences held out"})
-    rows = accuracy_rows(r)
+    out["task_table"] = md_table(named(derive.task_sizes(r)), {
+        "version": "version", "pairs_trained": "pairs trained", "pairs_held_out": "pairs held out",
+        "sentences_trained": "sentences trained", "sentences_held_out": "sentences held out"})
+    rows = named(derive.accuracies(r))
     pct = lambda v: f"{100 * v:.1f} %"  # noqa: E731
-    out["accuracy_table"] = diverged_note(diverged_models(r)) + ("\n" + md_table(
+    out["accuracy_table"] = diverged_note(derive.diverged_models(r)) + ("\n" + md_table(
         rows.assign(se=2 * rows.accuracy_se),
         {"version": "version", "model": "model", "accuracy": "held-out accuracy", "se": "± 2 SE",
          "other_noun": "the other noun", "elsewhere": "another word", "train_accuracy": "training accuracy",
          "n_params": "parameters"},
         {k: pct for k in ("accuracy", "se", "other_noun", "elsewhere", "train_accuracy")}
         | {"n_params": lambda v: f"{int(v):,}"}) + "\n\n" + floor_note(rows) if len(rows) else "")
-    seeds = list(r.get("by_seed") or {}) or [r.get("seed")]
+    seeds = derive.seeds(r)
     seed = (f", seed {seeds[0]}" + (f" (the first of {len(seeds)}: every seed in the table below)"
                                     if len(seeds) > 1 else "")) if seeds[0] is not None else ""
     out["accuracy_chart"] = chart("chart-winograd-accuracy", accuracy_chart(rows, seed)) if len(rows) else ""
