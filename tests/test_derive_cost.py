@@ -12,13 +12,14 @@ ROWS = [{"n": n, "method": "naive", "oom": False, "median_ms": n ** 2 / 100, "pe
 
 def test_the_slope_is_fit_over_the_last_sizes_that_ran():
     assert derive.SLOPE_ROWS == 4
-    time = derive.fit(ROWS, "median_ms")
-    assert time["slope"] == pytest.approx(2.0) and time["n"] == 4 and time["se"] == pytest.approx(0.0, abs=1e-9)
-    assert derive.fit(ROWS, "peak_bytes")["slope"] == pytest.approx(1.0)
+    slope, se, df = derive.fit(ROWS, "median_ms")
+    assert slope == pytest.approx(2.0) and se == pytest.approx(0.0, abs=1e-9) and df == 2  # four sizes
+    assert derive.fit(ROWS, "peak_bytes")[0] == pytest.approx(1.0)
     bent = ROWS[:1] + [{**r, "median_ms": r["median_ms"] * 1e3} for r in ROWS[1:]]  # the first size falls out
-    assert derive.fit(bent, "median_ms")["slope"] == pytest.approx(2.0)
+    assert derive.fit(bent, "median_ms")[0] == pytest.approx(2.0)
+    assert derive.fit(bent[:3], "median_ms")[0] > 2.0  # three sizes: the first is in, and steepens the fit
     stopped = ROWS[:2] + [{"n": 8, "method": "naive", "oom": True}, {"n": 16, "method": "naive", "not_run": "why"}]
-    assert derive.fit(stopped, "median_ms")["n"] == 2  # an out-of-memory or not-run row holds no measurement
+    assert derive.fit(stopped, "median_ms")[1:] == (None, 0)  # an out-of-memory or not-run row holds no measurement
     assert derive.fit(ROWS[:1], "median_ms") is None
 
 

@@ -116,10 +116,9 @@ def cost_reading(t: pd.DataFrame) -> str:
     runs, specs = dict(zip(t["run"], t["val_spread"])), dict(zip(t["run"], t["spec"]))
     if FULL not in runs:
         return f"_Run {FULL} (full attention) has not run: there is nothing to set these runs against._\n"
-    lines = [f"- **{r}** ({attention_of(specs[r])}): perplexity over full attention's "
-             f"{interval(e := paired(runs[r], runs[FULL], lambda a, b: a / b), 3, signed=False)}, "
+    lines = [f"- **{r}** ({attention}): perplexity over full attention's {interval(e, 3, signed=False)}, "
              + said(e, "worse than full attention", "better than full attention", of=1.0, within=f"equal {NOISE}")
-             for r in runs if r != FULL]
+             for r, attention, e in zip(t["run"], t["attention"], t["estimate"]) if r != FULL]
     pairs = [(a, b, change(specs[a], specs[b])) for a, b in derive.pairs(runs)]
     more = [f"- {why}: {b} against {a}, {versus(runs[b], runs[a], 'worse', 'better')}" for a, b, why in pairs]
     text = (f"Each approximation against full attention (its validation perplexity over {FULL}'s, paired by seed, "

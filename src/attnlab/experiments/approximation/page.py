@@ -130,13 +130,11 @@ def render(ctx) -> dict[str, str]:
                        f"{', '.join(map(str, s['features']))} random features; {s['batches']} batches of "
                        f"{s['batch_size']} windows at {'each of ' if n > 1 else ''}{n} {'seeds' if n > 1 else 'seed'} "
                        f"({', '.join(r['by_seed'])})")
-    if runs:
-        e = runs[0]
-        out["settings"] += (f"; {RUN} reads {e['context']} tokens through {e['layers']} attention "
-                            f"layer{'s' if e['layers'] > 1 else ''} of {e['heads']} heads "
-                            f"{e['head_dim']} wide")
     if not runs:
         return out | {"error_chart": "", "reading": "", "window_error": window_error_words([]), "error_table": diverged_note(lost)}
+    e = runs[0]
+    out["settings"] += (f"; {RUN} reads {e['context']} tokens through {e['layers']} attention "
+                        f"layer{'s' if e['layers'] > 1 else ''} of {e['heads']} heads {e['head_dim']} wide")
     t = derive.table(runs)
     shown = t.assign(method=t["method"].map(METHODS))
     out["error_chart"] = chart("chart-approximation-error", error_chart(shown))

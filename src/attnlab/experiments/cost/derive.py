@@ -36,11 +36,24 @@ def ran_rows(t: pd.DataFrame) -> pd.DataFrame:
     return t[~oom & ~skipped]
 
 
-def fit(rows: list[dict], key: str) -> dict | None:
-    """The log-log slope of `key` on n over the last SLOPE_ROWS sizes that ran, as the producer fits it, with the
-    fit's residual standard error (stats.log_fit: slope, se, n); None with fewer than two sizes."""
+def fit(rows: list[dict], key: str) -> tuple[float, float | None, int] | None:
+    """The log-log slope of `key` on n over the last SLOPE_ROWS sizes that ran, as the producer fits it: (slope,
+    the fit's residual standard error (None from two sizes), its degrees of freedom n − 2); None with fewer than
+    two sizes."""
     done = [x for x in rows if settings.ran(x) and x.get(key)]
-    return log_fit([x["n"] for x in done], [x[key] for x in done], SLOPE_ROWS)
+    line = log_fit([x["n"] for x in done], [x[key] for x in done], SLOPE_ROWS)
+    return None if line is None else (line["slope"], line["se"], line["n"] - 2)
+
+
+def draws(e: dict) -> int:
+    """How many draws the S8 errors are means over (the settings' `errors.seeds`; 1 where the file does not say)."""
+    return e.get("draws") or 1
+
+
+def errors(e: dict) -> pd.DataFrame:
+    """S8's mean error against exact attention per method and size (a window's length, a feature count)."""
+    return pd.DataFrame([{"method": method, "size": row[key], "error": row["relative_error"]}
+                         for method, key in (("window", "window"), ("favor", "features")) for row in e[method]])
 
 
 def error_tables(e: dict) -> tuple[pd.DataFrame, pd.DataFrame]:

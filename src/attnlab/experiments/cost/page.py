@@ -105,11 +105,8 @@ def charts(t: pd.DataFrame) -> tuple[dict, dict]:
 
 def error_chart(e: dict) -> dict:
     """S8: relative error against exact attention, as the window or the number of features grows (log-log)."""
-    rows = ([{"method": "window (+ global tokens)", "size": w["window"], "error": w["relative_error"]}
-             for w in e["window"]]
-            + [{"method": "favor (random features)", "size": f["features"], "error": f["relative_error"]}
-               for f in e["favor"]])
-    data = pd.DataFrame(rows)
+    data = derive.errors(e).replace({"method": {"window": "window (+ global tokens)",
+                                                "favor": "favor (random features)"}})
     data = data[data["error"] > 0]  # an exact result (window as long as n) has no place on a log axis
     return alt.Chart(data, title=f"Error against exact attention (n = {e['n']}, head width {e['head_dim']})").mark_line(
         point=True).encode(
@@ -117,11 +114,6 @@ def error_chart(e: dict) -> dict:
         y=alt.Y("error:Q", scale=alt.Scale(type="log"), title="‖approx − exact‖ / ‖exact‖"),
         color=alt.Color("method:N", title=None),
         tooltip=["method", "size", alt.Tooltip("error:Q", format=".3g")]).properties(width=420, height=260).to_dict()
-
-
-def draws_of(e: dict) -> int:
-    """How many draws the errors are means over (the settings' `errors.seeds`; 1 where the file does not say)."""
-    return e.get("draws") or 1
 
 
 def error_at(row: dict, draws: int) -> Estimate:
@@ -141,21 +133,21 @@ def against_one(row: dict, draws: int) -> tuple[str | None, str]:
     return ("above" if row["min"] > 1 else "below" if row["max"] < 1 else "within"), "at every draw"
 
 
-SIZES = {"window": ("window", "The window's error", "at a window of"), "favor": ("features", "FAVOR+'s error", "with")}
+SIZES = {"window": ("window", "The window's error", "at a window of", ""),
+         "favor": ("features", "FAVOR+'s error", "with", " random features")}
 
 
 def shrink_words(e: dict, method: str) -> str:
     """How a method's error changes from its smallest size to its largest: the ratio with its interval, said as a
     fall or a rise only where the interval clears 1."""
-    key, who, at = SIZES[method]
+    key, who, at, unit = SIZES[method]
     first, last = e[method][0], e[method][-1]
-    unit = "" if method == "window" else " random features"
     text = (f"{who} goes from {first['relative_error']:.3g} {at} {first[key]}{unit} to {last['relative_error']:.3g} "
             f"{at} {last[key]}{unit}")
     shrink = e.get(f"{method}_shrink") or {}
     if not shrink.get("se"):
         return text + f" (×{last['relative_error'] / first['relative_error']:.2f}; the run file states no error for it)"
-    ratio = Estimate(shrink["ratio"], shrink["se"], draws_of(e) - 1)
+    ratio = Estimate(shrink["ratio"], shrink["se"], derive.draws(e) - 1)
     return text + (f" (×{interval(ratio, signed=False)}, 95 % over the draws: "
                    + said(ratio, of=1.0, above="it rises", below="it falls") + ")")
 
@@ -169,7 +161,7 @@ def rate_words(e: dict) -> str:
     if not rate.get("se"):
         return (f"a fall as the square root of the features would give ×{root:.2f} over that range; the run file "
                 "records no fitted rate with an error, so the page does not judge the rate")
-    r = Estimate(rate["slope"], rate["se"], draws_of(e) - 1)
+    r = Estimate(rate["slope"], rate["se"], derive.draws(e) - 1)
     return (f"its log-log slope on the number of features is {interval(r, signed=False)} (95 % over the draws), "
             "against −0.5 for the square root: " + said(r, of=-0.5, above="it falls more slowly than the square root",
                                                          below="it falls faster than the square root",
@@ -178,7 +170,7 @@ def rate_words(e: dict) -> str:
 
 def above_one_words(e: dict) -> str:
     """The feature counts at which FAVOR+ errs by more than the output itself (relative error above 1)."""
-    draws, rows = draws_of(e), e["favor"]
+    draws, rows = derive.draws(e), e["favor"]
     judged = [(f["features"], *against_one(f, draws)) for f in rows]
     above = [(size, basis) for size, where, basis in judged if where == "above"]
     if not above:
@@ -218,11 +210,9 @@ def error_reading(e: dict) -> str:
 
 
 def fitted(rows: list[dict], key: str) -> Estimate | None:
-    """derive.fit's slope as an estimate, its error the fit's residual one at n − 2 degrees of freedom."""
+    """derive.fit's slope as an estimate (None without one)."""
     fit = derive.fit(rows, key)
-    if fit is None:
-        return None
-    return Estimate(fit["slope"]) if fit["se"] is None else Estimate(fit["slope"], fit["se"], fit["n"] - 2)
+    return None if fit is None else Estimate(*fit)
 
 
 def slope_words(e: Estimate | None, what: str) -> str:
@@ -284,11 +274,9 @@ def render(ctx) -> dict[str, str]:
                                    {"window_error": lambda v: f"{v:.3g}"}) + "\n\n"
                           + md_table(favor, {"features": "random features", "favor_error": "relative error (mean)",
                                              "favor_se": "its SE", "favor_min": "lowest", "favor_max": "highest"},
-                                     {k: (lambda v: "–" if v is None or v != v else f"{v:.3g}")
-                                      for k in ("favor_error", "favor_se", "favor_min", "favor_max")}))
-    gpu = None
-    for row in r["rows"]:
-        gpu = gpu or gpu_region(row.get("nvml"))
+                                     dict.fromkeys(("favor_error", "favor_se", "favor_min", "favor_max"),
+                                                   lambda v: f"{v:.3g}")))
+    gpu = next(filter(None, (gpu_region(row.get("nvml")) for row in r["rows"])), None)
     method = next((row["memory_method"] for row in r["rows"] if row.get("memory_method")), "not measured")
     out["machine"] = (f"Measured on {machine(r['device'], r['threads'])}. Peak memory: {method}."
                       + (f" The GPU during the first timing: {gpu}." if gpu else ""))
