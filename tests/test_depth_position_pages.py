@@ -11,6 +11,7 @@ from attnlab.report.build import template as template_of
 from attnlab.config import load
 from attnlab.provenance import write_json
 from attnlab.experiments.depth import derive, page as depth
+from attnlab.report.tables import per_seed_csv
 from attnlab.experiments.position import page as position
 from attnlab.claims.evaluate import evaluate_all
 from attnlab.claims.registry import load_registry
@@ -124,7 +125,7 @@ def test_depth_page_fills_every_marker_and_shows_the_diverged_run(quick_like, cf
 def test_diverged_curve_ends_at_its_last_finite_loss(quick_like, cfg):
     site = site_for(quick_like, cfg)
     table = derive.runs_table(site.res, site.config)
-    c = depth.curves(site, table)
+    c = derive.curves({run: per_seed_csv(site.res, run, "curve.csv") for run in table["run"]})
     post = c[c["run"] == "E4-post"]
     assert post["step"].max() == 37 and post["train_loss"].map(math.isfinite).all()
     assert c[c["run"] == "E4-pre"]["step"].max() == 400

@@ -40,3 +40,11 @@ def test_the_error_tables_hold_each_size():
     assert list(window["window_error"]) == [0.5, 0.2]
     assert favor.iloc[0].to_dict() == {"features": 8, "favor_error": 1.4, "favor_se": None, "favor_min": 1.2,
                                        "favor_max": 1.6}
+
+
+def test_the_draws_lie_on_one_side_only_where_the_lowest_and_highest_do():
+    assert derive.draws_against({"min": 1.1, "max": 1.9}, 1.0) == "above"
+    assert derive.draws_against({"min": 0.2, "max": 0.9}, 1.0) == "below"
+    assert derive.draws_against({"min": 0.95, "max": 1.2}, 1.0) == "within"
+    assert derive.draws_against({"relative_error": 1.4}, 1.0) is None  # a file from before the range was recorded
+    assert derive.draws({"draws": 3}) == 3 and derive.draws({}) == 1

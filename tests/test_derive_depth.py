@@ -52,3 +52,12 @@ def test_a_placement_is_read_from_its_run_without_warmup():
     assert set(g["run"]) == {"E4-pre"}  # the warmup run reads the same step 0; a run with no probe is left out
     assert sorted(zip(g["definition"], g["block"], g["grad_norm"])) == [
         ("grad_block_", 1, 1.0), ("grad_block_", 2, 2.0), ("grad_qkv_", 1, 0.5)]  # a non-finite norm is dropped
+
+
+def test_a_curve_keeps_its_finite_losses_at_every_seed():
+    post = pd.DataFrame({"step": [1, 2, 3, 1, 2], "train_loss": [5.0, float("nan"), float("inf"), 4.0, 3.5],
+                         "lr": 0.1, "seed": [1, 1, 1, 2, 2]})
+    c = derive.curves({"E4-post": post, "E4-pre": pd.DataFrame(), "E4-old": post.drop(columns="train_loss")})
+    assert list(c.columns) == ["seed", "step", "train_loss", "run"] and set(c["run"]) == {"E4-post"}
+    assert list(zip(c["seed"], c["step"])) == [(1, 1), (2, 1), (2, 2)]  # seed 1 diverged after its first step
+    assert derive.curves({"E4-pre": pd.DataFrame()}).empty

@@ -171,8 +171,7 @@ def render(ctx) -> dict[str, str]:
 def window_runs(site, experiment: str) -> str:
     """Each window run of an experiment: its window and which tokens are global."""
     def globals_(spec):
-        if spec.global_every:
-            k = spec.global_every
+        if k := spec.global_every:
             return f", positions {k - 1}, {2 * k - 1}, … global"
         return f", the first {spec.n_global} tokens global" if spec.n_global else ""
     return "; ".join(f"{name} (window {spec.window}{globals_(spec)})"

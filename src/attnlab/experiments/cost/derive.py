@@ -50,6 +50,14 @@ def draws(e: dict) -> int:
     return e.get("draws") or 1
 
 
+def draws_against(row: dict, of: float) -> str | None:
+    """Where every draw of one size's error lies against `of`, from its lowest and highest draw: 'above',
+    'below', or 'within' where the draws straddle it; None where the run file records neither."""
+    if row.get("min") is None:
+        return None
+    return "above" if row["min"] > of else "below" if row["max"] < of else "within"
+
+
 def errors(e: dict) -> pd.DataFrame:
     """S8's mean error against exact attention per method and size (a window's length, a feature count)."""
     return pd.DataFrame([{"method": method, "size": row[key], "error": row["relative_error"]}

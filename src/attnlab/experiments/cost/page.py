@@ -116,21 +116,15 @@ def error_chart(e: dict) -> dict:
         tooltip=["method", "size", alt.Tooltip("error:Q", format=".3g")]).properties(width=420, height=260).to_dict()
 
 
-def error_at(row: dict, draws: int) -> Estimate:
-    """One size's mean error over the draws, with its standard error where the run file states one."""
-    return Estimate(row["relative_error"], row.get("se"), draws - 1) if row.get("se") else Estimate(row["relative_error"])
-
-
 def against_one(row: dict, draws: int) -> tuple[str | None, str]:
     """Whether FAVOR+'s error at one feature count lies above or below 1 (an output as far from exact attention
     as zeros would be), and on what: its interval where the run file states an error ('beyond the noise'), else
     its draws' range ('at every draw', when every draw lies on one side); (None, '') with neither."""
-    where = side(error_at(row, draws), 1.0)
+    where = side(Estimate(row["relative_error"], row.get("se") or None, draws - 1), 1.0)  # its mean over the draws
     if where is not None:
         return where, "beyond the noise"
-    if row.get("min") is None:
-        return None, ""
-    return ("above" if row["min"] > 1 else "below" if row["max"] < 1 else "within"), "at every draw"
+    where = derive.draws_against(row, 1.0)
+    return (where, "at every draw") if where else (None, "")
 
 
 SIZES = {"window": ("window", "The window's error", "at a window of", ""),

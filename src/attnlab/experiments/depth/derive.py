@@ -140,3 +140,11 @@ def early_grads(res: Results, table: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     out = pd.concat(frames, ignore_index=True)
     return out[out["grad_norm"].map(lambda v: _finite(v) and v > 0)]
+
+
+def curves(per_seed: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Every run's training loss at every seed it was trained at (`per_seed`: run -> its curve.csv at every seed,
+    with a `seed` column); a diverged run's ends at its last finite loss."""
+    frames = [df[["seed", "step", "train_loss"]][df["train_loss"].map(_finite)].assign(run=name)
+              for name, df in per_seed.items() if not df.empty and "train_loss" in df]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -153,18 +153,6 @@ def outcome_reading(table: pd.DataFrame) -> str:
             "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
 
 
-def curves(site, table: pd.DataFrame) -> pd.DataFrame:
-    """Every run's training loss at every seed it was trained at (a diverged run ends at its last finite loss)."""
-    frames = []
-    for name in table["run"]:
-        df = per_seed_csv(site.res, name, "curve.csv")
-        if df.empty or "train_loss" not in df:
-            continue
-        df = df[["seed", "step", "train_loss"]]
-        frames.append(df[df["train_loss"].map(lambda v: finite(v) is not None)].assign(run=name))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
 # --------------------------------------------------------------------- charts
 
 def ppl_chart(table: pd.DataFrame) -> dict:
@@ -256,7 +244,7 @@ def render(ctx) -> dict[str, str]:
     early = derive.early_grads(site.res, table)
     out["early_chart"] = chart("chart-depth-early", early_chart(early, runs, first_seed(site, runs))) if len(early) else \
         "_No per-step gradient probes recorded._"
-    c = curves(site, table)
+    c = derive.curves({run: per_seed_csv(site.res, run, "curve.csv") for run in runs})
     out["curves_chart"] = chart("chart-depth-curves", curves_chart(c, runs)) if len(c) else \
         "_No training curves recorded._"
     return out
