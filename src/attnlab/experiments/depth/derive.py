@@ -1,6 +1,6 @@
 """E4 (C4.1, C4.2): the numbers the depth page shows, from the run files: each run's settings and outcome, the
-step-0 gradient norm per block under every definition the probe recorded (beside the chapter's numbers), and the
-per-block gradient over the first steps. A frame names a definition by its probe key prefix and a placement by
+step-0 gradient norm per block under every definition the probe recorded (beside the chapter's numbers), the
+per-block gradient over the first steps and the training curves. A frame names a definition by its probe key prefix and a placement by
 the spec's `norm` ('pre', 'post'); the page puts them into words."""
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import math
 import pandas as pd
 
 from attnlab import layout
-from attnlab.config import run_settings
 from attnlab.errors import AttnlabError
 from attnlab.experiments.depth import settings
 from attnlab.results import Results, Spread
+from attnlab.runs import train_settings
 
 EXPERIMENT = "depth"
 PLACEMENTS = {"pre": 0, "post": 1}  # the order of the runs: pre-norm first, then by warmup
@@ -26,10 +26,9 @@ def _finite(v) -> bool:
 def _train_settings(config, name: str) -> dict:
     """The run's train settings from the profile (empty when the config does not name the run)."""
     try:
-        found = run_settings(config, name)
+        return train_settings(config, name)
     except (AttnlabError, KeyError, TypeError):
         return {}
-    return found.train if found else {}
 
 
 def _csv(res: Results, name: str, file: str) -> pd.DataFrame:
