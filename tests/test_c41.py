@@ -15,7 +15,7 @@ from attnlab.claims.registry import load_registry
 from attnlab.nn.model import build
 from attnlab.nn.spec import ModelSpec
 from attnlab.provenance import write_json
-from attnlab.experiments.depth import page as depth
+from attnlab.experiments.depth import derive, page as depth
 from attnlab.experiments.depth.settings import CHAPTER_GRADS
 from attnlab.results import Spread, gather
 from helpers import REPO
@@ -122,14 +122,19 @@ def test_c41_not_run_on_run_files_from_before_the_definition(tmp_path):
 # ------------------------------------------------------------------ the page's reading, both sides
 
 def seeds_frame(values: dict) -> pd.DataFrame:
-    """init_seeds' shape: definition -> norm -> [(first, last)] per seed."""
+    """init_seeds' shape: definition (the probe's key prefix) -> norm -> [(first, last)] per seed."""
     rows = []
     for definition, by_norm in values.items():
         for norm, pairs in by_norm.items():
             for seed, (a, b) in enumerate(pairs, start=1):
-                rows.append({"norm": f"{norm}-norm", "definition": definition, "run": f"E4-{norm}",
+                rows.append({"norm": norm, "definition": definition, "run": f"E4-{norm}",
                              "seed": str(seed), "first": a, "last": b, "n": 12, "ratio": b / a})
     return pd.DataFrame(rows)
+
+
+def init_table(values: dict) -> pd.DataFrame:
+    """The page's step-0 table over hand-made seeds, in its words."""
+    return depth.named(derive.init_table(seeds_frame(values)))
 
 
 AROUND = lambda a, b: [(a * f, b * g) for f, g in ((0.9, 0.95), (1.0, 1.0), (1.1, 1.05))]  # noqa: E731
@@ -137,9 +142,9 @@ AROUND = lambda a, b: [(a * f, b * g) for f, g in ((0.9, 0.95), (1.0, 1.0), (1.1
 
 def test_the_page_names_the_definition_that_holds_the_chapters_numbers():
     ours, theirs = depth.NAMES["grad_block_"], depth.NAMES["grad_qkv_"]
-    t = depth.init_table(seeds_frame({
-        ours: {n: AROUND(4 * a, 3.6 * a) for n, (a, b, _) in CHAPTER_GRADS.items()},
-        theirs: {n: AROUND(a, b) for n, (a, b, _) in CHAPTER_GRADS.items()}}))
+    t = init_table({
+        "grad_block_": {n: AROUND(4 * a, 3.6 * a) for n, (a, b, _) in CHAPTER_GRADS.items()},
+        "grad_qkv_": {n: AROUND(a, b) for n, (a, b, _) in CHAPTER_GRADS.items()}})
     assert isinstance(t["ratio"].iloc[0], Spread)
     text = depth.definition_reading(t)
     assert f"The chapter's numbers are those of {theirs}, not of the {ours}" in text
@@ -148,14 +153,13 @@ def test_the_page_names_the_definition_that_holds_the_chapters_numbers():
 
 
 def test_the_page_says_when_no_definition_holds_them():
-    ours = depth.NAMES["grad_block_"]
-    t = depth.init_table(seeds_frame({ours: {n: AROUND(4 * a, 3.6 * a) for n, (a, _, _) in CHAPTER_GRADS.items()}}))
+    t = init_table({"grad_block_": {n: AROUND(4 * a, 3.6 * a) for n, (a, _, _) in CHAPTER_GRADS.items()}})
     text = depth.definition_reading(t)
     assert "No recorded definition holds all of the chapter's numbers" in text and "grad-definitions.py" in text
 
 
 def test_one_seed_gives_no_interval_to_hold_them_against():
-    t = depth.init_table(seeds_frame({depth.NAMES["grad_qkv_"]: {n: [(a, b)] for n, (a, b, _) in CHAPTER_GRADS.items()}}))
+    t = init_table({"grad_qkv_": {n: [(a, b)] for n, (a, b, _) in CHAPTER_GRADS.items()}})
     text = depth.definition_reading(t)
     assert "one seed: no interval" in text and "With one seed there is no interval" in text
 
@@ -177,8 +181,7 @@ def test_the_page_reads_old_and_new_run_files(tmp_path, legacy):
 @pytest.mark.parametrize("times", [4.0, 2.0])
 def test_the_size_against_the_chapter_is_said_per_block_from_the_numbers(times):
     """'About four times the chapter's' held for block 1 alone: each block's multiple is said on its own."""
-    ours = depth.NAMES["grad_block_"]
-    t = depth.init_table(seeds_frame({ours: {n: AROUND(times * a, 2.5 * b) for n, (a, b, _) in CHAPTER_GRADS.items()}}))
+    t = init_table({"grad_block_": {n: AROUND(times * a, 2.5 * b) for n, (a, b, _) in CHAPTER_GRADS.items()}})
     text = depth.definition_reading(t)
     assert f"at block 1 {times:.2f}× the chapter's in pre-norm and {times:.2f}× in post-norm" in text
     assert "at the last block 2.50× the chapter's in pre-norm and 2.50× in post-norm" in text
@@ -191,7 +194,7 @@ def test_a_definitions_trend_over_the_depth_is_said_only_where_its_interval_clea
     chapter's own (which rises, 1.32 and 1.65)."""
     w = depth.NAMES["grad_wo_"]
     pairs = {n: [(a, a * last_over_first * f) for f in (0.93, 1.0, 1.07)] for n, (a, _, _) in CHAPTER_GRADS.items()}
-    text = depth.definition_reading(depth.init_table(seeds_frame({w: pairs})))
+    text = depth.definition_reading(init_table({"grad_wo_": pairs}))
     line = next(x for x in text.splitlines() if x.startswith(f"- {w}:"))
     assert line.count(said) == 2 and "(the chapter's 1.32 rises)" in line and "(the chapter's 1.65 rises)" in line
 
@@ -200,14 +203,14 @@ def test_the_definitions_are_ranked_by_how_many_of_the_chapters_numbers_they_hol
     """'Only one matrix lands on the chapter's numbers, or, as closely, W_o' contradicted 5/6 against 4/6: the order
     is the counts', a tie said as one."""
     ours, qkv, wo = depth.NAMES["grad_block_"], depth.NAMES["grad_qkv_"], depth.NAMES["grad_wo_"]
-    t = depth.init_table(seeds_frame({
-        ours: {n: AROUND(4 * a, 3.6 * a) for n, (a, b, _) in CHAPTER_GRADS.items()},
-        qkv: {n: AROUND(a, b) for n, (a, b, _) in CHAPTER_GRADS.items()},
-        wo: {n: AROUND(a, b) if n == "pre" else AROUND(1.3 * a, 1.3 * b) for n, (a, b, _) in CHAPTER_GRADS.items()}}))
+    t = init_table({
+        "grad_block_": {n: AROUND(4 * a, 3.6 * a) for n, (a, b, _) in CHAPTER_GRADS.items()},
+        "grad_qkv_": {n: AROUND(a, b) for n, (a, b, _) in CHAPTER_GRADS.items()},
+        "grad_wo_": {n: AROUND(a, b) if n == "pre" else AROUND(1.3 * a, 1.3 * b) for n, (a, b, _) in CHAPTER_GRADS.items()}})
     text = depth.definition_reading(t)
     assert f"Nearest the chapter's numbers: {qkv}, 6 of 6; then {wo}, " in text
     assert text.index(f"then {wo}") < text.index(f"then {ours}, 0 of 6")
-    t = depth.init_table(seeds_frame({
-        qkv: {n: AROUND(a, b) for n, (a, b, _) in CHAPTER_GRADS.items()},
-        wo: {n: AROUND(a, b) for n, (a, b, _) in CHAPTER_GRADS.items()}}))
+    t = init_table({
+        "grad_qkv_": {n: AROUND(a, b) for n, (a, b, _) in CHAPTER_GRADS.items()},
+        "grad_wo_": {n: AROUND(a, b) for n, (a, b, _) in CHAPTER_GRADS.items()}})
     assert f"{qkv}, 6 of 6; as many: {wo}, 6 of 6" in depth.definition_reading(t)

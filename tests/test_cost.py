@@ -12,7 +12,7 @@ from attnlab.experiments.cost.settings import check_section as check_cost
 from attnlab.config import load
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json
-from attnlab.experiments.cost import page
+from attnlab.experiments.cost import derive, page
 from helpers import REPO, rendered_page, site_for
 
 CFG = load(REPO / "config" / "smoke.yaml")
@@ -130,7 +130,7 @@ def test_the_page_shows_not_run_rows_with_their_reason_and_draws_no_number_for_t
     reason = f"not run here: n = 256 is above cost.max_n_cpu = {CAP}, the largest n a CPU is asked to run"
     assert text.count(reason) == len(cfg["cost"]["methods"]) + 1  # every method and the projections
     assert f"Not run here: {r['not_run']}. Their rows in the table hold no number" in text
-    time, memory = page.charts(page.table(r))
+    time, memory = page.charts(derive.table(r))
     for spec in (time, memory):
         drawn = {described(it).get("n") for _, it in marks(vlc_scene(spec))} - {None}
         assert drawn and drawn <= {"32", "64"}, drawn

@@ -10,7 +10,8 @@ import pytest
 from attnlab.report.build import template as template_of
 from attnlab.config import load
 from attnlab.provenance import write_json
-from attnlab.experiments.depth import page as depth
+from attnlab.experiments.depth import derive, page as depth
+from attnlab.report.tables import per_seed_csv
 from attnlab.experiments.position import page as position
 from attnlab.claims.evaluate import evaluate_all
 from attnlab.claims.registry import load_registry
@@ -123,8 +124,8 @@ def test_depth_page_fills_every_marker_and_shows_the_diverged_run(quick_like, cf
 
 def test_diverged_curve_ends_at_its_last_finite_loss(quick_like, cfg):
     site = site_for(quick_like, cfg)
-    table = depth.runs_table(site)
-    c = depth.curves(site, table)
+    table = derive.runs_table(site.res, site.config)
+    c = derive.curves({run: per_seed_csv(site.res, run, "curve.csv") for run in table["run"]})
     post = c[c["run"] == "E4-post"]
     assert post["step"].max() == 37 and post["train_loss"].map(math.isfinite).all()
     assert c[c["run"] == "E4-pre"]["step"].max() == 400
@@ -132,20 +133,21 @@ def test_diverged_curve_ends_at_its_last_finite_loss(quick_like, cfg):
 
 def test_init_gradients_one_line_per_norm(quick_like, cfg):
     site = site_for(quick_like, cfg)
-    g = depth.init_grads(site, depth.runs_table(site))
-    assert set(g["norm"]) == {"pre-norm", "post-norm"} and set(g["run"]) == {"E4-pre", "E4-post"}
-    assert set(g["definition"]) == set(depth.NAMES.values())
-    t = depth.init_table(depth.init_seeds(site, depth.runs_table(site)))
-    t = t[t["definition"] == depth.NAMES["grad_qkv_"]].set_index("norm")
-    assert t.loc["pre-norm", "ratio"].mean == pytest.approx(0.0657 / 0.0498)
-    assert t.loc["post-norm", "ratio"].mean == pytest.approx(0.1613 / 0.0977)
-    assert (t.loc["pre-norm", "run"], t.loc["post-norm", "run"]) == ("E4-pre", "E4-post")  # read without warmup
-    assert (t.loc["pre-norm", "chapter_first"], t.loc["post-norm", "chapter_ratio"]) == (0.0498, 1.65)
+    table = derive.runs_table(site.res, site.config)
+    g = derive.init_grads(site.res, table)
+    assert set(g["norm"]) == {"pre", "post"} and set(g["run"]) == {"E4-pre", "E4-post"}
+    assert set(depth.named(g)["definition"]) == set(depth.NAMES.values())
+    t = derive.init_table(derive.init_seeds(site.res, table))
+    t = t[t["definition"] == "grad_qkv_"].set_index("norm")
+    assert t.loc["pre", "ratio"].mean == pytest.approx(0.0657 / 0.0498)
+    assert t.loc["post", "ratio"].mean == pytest.approx(0.1613 / 0.0977)
+    assert (t.loc["pre", "run"], t.loc["post", "run"]) == ("E4-pre", "E4-post")  # read without warmup
+    assert (t.loc["pre", "chapter_first"], t.loc["post", "chapter_ratio"]) == (0.0498, 1.65)
 
 
 def test_warmup_falls_back_to_the_curve_without_a_config(quick_like):
     site = site_for(quick_like, {"profile": "quick", "seeds": [1337]})  # a config that names no depth runs
-    table = depth.runs_table(site).set_index("run")
+    table = derive.runs_table(site.res, site.config).set_index("run")
     assert table.loc["E4-post-warm", "warmup"] == 80 and table.loc["E4-pre", "warmup"] == 0
     assert "<!-- attnlab:" not in rendered(site, "depth")
 

@@ -5,16 +5,14 @@ import altair as alt
 import pandas as pd
 import yaml
 
+from attnlab.experiments.approximate_training import derive
 from attnlab.report.format import chart, md_table, spread
 from attnlab.report.protocols import approximations
 from attnlab.report.readings import side, NOISE, interval, paired, said, versus
-from attnlab import registry
 from attnlab.report.context import experiment_page
 
 NAME = "approximate_training"
-SETTINGS = registry.settings_of(registry.get(NAME))
-FULL = SETTINGS.FULL  # the run with full attention every run here is set against
-DEFAULTS = SETTINGS.DEFAULTS  # the order of the table: the settings' own (the site's profile arrives with its keys sorted)
+FULL = derive.FULL  # the run with full attention every run here is set against
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
 PROTOCOL = yaml.safe_load("""
@@ -65,10 +63,6 @@ def attention_of(spec) -> str:
     return f"FAVOR+ {spec.features} features" if spec.attention == "favor" else "full"
 
 
-PAIRS = [("S8-w16", "S8-w32"), ("S8-w16", "S8-w16-g4"), ("S8-w32", "S8-w32-g4"), ("S8-w16", "S8-w16-sym"),
-         ("S8-w32", "S8-w32-sym"), ("S8-favor32", "S8-favor128")]  # (less, more) of one approximation
-
-
 def change(a, b) -> str:
     """What run b's attention (a spec) gives beyond run a's, in words read from both specs: 'a window of 32
     against one of 16', '4 global tokens added to a window of 16', '128 random features against 32'."""
@@ -88,22 +82,16 @@ def family(spec) -> str:
 
 
 def runs_table(site) -> pd.DataFrame:
-    """Every run here and the full-attention run, with each approximation's perplexity over full attention's,
-    paired by seed (its mean and k·SE)."""
-    res, full = site.res, site.res.spread(FULL, "val_ppl")
-    rows = []
-    ran = res.experiment(NAME)
-    for name in [FULL, *(r for r in DEFAULTS if r in ran), *(r for r in ran if r not in DEFAULTS)]:
-        val = res.spread(name, "val_ppl")
-        if val is None:
-            continue
-        spec = res.spec(name)
-        ratio = paired(val, full, lambda a, b: a / b) if full and name != FULL else None
-        rows.append({"run": name, "spec": spec, "family": family(spec), "attention": attention_of(spec), "status": res.status(name),
-                     "val_spread": val, "train_spread": res.spread(name, "train_ppl"), "val_ppl": val.mean,
-                     "ratio": None if ratio is None else ratio.value,
-                     "half": None if ratio is None or ratio.half is None else ratio.half, "estimate": ratio})
-    return pd.DataFrame(rows)
+    """derive.runs_table with each run's attention in words and each approximation's perplexity over full
+    attention's, paired by seed (its mean and k·SE)."""
+    t, full = derive.runs_table(site.res), site.res.spread(FULL, "val_ppl")
+    if t.empty:
+        return t
+    ratios = [paired(val, full, lambda a, b: a / b) if full and run != FULL else None
+              for run, val in zip(t["run"], t["val_spread"])]
+    return t.assign(family=[family(spec) for spec in t["spec"]], attention=[attention_of(spec) for spec in t["spec"]],
+                    ratio=[None if e is None else e.value for e in ratios],
+                    half=[None if e is None else e.half for e in ratios], estimate=ratios)
 
 
 def ratio_chart(t: pd.DataFrame) -> dict:
@@ -128,11 +116,10 @@ def cost_reading(t: pd.DataFrame) -> str:
     runs, specs = dict(zip(t["run"], t["val_spread"])), dict(zip(t["run"], t["spec"]))
     if FULL not in runs:
         return f"_Run {FULL} (full attention) has not run: there is nothing to set these runs against._\n"
-    lines = [f"- **{r}** ({attention_of(specs[r])}): perplexity over full attention's "
-             f"{interval(e := paired(runs[r], runs[FULL], lambda a, b: a / b), 3, signed=False)}, "
+    lines = [f"- **{r}** ({attention}): perplexity over full attention's {interval(e, 3, signed=False)}, "
              + said(e, "worse than full attention", "better than full attention", of=1.0, within=f"equal {NOISE}")
-             for r in runs if r != FULL]
-    pairs = [(a, b, change(specs[a], specs[b])) for a, b in PAIRS if a in runs and b in runs]
+             for r, attention, e in zip(t["run"], t["attention"], t["estimate"]) if r != FULL]
+    pairs = [(a, b, change(specs[a], specs[b])) for a, b in derive.pairs(runs)]
     more = [f"- {why}: {b} against {a}, {versus(runs[b], runs[a], 'worse', 'better')}" for a, b, why in pairs]
     text = (f"Each approximation against full attention (its validation perplexity over {FULL}'s, paired by seed, "
             "± k·SE at 95 %, SE the seeds' spread and the evaluation's sampling error in quadrature):\n\n" + "\n".join(lines) + "\n")
@@ -184,8 +171,7 @@ def render(ctx) -> dict[str, str]:
 def window_runs(site, experiment: str) -> str:
     """Each window run of an experiment: its window and which tokens are global."""
     def globals_(spec):
-        if spec.global_every:
-            k = spec.global_every
+        if k := spec.global_every:
             return f", positions {k - 1}, {2 * k - 1}, … global"
         return f", the first {spec.n_global} tokens global" if spec.n_global else ""
     return "; ".join(f"{name} (window {spec.window}{globals_(spec)})"

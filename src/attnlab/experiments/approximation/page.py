@@ -8,15 +8,14 @@ import altair as alt
 import pandas as pd
 import yaml
 
+from attnlab.experiments.approximation import derive
 from attnlab.report.charts import log_ticks
 from attnlab.report.format import chart, diverged_note, md_table
 from attnlab.experiments.cost.page import window_error_words
 from attnlab.report.readings import Estimate, said
-from attnlab.results import measured
-from attnlab.stats import mean_se
 from attnlab.report.context import experiment_page
 
-NAME, RUN = "approximation", "L9"
+NAME, RUN = "approximation", derive.RUN
 
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
@@ -56,34 +55,8 @@ rows:
       The shared draw lets the two errors be compared batch by batch.
 """)
 
-METHODS = {"window": ("window", "sliding window"), "favor": ("features", "FAVOR+")}
+METHODS = {"window": "sliding window", "favor": "FAVOR+"}
 INPUTS = {"trained": f"{RUN}'s layer", "gaussian": "Gaussian inputs"}
-
-
-def seeds_of(r: dict) -> tuple[dict, list[dict]]:
-    """The run's entries at the seeds it trained at (seed -> entry), and the Diverged records of the others."""
-    ok, lost = measured({seed: e[RUN] for seed, e in r["by_seed"].items()})
-    return ok, [{**x, "run": f"{x['run']} at seed {x['seed']}"} for x in lost]
-
-
-def pooled(points: list[tuple[float, float | None]]) -> tuple[float, float | None]:
-    """A mean over seeds with its standard error over them; at one seed, its value and its error over the batches."""
-    return points[0] if len(points) == 1 else mean_se([m for m, _ in points])
-
-
-def table(runs: list[dict]) -> pd.DataFrame:
-    """Per method and size: each input's error and the trained-over-Gaussian ratio, pooled over the seeds."""
-    rows = []
-    for method, (key, label) in METHODS.items():
-        for i, point in enumerate(runs[0]["trained"][method]):
-            row = {"method": label, "size": point[key]}
-            for inputs in INPUTS:
-                row[inputs], row[f"{inputs}_se"] = pooled([(e[inputs][method][i]["relative_error"],
-                                                            e[inputs][method][i]["se"]) for e in runs])
-            ratios = [e["trained_over_gaussian"][method][i] for e in runs]
-            row["ratio"], row["ratio_se"] = pooled([(x["ratio"], x["se"]) for x in ratios])
-            rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def error_chart(t: pd.DataFrame) -> dict:
@@ -104,7 +77,7 @@ def error_chart(t: pd.DataFrame) -> dict:
         alt.datum.lo > 0)
     title = "Error against exact attention: a trained layer and Gaussian inputs"
     return alt.layer(lines, bars, data=long).properties(width=210, height=220).facet(
-        column=alt.Column("method:N", sort=[label for _, label in METHODS.values()], title=None)).resolve_scale(
+        column=alt.Column("method:N", sort=list(METHODS.values()), title=None)).resolve_scale(
         x="independent").properties(title=title).to_dict()
 
 
@@ -118,7 +91,7 @@ def direction(ratio: float, se: float | None, df: float = math.inf) -> str:
 def reading(t: pd.DataFrame, runs: list[dict], df: float = math.inf) -> str:
     """The table and the attention it came from, in words, generated from them (`df`: the degrees of freedom of
     the errors: seeds − 1, or batches − 1 at one seed)."""
-    w, f = t[t["method"] == METHODS["window"][1]], t[t["method"] == METHODS["favor"][1]]
+    w, f = t[t["method"] == "window"], t[t["method"] == "favor"]
     w0, w1, f0, f1 = w.iloc[0], w.iloc[-1], f.iloc[0], f.iloc[-1]
     out = (f"On {RUN}'s layer the window's error goes from {w0['trained']:.3g} with {w0['size']} keys to "
            f"{w1['trained']:.3g} with {w1['size']} (Gaussian inputs of the same shape: {w0['gaussian']:.3g} to "
@@ -129,8 +102,7 @@ def reading(t: pd.DataFrame, runs: list[dict], df: float = math.inf) -> str:
         error = f"± {format(se, '.2g')}, one standard error: " if se else ""
         out += (f"{what} errs {row['ratio']:.2f} times as much on the trained layer as on Gaussian inputs "
                 f"({error}{direction(row['ratio'], se, df)}). ")
-    att = {k: pooled([(e[k]["attention"]["score_std"], None) for e in runs])[0] for k in INPUTS}
-    ent = {k: pooled([(e[k]["attention"]["entropy"], None) for e in runs])[0] for k in INPUTS}
+    att, ent = derive.attention(runs, "score_std"), derive.attention(runs, "entropy")
     return out + (f"The scaled scores the trained layer's softmax sees spread with a standard deviation of "
                   f"{att['trained']:.2f} (Gaussian inputs: {att['gaussian']:.2f}), and its attention rows have an "
                   f"entropy of {ent['trained']:.2f} nats (Gaussian inputs: {ent['gaussian']:.2f}).\n")
@@ -151,27 +123,26 @@ FORMATS = {k: (lambda v: f"{v:.3g}") for k in HEADERS if k not in ("method", "si
 
 def render(ctx) -> dict[str, str]:
     r, out = ctx.result, {}
-    s, (ok, lost) = r["settings"], seeds_of(r)
-    runs = list(ok.values())
+    s, (ok, lost) = r["settings"], derive.seeds_of(r)
+    runs, lost = list(ok.values()), [{**x, "run": f"{x['run']} at seed {x['seed']}"} for x in lost]
     n = len(r["by_seed"])
     out["settings"] = (f"windows of {', '.join(map(str, s['windows']))} keys with {s['n_global']} global tokens; "
                        f"{', '.join(map(str, s['features']))} random features; {s['batches']} batches of "
                        f"{s['batch_size']} windows at {'each of ' if n > 1 else ''}{n} {'seeds' if n > 1 else 'seed'} "
                        f"({', '.join(r['by_seed'])})")
-    if runs:
-        e = runs[0]
-        out["settings"] += (f"; {RUN} reads {e['context']} tokens through {e['layers']} attention "
-                            f"layer{'s' if e['layers'] > 1 else ''} of {e['heads']} heads "
-                            f"{e['head_dim']} wide")
     if not runs:
         return out | {"error_chart": "", "reading": "", "window_error": window_error_words([]), "error_table": diverged_note(lost)}
-    t = table(runs)
-    out["error_chart"] = chart("chart-approximation-error", error_chart(t))
+    e = runs[0]
+    out["settings"] += (f"; {RUN} reads {e['context']} tokens through {e['layers']} attention "
+                        f"layer{'s' if e['layers'] > 1 else ''} of {e['heads']} heads {e['head_dim']} wide")
+    t = derive.table(runs)
+    shown = t.assign(method=t["method"].map(METHODS))
+    out["error_chart"] = chart("chart-approximation-error", error_chart(shown))
     mean = (f"the mean over {len(runs)} seeds, with its standard error over the seeds" if len(runs) > 1 else
             "the mean over the batches at the one seed, with its standard error over them")
     out["error_table"] = (diverged_note(lost) + f"\nEach value is {mean}; the ratio is the trained layer's error "
-                          "over the Gaussian inputs' at the same batch.\n\n" + md_table(t, HEADERS, FORMATS))
-    windows = t[t["method"] == METHODS["window"][1]]
+                          "over the Gaussian inputs' at the same batch.\n\n" + md_table(shown, HEADERS, FORMATS))
+    windows = t[t["method"] == "window"]
     out["window_error"] = window_error_words([x for k in INPUTS for x in windows[k]],
                                              f" (on {' and on '.join(INPUTS.values())})")
     out["reading"] = (reading(t, runs, len(runs) - 1 if len(runs) > 1 else max(s["batches"] - 1, 1)).rstrip("\n")

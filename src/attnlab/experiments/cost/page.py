@@ -5,15 +5,13 @@ import altair as alt
 import pandas as pd
 import yaml
 
-from attnlab import registry
+from attnlab.experiments.cost import derive
 from attnlab.report.charts import lines_with_marks
 from attnlab.report.format import chart, gpu_region, machine, md_table, num
 from attnlab.report.readings import Estimate, growth, interval, said, side
-from attnlab.stats import log_fit
 from attnlab.report.context import experiment_page
 
 NAME = "cost"
-SETTINGS = registry.settings_of(registry.get(NAME))  # how the sweep's slopes are fit (SLOPE_ROWS, ran)
 
 
 # The papers' protocols beside this one (report/protocols.py renders it at the page's protocol marker).
@@ -75,35 +73,9 @@ rows:
       [S8 on a trained layer](approximation.md) replaces by a trained layer's own.
 """)
 
-ORDER = ["naive", "sdpa", "tiled", "window", "favor", "projections"]
-
-
-def table(r: dict) -> pd.DataFrame:
-    """One row per size and method (projections alone as a method of their own), OOM and not-run rows included."""
-    rows = [{**p, "method": "projections"} for p in r["projections"]] + list(r["rows"])
-    t = pd.DataFrame(rows)
-    t["score_mb"] = t.get("score_bytes", pd.Series(dtype=float)) / 2**20
-    t["peak_mb"] = t["peak_bytes"].astype(float) / 2**20 if "peak_bytes" in t else None
-    t["gflop_s"] = t["flops_per_s"].astype(float) / 1e9 if "flops_per_s" in t else None
-    t["_o"] = t["method"].map({m: i for i, m in enumerate(ORDER)})
-    return t.sort_values(["_o", "n"]).drop(columns="_o").reset_index(drop=True)
-
-
-def methods(t: pd.DataFrame) -> list[str]:
-    """The methods `t` holds, in the page's order."""
-    return [m for m in ORDER if m in set(t["method"])] + sorted(set(t["method"]) - set(ORDER))
-
 
 def method_colour(t: pd.DataFrame) -> alt.Color:
-    return alt.Color("method:N", sort=methods(t), scale=alt.Scale(domain=methods(t)), title=None)
-
-
-def ran_rows(t: pd.DataFrame) -> pd.DataFrame:
-    """The rows that hold a measurement: neither out of memory nor not run here (a version from before not-run
-    rows has no such column)."""
-    oom = t["oom"].fillna(False).astype(bool)
-    skipped = t["not_run"].notna() if "not_run" in t else False
-    return t[~oom & ~skipped]
+    return alt.Color("method:N", sort=derive.methods(t), scale=alt.Scale(domain=derive.methods(t)), title=None)
 
 
 def status(row: dict) -> str:
@@ -115,29 +87,26 @@ def status(row: dict) -> str:
 
 
 def charts(t: pd.DataFrame) -> tuple[dict, dict]:
-    done = ran_rows(t)
+    done = derive.ran_rows(t)
     sizes = sorted(set(done["n"]))
     x = alt.X("n:Q", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=sizes), title="sequence length n")
     measured = done[done["method"] != "projections"].dropna(subset=["peak_mb"])
     time = lines_with_marks(alt.Chart(done).encode(
         x=x, y=alt.Y("median_ms:Q", scale=alt.Scale(type="log"), title="ms per forward"), color=method_colour(done),
         tooltip=["method", "n", alt.Tooltip("median_ms:Q", format=".3f"), alt.Tooltip("p20_ms:Q", format=".3f"),
-                 alt.Tooltip("p80_ms:Q", format=".3f"), "samples"]), "method", methods(done)).properties(
+                 alt.Tooltip("p80_ms:Q", format=".3f"), "samples"]), "method", derive.methods(done)).properties(
         width=420, height=280, title="Forward time (median, log-log)")
     memory = lines_with_marks(alt.Chart(measured).encode(
         x=x, y=alt.Y("peak_mb:Q", scale=alt.Scale(type="log"), title="MiB"), color=method_colour(measured),
         tooltip=["method", "n", alt.Tooltip("peak_mb:Q", format=".1f"), alt.Tooltip("score_mb:Q", format=".1f")]),
-        "method", methods(measured)).properties(width=420, height=280, title="Peak memory (log-log)")
+        "method", derive.methods(measured)).properties(width=420, height=280, title="Peak memory (log-log)")
     return time.to_dict(), memory.to_dict()
 
 
 def error_chart(e: dict) -> dict:
     """S8: relative error against exact attention, as the window or the number of features grows (log-log)."""
-    rows = ([{"method": "window (+ global tokens)", "size": w["window"], "error": w["relative_error"]}
-             for w in e["window"]]
-            + [{"method": "favor (random features)", "size": f["features"], "error": f["relative_error"]}
-               for f in e["favor"]])
-    data = pd.DataFrame(rows)
+    data = derive.errors(e).replace({"method": {"window": "window (+ global tokens)",
+                                                "favor": "favor (random features)"}})
     data = data[data["error"] > 0]  # an exact result (window as long as n) has no place on a log axis
     return alt.Chart(data, title=f"Error against exact attention (n = {e['n']}, head width {e['head_dim']})").mark_line(
         point=True).encode(
@@ -147,43 +116,32 @@ def error_chart(e: dict) -> dict:
         tooltip=["method", "size", alt.Tooltip("error:Q", format=".3g")]).properties(width=420, height=260).to_dict()
 
 
-def draws_of(e: dict) -> int:
-    """How many draws the errors are means over (the settings' `errors.seeds`; 1 where the file does not say)."""
-    return e.get("draws") or 1
-
-
-def error_at(row: dict, draws: int) -> Estimate:
-    """One size's mean error over the draws, with its standard error where the run file states one."""
-    return Estimate(row["relative_error"], row.get("se"), draws - 1) if row.get("se") else Estimate(row["relative_error"])
-
-
 def against_one(row: dict, draws: int) -> tuple[str | None, str]:
     """Whether FAVOR+'s error at one feature count lies above or below 1 (an output as far from exact attention
     as zeros would be), and on what: its interval where the run file states an error ('beyond the noise'), else
     its draws' range ('at every draw', when every draw lies on one side); (None, '') with neither."""
-    where = side(error_at(row, draws), 1.0)
+    where = side(Estimate(row["relative_error"], row.get("se") or None, draws - 1), 1.0)  # its mean over the draws
     if where is not None:
         return where, "beyond the noise"
-    if row.get("min") is None:
-        return None, ""
-    return ("above" if row["min"] > 1 else "below" if row["max"] < 1 else "within"), "at every draw"
+    where = derive.draws_against(row, 1.0)
+    return (where, "at every draw") if where else (None, "")
 
 
-SIZES = {"window": ("window", "The window's error", "at a window of"), "favor": ("features", "FAVOR+'s error", "with")}
+SIZES = {"window": ("window", "The window's error", "at a window of", ""),
+         "favor": ("features", "FAVOR+'s error", "with", " random features")}
 
 
 def shrink_words(e: dict, method: str) -> str:
     """How a method's error changes from its smallest size to its largest: the ratio with its interval, said as a
     fall or a rise only where the interval clears 1."""
-    key, who, at = SIZES[method]
+    key, who, at, unit = SIZES[method]
     first, last = e[method][0], e[method][-1]
-    unit = "" if method == "window" else " random features"
     text = (f"{who} goes from {first['relative_error']:.3g} {at} {first[key]}{unit} to {last['relative_error']:.3g} "
             f"{at} {last[key]}{unit}")
     shrink = e.get(f"{method}_shrink") or {}
     if not shrink.get("se"):
         return text + f" (×{last['relative_error'] / first['relative_error']:.2f}; the run file states no error for it)"
-    ratio = Estimate(shrink["ratio"], shrink["se"], draws_of(e) - 1)
+    ratio = Estimate(shrink["ratio"], shrink["se"], derive.draws(e) - 1)
     return text + (f" (×{interval(ratio, signed=False)}, 95 % over the draws: "
                    + said(ratio, of=1.0, above="it rises", below="it falls") + ")")
 
@@ -197,7 +155,7 @@ def rate_words(e: dict) -> str:
     if not rate.get("se"):
         return (f"a fall as the square root of the features would give ×{root:.2f} over that range; the run file "
                 "records no fitted rate with an error, so the page does not judge the rate")
-    r = Estimate(rate["slope"], rate["se"], draws_of(e) - 1)
+    r = Estimate(rate["slope"], rate["se"], derive.draws(e) - 1)
     return (f"its log-log slope on the number of features is {interval(r, signed=False)} (95 % over the draws), "
             "against −0.5 for the square root: " + said(r, of=-0.5, above="it falls more slowly than the square root",
                                                          below="it falls faster than the square root",
@@ -206,7 +164,7 @@ def rate_words(e: dict) -> str:
 
 def above_one_words(e: dict) -> str:
     """The feature counts at which FAVOR+ errs by more than the output itself (relative error above 1)."""
-    draws, rows = draws_of(e), e["favor"]
+    draws, rows = derive.draws(e), e["favor"]
     judged = [(f["features"], *against_one(f, draws)) for f in rows]
     above = [(size, basis) for size, where, basis in judged if where == "above"]
     if not above:
@@ -246,13 +204,9 @@ def error_reading(e: dict) -> str:
 
 
 def fitted(rows: list[dict], key: str) -> Estimate | None:
-    """The log-log slope of `key` on n over the last sizes that ran, as the producer fits it, with the fit's
-    residual standard error (n − 2 degrees of freedom); None with fewer than two sizes."""
-    done = [x for x in rows if SETTINGS.ran(x) and x.get(key)]
-    fit = log_fit([x["n"] for x in done], [x[key] for x in done], SETTINGS.SLOPE_ROWS)
-    if fit is None:
-        return None
-    return Estimate(fit["slope"]) if fit["se"] is None else Estimate(fit["slope"], fit["se"], fit["n"] - 2)
+    """derive.fit's slope as an estimate (None without one)."""
+    fit = derive.fit(rows, key)
+    return None if fit is None else Estimate(*fit)
 
 
 def slope_words(e: Estimate | None, what: str) -> str:
@@ -276,7 +230,7 @@ def slopes_text(r: dict) -> str:
         lines.append("- **projections** alone: " + slope_words(fitted(r["projections"], "median_ms"), "time") + ".")
     skipped = (f"\n\nNot run here: {r['not_run']}. Their rows in the table hold no number, and the charts leave "
                "them out.\n") if r.get("not_run") else "\n"
-    return (f"Log-log slopes over the last {SETTINGS.SLOPE_ROWS} sizes each method finished, ± k·SE of the fit (95 %; its "
+    return (f"Log-log slopes over the last {derive.SLOPE_ROWS} sizes each method finished, ± k·SE of the fit (95 %; its "
             "residual error at two degrees of freedom), and what they say against linear (1) and quadratic (2):\n\n"
             + "\n".join(lines) + skipped)
 
@@ -292,7 +246,7 @@ def settings_words(r: dict) -> str:
 
 def render(ctx) -> dict[str, str]:
     r, out = ctx.result, {}
-    t = table(r)
+    t = derive.table(r)
     t["status"] = [status(row) for row in t.to_dict("records")]
     headers = {"method": "method", "n": "n", "status": "status", "median_ms": "ms (median)", "p20_ms": "p20",
                "p80_ms": "p80", "samples": "samples", "time_ratio": "× time", "score_mb": "scores MiB",
@@ -309,18 +263,14 @@ def render(ctx) -> dict[str, str]:
     out["error_chart"] = chart("chart-cost-error", error_chart(e))
     out["error_reading"] = error_reading(e)
     out["window_error"] = window_error_words([w["relative_error"] for w in e["window"]])
-    errors = pd.DataFrame([{"window": w["window"], "window_error": w["relative_error"]} for w in e["window"]])
-    favor = pd.DataFrame([{"features": f["features"], "favor_error": f["relative_error"], "favor_se": f.get("se"),
-                           "favor_min": f["min"], "favor_max": f["max"]} for f in e["favor"]])
+    errors, favor = derive.error_tables(e)
     out["error_table"] = (md_table(errors, {"window": "window", "window_error": "relative error"},
                                    {"window_error": lambda v: f"{v:.3g}"}) + "\n\n"
                           + md_table(favor, {"features": "random features", "favor_error": "relative error (mean)",
                                              "favor_se": "its SE", "favor_min": "lowest", "favor_max": "highest"},
-                                     {k: (lambda v: "–" if v is None or v != v else f"{v:.3g}")
-                                      for k in ("favor_error", "favor_se", "favor_min", "favor_max")}))
-    gpu = None
-    for row in r["rows"]:
-        gpu = gpu or gpu_region(row.get("nvml"))
+                                     dict.fromkeys(("favor_error", "favor_se", "favor_min", "favor_max"),
+                                                   lambda v: f"{v:.3g}")))
+    gpu = next(filter(None, (gpu_region(row.get("nvml")) for row in r["rows"])), None)
     method = next((row["memory_method"] for row in r["rows"] if row.get("memory_method")), "not measured")
     out["machine"] = (f"Measured on {machine(r['device'], r['threads'])}. Peak memory: {method}."
                       + (f" The GPU during the first timing: {gpu}." if gpu else ""))

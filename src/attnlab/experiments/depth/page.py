@@ -4,123 +4,21 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab import layout, registry
-from attnlab.config import run_settings
-from attnlab.errors import AttnlabError
+from attnlab.experiments.depth import derive
 from attnlab.report import charts
-from attnlab.report.format import chart, finite, md_table, spread
+from attnlab.report.format import chart, finite, md_table, num, spread
 from attnlab.report.readings import PPL_ERROR, at_seeds, Estimate, interval, of_values, paired, said, versus
-from attnlab.results import Spread
 from attnlab.report.tables import per_seed_csv, seeds_named
 from attnlab.report.context import experiment_page, one_run_then_every
 
 EXPERIMENT = "depth"
-SETTINGS = registry.settings_of(registry.get(EXPERIMENT))  # the gradient probe's definitions, the chapter's numbers
-OUR_DEFINITION, CHAPTER_DEFINITION, CHAPTER_GRADS = SETTINGS.OUR_DEFINITION, SETTINGS.CHAPTER_DEFINITION, SETTINGS.CHAPTER_GRADS
-GRAD = OUR_DEFINITION  # the per-step chart's definition
-NAMES = {OUR_DEFINITION: "whole block (ours)", CHAPTER_DEFINITION: "W_q, W_k, W_v (the claim's)",
-         "grad_wo_": "W_o"}  # short names of GRAD_DEFINITIONS for tables and legends
+NAMES = {derive.OUR_DEFINITION: "whole block (ours)", derive.CHAPTER_DEFINITION: "W_q, W_k, W_v (the claim's)",
+         "grad_wo_": "W_o"}  # short names of the probe's definitions for tables and legends
 
 
-def _settings(site, name: str) -> dict:
-    """The run's train settings from the profile (empty when the config does not name the run)."""
-    try:
-        found = run_settings(site.config, name)
-    except (AttnlabError, KeyError, TypeError):
-        return {}
-    return found.train if found else {}
-
-
-def _csv(site, name: str, file: str) -> pd.DataFrame:
-    path = site.res.root / layout.sibling(site.res.run_paths[name], file)
-    return pd.read_csv(path) if path.is_file() else pd.DataFrame()
-
-
-def _warmup_from_curve(curve: pd.DataFrame) -> int | None:
-    """Warmup steps as the loop applied them: the first logged step whose learning rate is the peak."""
-    if curve.empty or "lr" not in curve:
-        return None
-    lr = curve["lr"].dropna()
-    if lr.empty:
-        return None
-    reached = curve.loc[lr.index[lr >= lr.max() * (1 - 1e-9)], "step"]
-    first = int(reached.iloc[0])
-    return 0 if first <= 1 else first
-
-
-
-def runs_table(site) -> pd.DataFrame:
-    rows = []
-    for name, m in site.res.experiment(EXPERIMENT).items():
-        spec, ts = m.get("spec") or {}, _settings(site, name)
-        warmup = ts.get("warmup_steps")
-        if warmup is None:
-            warmup = _warmup_from_curve(_csv(site, name, "curve.csv"))
-        rows.append({"run": name, "norm": spec.get("norm"), "blocks": spec.get("n_blocks"), "warmup": warmup,
-                     "steps": m.get("steps"), "lr": ts.get("lr"), "status": site.res.status(name),
-                     "val_ppl": site.res.mean(name, "val_ppl"), "val_spread": site.res.spread(name, "val_ppl"),
-                     "diverged_at": m.get("diverged_at_step")})
-    if not rows:
-        return pd.DataFrame()
-    order = {"pre": 0, "post": 1}
-    return (pd.DataFrame(rows).assign(_o=lambda d: d["norm"].map(order).fillna(2))
-            .sort_values(["_o", "warmup", "run"], na_position="first").drop(columns="_o").reset_index(drop=True))
-
-
-def init_grads(site, table: pd.DataFrame) -> pd.DataFrame:
-    """Gradient norm per block at step 0 under every definition the probe recorded, one run per norm placement
-    (no-warmup runs first: the step-0 gradient is taken before the schedule ever acts, so both runs of a
-    placement read the same)."""
-    rows, seen = [], set()
-    for _, r in table.sort_values("warmup", na_position="first").iterrows():
-        first = site.res.runs[r["run"]].get("probes_first") or {}
-        if r["norm"] in seen or not any(k.startswith(GRAD) for k in first):
-            continue
-        seen.add(r["norm"])
-        for prefix, name in NAMES.items():
-            for k, v in first.items():
-                if k.startswith(prefix) and finite(v) is not None:
-                    rows.append({"norm": f"{r['norm']}-norm", "definition": name, "run": r["run"],
-                                 "block": int(k[len(prefix):]), "grad_norm": v})
-    return pd.DataFrame(rows)
-
-
-def init_seeds(site, table: pd.DataFrame) -> pd.DataFrame:
-    """Per norm placement and definition of a block's gradient, the step-0 gradient of its run without warmup at
-    every seed: block 1, the last block and their ratio, one row per seed (the claim C4.1 reads every seed, and
-    so does the page). A run file made before a definition was recorded has no rows for it."""
-    rows = []
-    for norm, runs in table.sort_values("warmup", na_position="first").groupby("norm", sort=False):
-        for run in runs["run"]:
-            found = [{"norm": f"{norm}-norm", "definition": name, "run": run, "seed": str(seed), **row}
-                     for prefix, name in NAMES.items() for seed, m in (site.res.by_seed.get(run) or {}).items()
-                     if (row := _first_last(m.get("probes_first") or {}, prefix))]
-            if found:
-                rows += found
-                break
-    return pd.DataFrame(rows)
-
-
-def _first_last(first: dict, prefix: str = GRAD) -> dict | None:
-    """Block 1's and the last block's gradient norm under one definition in one probe, and their ratio (None
-    without two blocks)."""
-    g = {int(k[len(prefix):]): v for k, v in first.items() if k.startswith(prefix) and finite(v) is not None}
-    if len(g) < 2:
-        return None
-    n = max(g)
-    return {"first": g[min(g)], "last": g[n], "n": n, "ratio": g[n] / g[min(g)]}
-
-
-def init_table(seeds: pd.DataFrame) -> pd.DataFrame:
-    """One row per definition and norm placement: block 1, the last block and last/first over the seeds
-    (results.Spread: mean ± sd, each seed on hover), beside the chapter's three numbers."""
-    rows = []
-    for (definition, norm, run), g in seeds.groupby(["definition", "norm", "run"], sort=False):
-        spreads = {k: Spread(dict(zip(g["seed"], g[k]))) for k in ("first", "last", "ratio")}
-        chapter = dict(zip(("chapter_first", "chapter_last", "chapter_ratio"), CHAPTER_GRADS[norm[:-len("-norm")]]))
-        rows.append({"definition": definition, "norm": norm, "run": run, "seeds": len(g), "n": int(g["n"].max()),
-                     **spreads, **chapter})
-    return pd.DataFrame(rows)
+def named(frame: pd.DataFrame) -> pd.DataFrame:
+    """A derived frame with its definitions of a block's gradient and its norm placements in the page's words."""
+    return frame.assign(definition=frame["definition"].map(NAMES), norm=frame["norm"] + "-norm")
 
 
 def definition_reading(t: pd.DataFrame) -> str:
@@ -151,8 +49,8 @@ def definition_reading(t: pd.DataFrame) -> str:
         verdict = "With one seed there is no interval to say which definition the chapter's numbers belong to."
     elif matched:
         verdict = f"The chapter's numbers are those of {' and of '.join(matched)}" + (
-            "." if NAMES[OUR_DEFINITION] in matched else
-            f", not of the {NAMES[OUR_DEFINITION]}: the chapter's gradient norm per block is one attention matrix's.")
+            "." if NAMES[derive.OUR_DEFINITION] in matched else
+            f", not of the {NAMES[derive.OUR_DEFINITION]}: the chapter's gradient norm per block is one attention matrix's.")
     else:
         verdict = ("No recorded definition holds all of the chapter's numbers inside its intervals; "
                    "`tools/grad-definitions.py` measures the other candidates.")
@@ -255,35 +153,6 @@ def outcome_reading(table: pd.DataFrame) -> str:
             "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
 
 
-def early_grads(site, table: pd.DataFrame) -> pd.DataFrame:
-    """Per-block gradient norms over the probed first steps, every run (long form)."""
-    frames = []
-    for name in table["run"]:
-        df = _csv(site, name, "probes.csv")
-        cols = [c for c in df.columns if c.startswith(GRAD)]
-        if df.empty or not cols:
-            continue
-        long = df[["step", *cols]].melt(id_vars="step", var_name="block", value_name="grad_norm")
-        long["block"] = long["block"].str[len(GRAD):].astype(int)
-        frames.append(long.assign(run=name))
-    if not frames:
-        return pd.DataFrame()
-    out = pd.concat(frames, ignore_index=True)
-    return out[out["grad_norm"].map(lambda v: finite(v) is not None and v > 0)]
-
-
-def curves(site, table: pd.DataFrame) -> pd.DataFrame:
-    """Every run's training loss at every seed it was trained at (a diverged run ends at its last finite loss)."""
-    frames = []
-    for name in table["run"]:
-        df = per_seed_csv(site.res, name, "curve.csv")
-        if df.empty or "train_loss" not in df:
-            continue
-        df = df[["seed", "step", "train_loss"]]
-        frames.append(df[df["train_loss"].map(lambda v: finite(v) is not None)].assign(run=name))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
 # --------------------------------------------------------------------- charts
 
 def ppl_chart(table: pd.DataFrame) -> dict:
@@ -343,13 +212,9 @@ def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
 
 # --------------------------------------------------------------------- blocks
 
-def _fixed(digits: int):
-    return lambda v: f"{v:.{digits}f}"
-
-
 def render(ctx) -> dict[str, str]:
     site, out = ctx.site, {}
-    table = runs_table(site)
+    table = derive.runs_table(site.res, site.config)
     out["runs_table"] = md_table(
         table, {"run": "run", "norm": "norm", "blocks": "blocks", "warmup": "warmup steps", "steps": "steps",
                 "lr": "lr", "status": "status", "val_spread": "val ppl", "diverged_at": "diverged at step"},
@@ -358,28 +223,28 @@ def render(ctx) -> dict[str, str]:
     out["ppl_chart"] = chart("chart-depth-ppl", ppl_chart(table))
     out["run_seeds"] = at_seeds({s for run in table["run"] for s in site.res.seeds(run)})
 
-    grads = init_grads(site, table)
+    grads = derive.init_grads(site.res, table)
     if grads.empty:
         out["init_chart"], out["init_table"] = "_No step-0 gradient probe recorded._", ""
         out["init_reading"] = out["definition_reading"] = ""
     else:
         seed = first_seed(site, table["run"], "the table below")
-        out["init_chart"] = chart("chart-depth-init", init_chart(grads, seed))
-        t = init_table(init_seeds(site, table))
+        out["init_chart"] = chart("chart-depth-init", init_chart(named(grads), seed))
+        t = named(derive.init_table(derive.init_seeds(site.res, table)))
         out["init_table"] = md_table(
             t, {"definition": "a block's gradient is", "norm": "norm", "run": "read from", "seeds": "seeds",
                 "first": "block 1", "chapter_first": "chapter", "n": "last block", "last": "last block's norm",
                 "chapter_last": "chapter", "ratio": "last / first (mean ± sd)", "chapter_ratio": "chapter"},
-            {"first": spread(4), "last": spread(4), "ratio": spread(3), "chapter_first": _fixed(4),
-             "chapter_last": _fixed(4), "chapter_ratio": _fixed(2)})
+            {"first": spread(4), "last": spread(4), "ratio": spread(3), "chapter_first": num(4),
+             "chapter_last": num(4), "chapter_ratio": num(2)})
         out["init_reading"] = init_reading(t)
         out["definition_reading"] = definition_reading(t)
     out["outcome_reading"] = outcome_reading(table)
     runs = list(table["run"])
-    early = early_grads(site, table)
+    early = derive.early_grads(site.res, table)
     out["early_chart"] = chart("chart-depth-early", early_chart(early, runs, first_seed(site, runs))) if len(early) else \
         "_No per-step gradient probes recorded._"
-    c = curves(site, table)
+    c = derive.curves({run: per_seed_csv(site.res, run, "curve.csv") for run in runs})
     out["curves_chart"] = chart("chart-depth-curves", curves_chart(c, runs)) if len(c) else \
         "_No training curves recorded._"
     return out
