@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from attnlab.experiments.throughput import derive
 from attnlab.report import charts
 from attnlab.report.format import chart, fmt, md_table, num
 from attnlab.report.readings import interval, of_values, said, side
@@ -30,26 +31,19 @@ def speed_reading(b: dict) -> str:
 
 
 def paired_ratio(b: dict):
-    """Each paired round's reference step time over attnlab's (attnlab's speed over the reference's), as a mean
-    with its error; None without paired rounds."""
-    ours, theirs = b.get("attnlab_step_seconds") or [], b.get("reference_step_seconds") or []
-    if not ours or len(ours) != len(theirs):
-        return None
-    return of_values([t / o for o, t in zip(ours, theirs)])
+    """attnlab's speed over the reference's, from the paired rounds (derive.round_ratios), as a mean with its
+    error; None without paired rounds."""
+    ratios = derive.round_ratios(b)
+    return None if ratios is None else of_values(ratios)
 
 
 GOAL = 1.25  # issue 23: the fastest setting at >= 1.25x the float32 reference
 
 
 def speedups(b: dict) -> list[tuple[dict, object]]:
-    """Each measured setting with its speedup over the yardstick: the yardstick's step seconds over the setting's,
-    round by round, as the mean of their logarithms with its interval (95 %), so that one round slowed by the
-    machine weighs no more on the fast side than on the slow. Empty for a run file from before the settings."""
-    rows = b.get("settings") or []
-    yard = next((r["step_seconds"] for r in rows if r["name"] == b.get("yardstick")), None)
-    if yard is None:
-        return []
-    return [(r, of_values([math.log(y / x) for x, y in zip(r["step_seconds"], yard)])) for r in rows]
+    """Each measured setting with its speedup over the yardstick: the mean of its rounds' log speedups
+    (derive.log_speedups) with its interval (95 %). Empty for a run file from before the settings."""
+    return [(r, of_values(logs)) for r, logs in derive.log_speedups(b)]
 
 
 def faster_or_slower(e, than: str = "") -> str:
