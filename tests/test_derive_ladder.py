@@ -77,3 +77,17 @@ def test_the_dots_score_part_of_the_split_when_their_windows_fall_short_of_it():
     assert not derive.scores_part(evals([("L1", 1, 800, 4.0, 4.2, 32)]))  # 32 × 128 = 4096: the whole split
     assert derive.scores_part(evals([("L1", 1, 800, 4.0, 4.2, 16)]))
     assert derive.scores_part(evals([("L1", 1, 800, 4.0, 4.2, None)]))  # unknown: not said to be the whole
+
+
+def test_a_gap_in_nats_is_the_perplexitys_distance_in_per_cent_either_way():
+    assert derive.pct(math.log(2)) == pytest.approx(50.0)  # the dot's perplexity half the final one
+    assert derive.pct(-math.log(2)) == pytest.approx(100.0)  # twice it
+    assert derive.pct(0.0) == 0.0
+
+
+def test_a_variant_is_read_only_where_it_and_the_rung_it_is_against_both_ran():
+    declared = {"L9": {}, "L8": {}, "L8-x": {"like": "L8"}, "L7-x": {"like": "L7"}, "mine": {}, "later": {}}
+    ran = {"L9": Spread({1: 40.0}), "L8": Spread({1: 41.0}), "L8-x": Spread({1: 39.0}),
+           "L7-x": Spread({1: 42.0}), "mine": Spread({1: 43.0})}
+    assert derive.read_against(declared, ran) == [("L8-x", "L8"), ("L7-x", "L9"), ("mine", "L9")]  # later: not run
+    assert derive.read_against(declared, {**ran, "L9": None}) == [("L8-x", "L8")]

@@ -2,6 +2,8 @@
 parameters and curves, how it ran, and which run a reader's variant is read against)."""
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from attnlab import layout
@@ -29,6 +31,12 @@ def reference_of(name: str, declared: dict | None, ran: dict) -> str | None:
     """The rung a variant is read against: the run it is `like` where that ran, else L9 where it ran."""
     like = (entries(declared).get(name) or {}).get(LIKE)
     return next((r for r in (like, REFERENCE) if r is not None and ran.get(r) is not None), None)
+
+
+def read_against(declared: dict | None, ran: dict) -> list[tuple[str, str]]:
+    """Each of the profile's variants that ran, with the rung it is read against (reference_of) where that ran."""
+    pairs = [(name, reference_of(name, declared, ran)) for name in variants(declared) if ran.get(name) is not None]
+    return [(name, reference) for name, reference in pairs if reference is not None]
 
 
 def ladder_values(res: Results, rows: list[str], reference: dict | None = None) -> pd.DataFrame:
@@ -158,6 +166,11 @@ def at_final_weights(evals: pd.DataFrame) -> pd.DataFrame:
     """The runs whose last dot was scored at the weights the final evaluation scored (the last step, not
     diverged)."""
     return evals[(evals["step"] == evals["steps"]) & evals["final_loss"].notna()]
+
+
+def pct(gap: float) -> float:
+    """How far a dot's perplexity lies from its run's final one, in per cent, for a gap of `gap` nats."""
+    return 100 * abs(math.exp(-gap) - 1)
 
 
 def seed_spans(same: pd.DataFrame) -> pd.DataFrame:

@@ -1,13 +1,11 @@
 """E2 (C2.x): the ladder, from a bigram model to one full transformer block, one piece at a time."""
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from attnlab.claims.outcome import Outcome
 from attnlab.experiments.ladder import derive
-from attnlab.experiments.ladder.derive import variants
+from attnlab.experiments.ladder.derive import pct, variants
 from attnlab.report import charts, tables
 from attnlab.report.format import chart, md_table, not_run, num, spread
 from attnlab.report.readings import PPL_ERROR, at_seeds, count, interval, paired, said
@@ -68,9 +66,9 @@ def curves(res: Results, declared: dict | None) -> dict[str, pd.DataFrame]:
     return {row: tables.per_seed_csv(res, row, "curve.csv") for row in row_order(res.experiment(NAME), declared)}
 
 
-def runs_table(site) -> str:
-    """How each rung ran; the evaluation method is said once when every rung shares it (it is long)."""
-    table = derive.how_they_ran(site.res, row_order(site.res.experiment(NAME), site.config.get(NAME)))
+def runs_table(table: pd.DataFrame) -> str:
+    """How each rung ran (derive.how_they_ran); the evaluation method is said once when every rung shares it (it
+    is long)."""
     methods = set(table["method"].dropna())
     headers = {"row": "rung", "steps": "steps", "tok_s": "tokens/s", "resumed": "resumed from step",
                "method": "evaluation", "val_tokens": "val tokens scored", "train_tokens": "train tokens scored"}
@@ -78,14 +76,13 @@ def runs_table(site) -> str:
     if len(methods) <= 1:
         headers.pop("method")
         lead = f"Every rung was scored the same way: {methods.pop()}.\n\n" if methods else ""
-    return lead + md_table(table, headers, {"tok_s": lambda v: f"{v:,.0f}", "val_tokens": lambda v: f"{int(v):,}",
-                                            "train_tokens": lambda v: f"{int(v):,}"})
+    return lead + md_table(table, headers, {k: num(0) for k in ("tok_s", "val_tokens", "train_tokens")})
 
 
-def step(spreads: dict, a: str, b: str | None) -> str:
+def step(spreads: dict, a: str, b: str) -> str:
     """A cell of the steps table: rung a's perplexity less rung b's, paired by seed, ± k·SE (95 %), and which way
     it went, said only where the interval clears zero."""
-    if b is None or spreads.get(a) is None or spreads.get(b) is None:
+    if spreads.get(a) is None or spreads.get(b) is None:
         return "–"
     e = paired(spreads[a], spreads[b])
     return f"{interval(e)}: " + said(e, above="higher", below="lower")
@@ -100,10 +97,8 @@ def steps_table(ladder: pd.DataFrame) -> str:
         return ""
     rows = list(ran["row"])
     val, train = dict(zip(ran["row"], ran["val_spread"])), dict(zip(ran["row"], ran["train_spread"]))
-    table = pd.DataFrame([{"row": r, "below": rows[i - 1] if i else None,
-                           "val": step(val, r, rows[i - 1] if i else None),
-                           "train": step(train, r, rows[i - 1] if i else None),
-                           "first": step(val, r, rows[0] if i else None)} for i, r in enumerate(rows)][1:])
+    table = pd.DataFrame([{"row": r, "below": below, "val": step(val, r, below), "train": step(train, r, below),
+                           "first": step(val, r, rows[0])} for below, r in zip(rows, rows[1:])])
     return ("Each rung against the one below it and against the first (a difference in perplexity, rung minus "
             f"the other, paired by seed, ± k·SE at 95 % with SE {PPL_ERROR}; *higher* or *lower* only where that "
             "interval clears zero):"
@@ -123,14 +118,9 @@ def variant_reading(name: str, what: str, reference: str, mine: Spread, theirs: 
 
 def variants_part(ladder: pd.DataFrame, declared: dict | None) -> str:
     """A reading of each of the profile's own variants that ran, against the rung it is like (else L9)."""
-    ran = dict(zip(ladder["row"], ladder["val_spread"]))
-    lines = []
-    for name in variants(declared):
-        reference = derive.reference_of(name, declared, ran)
-        if ran.get(name) is None or reference is None:
-            continue
-        what = dict(zip(ladder["row"], ladder["description"]))[name]
-        lines.append("- " + variant_reading(name, what, reference, ran[name], ran[reference]))
+    ran, what = dict(zip(ladder["row"], ladder["val_spread"])), dict(zip(ladder["row"], ladder["description"]))
+    lines = ["- " + variant_reading(name, what[name], reference, ran[name], ran[reference])
+             for name, reference in derive.read_against(declared, ran)]
     if not lines:
         return ""
     return ("**Your variants.** Each run this profile adds to the ladder, read against the rung it is like (a "
@@ -159,11 +149,6 @@ def what_dots_score(evals: pd.DataFrame) -> str:
             f"of {one_or_range(context)} tokens of the validation split ({one_or_range(n * context)} tokens, the "
             f"same at every evaluation and every seed); the final evaluation, behind the ladder table's "
             f"perplexities, scores all {one_or_range(evals['final_tokens'] // context)} windows ({total} tokens).")
-
-
-def pct(gap: float) -> float:
-    """How far a dot's perplexity lies from its run's final one, in per cent, for a gap of `gap` nats."""
-    return 100 * abs(math.exp(-gap) - 1)
 
 
 def where_dots_lie(gaps: list[float]) -> str:
@@ -245,7 +230,7 @@ def render(ctx) -> dict[str, str]:
         "curves_note": curves_note(derive.last_evals(res, site.config, by_row)) if len(long) else "",
         "params_chart": chart("chart-params", charts.params_chart(params)) if len(params) else
         "_No rung has run yet._\n",
-        "runs_table": runs_table(site) if res.experiment(NAME) else "",
+        "runs_table": runs_table(derive.how_they_ran(res, list(by_row))) if by_row else "",
     }
 
 
