@@ -55,3 +55,12 @@ def test_the_trained_window_is_the_one_most_runs_trained_on():
     assert derive.trained_window([64.0, 64.0, 128.0]) == 64
     assert derive.trained_window([128.0]) == 128
     assert derive.trained_window([]) is None
+
+
+def test_a_rise_is_read_from_the_runs_trained_at_that_length_that_have_both_windows(res):
+    pairs = derive.rise_spreads(res, derive.runs_table(res), "64", "128")
+    assert set(pairs) == {"learned", "alibi"}
+    at_long, at_trained = pairs["learned"]
+    assert at_long.by_seed == {1: 60.0, 2: 64.0} and at_trained.by_seed == {1: 40.0, 2: 44.0}
+    assert set(derive.rise_spreads(res, derive.runs_table(res), "64", "256")) == {"alibi"}  # learned has no 256
+    assert derive.rise_spreads(res, derive.runs_table(res), "128", "256") == {}  # none trained at 128

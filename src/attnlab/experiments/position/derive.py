@@ -56,6 +56,17 @@ def length_long(res: Results, table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def rise_spreads(res: Results, table: pd.DataFrame, trained: str, longest: str) -> dict[str, tuple]:
+    """Encoding -> its perplexity at the `longest` window and at `trained` (results.Spread, every seed's), for the
+    runs trained at that length that have both: what its rise is read from, seed by seed."""
+    out = {}
+    for _, r in table[table["trained"].astype(str) == trained].iterrows():
+        at_long, at_trained = (res.spread(r["run"], "val_ppl_at", w) for w in (longest, trained))
+        if at_long and at_trained:
+            out[r["encoding"]] = (at_long, at_trained)
+    return out
+
+
 def trained_window(trained: list[float]) -> int | None:
     """The window most runs trained on (None: no run says)."""
     return int(max(set(trained), key=trained.count)) if trained else None

@@ -53,17 +53,6 @@ def length_reading(data: pd.DataFrame, trained: list[float]) -> str:
     return text + "\n"
 
 
-def rises(site, table: pd.DataFrame, trained: str, longest: str) -> dict[str, Estimate]:
-    """Encoding -> its perplexity at the `longest` window over the one at `trained`, paired by seed (each seed's
-    ratio; their mean with its error), for the runs trained at that length that have both."""
-    out = {}
-    for _, r in table[table["trained"].astype(str) == trained].iterrows():
-        at_long, at_trained = (site.res.spread(r["run"], "val_ppl_at", w) for w in (longest, trained))
-        if at_long and at_trained:
-            out[r["encoding"]] = paired(at_long, at_trained, how=lambda a, b: a / b)
-    return out
-
-
 def rise_reading(rises: dict[str, Estimate], trained: int, longest: str) -> str:
     """Which encodings' perplexity rose, fell or held from the trained window to the longest, each as a ratio
     with its interval (95 %, over the seeds), a direction said only where that interval clears 1."""
@@ -121,8 +110,9 @@ def render(ctx) -> dict[str, str]:
     out["length_reading"] = length_reading(data, trained)
     t = derive.trained_window(trained)
     if t is not None and wins and float(wins[-1]) > t:
-        out["length_reading"] = out["length_reading"].rstrip("\n") + rise_reading(
-            rises(site, table, str(t), wins[-1]), t, wins[-1]) + "\n"
+        rises = {enc: paired(at_long, at_trained, how=lambda a, b: a / b)
+                 for enc, (at_long, at_trained) in derive.rise_spreads(site.res, table, str(t), wins[-1]).items()}
+        out["length_reading"] = out["length_reading"].rstrip("\n") + rise_reading(rises, t, wins[-1]) + "\n"
     out |= method_words(table, wins, (site.config.get("model") or {}).get("context"))
     return out
 
