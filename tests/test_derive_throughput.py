@@ -24,3 +24,15 @@ def test_a_speedup_is_the_log_of_the_yardsticks_time_over_the_settings_round_by_
     assert logs == pytest.approx([math.log(2), -math.log(2)])  # twice as fast, then half as fast
     assert derive.log_speedups({"yardstick": "gone", "settings": b["settings"]}) == []
     assert derive.log_speedups({}) == []
+
+
+def test_the_fastest_is_attnlabs_setting_with_the_highest_mean_log_speedup():
+    b = {"yardstick": "ref", "settings": [
+        {"name": "ref", "model": "reference", "step_seconds": [1.0, 1.0]},
+        {"name": "steady", "model": "attnlab", "step_seconds": [0.8, 0.8]},  # 1.25× in both rounds
+        {"name": "jumpy", "model": "attnlab", "step_seconds": [0.25, 4.0]}]}  # 4× then ¼×: log mean 0
+    r, logs = derive.fastest(b)
+    assert r["name"] == "steady" and logs == pytest.approx([math.log(1.25)] * 2)
+    b["settings"][0]["step_seconds"] = [0.5, 0.5]  # a reference faster than every attnlab setting: still attnlab's
+    assert derive.fastest(b)[0]["name"] == "steady"
+    assert derive.fastest({}) is None

@@ -22,3 +22,10 @@ def log_speedups(b: dict) -> list[tuple[dict, list[float]]]:
     if yard is None:
         return []
     return [(r, [math.log(y / x) for x, y in zip(r["step_seconds"], yard)]) for r in rows]
+
+
+def fastest(b: dict) -> tuple[dict, list[float]] | None:
+    """attnlab's setting with the highest mean log speedup, and its rounds' log speedups (None: no settings
+    measured)."""
+    return max(((r, logs) for r, logs in log_speedups(b) if r["model"] == "attnlab"),
+               key=lambda pair: sum(pair[1]) / len(pair[1]), default=None)

@@ -91,18 +91,13 @@ def settings_table(b: dict) -> str:
     return md_table(table, formats={"tokens/s": num(0), "first step (s)": num(2)})
 
 
-def fastest(b: dict) -> tuple[dict, object] | None:
-    """attnlab's setting with the highest mean speedup, and that speedup (None: no settings measured)."""
-    return max(((r, e) for r, e in speedups(b) if r["model"] == "attnlab"), key=lambda pair: pair[1].value,
-               default=None)
-
-
 def goal_reading(b: dict) -> str:
     """Whether the fastest attnlab setting (by mean log speedup) reaches the goal, said only where its interval
     clears GOAL."""
-    if fastest(b) is None:
+    found = derive.fastest(b)
+    if found is None:
         return ""
-    r, e = fastest(b)
+    r, e = found[0], of_values(found[1])
     verdict = said(e, of=math.log(GOAL), above=f"it reaches the goal of {GOAL}×",
                    below=f"it falls short of the goal of {GOAL}×",
                    within=f"whether it reaches the goal of {GOAL}× the noise cannot tell",
@@ -120,7 +115,7 @@ def tokenizer_reading(b: dict, data: dict | None) -> str:
 
 
 def render(ctx) -> dict[str, str]:
-    site, b, out = ctx.site, ctx.result, {}
+    site, b = ctx.site, ctx.result
     yardstick = b.get("reference", EAGER)  # the run file says what it was measured against
     speed = pd.DataFrame([("attnlab (spec-built model, one attention core)", b["attnlab_tokens_per_s"]),
                           (yardstick.split(":")[0], b["reference_tokens_per_s"])], columns=["model", "tokens/s"])
@@ -140,12 +135,12 @@ def render(ctx) -> dict[str, str]:
         ("encode the whole corpus (s)", b.get("tokenizer_encode_seconds")),
         ("encode 100 KB again with the saved tokenizer (s)", b.get("encode_100kb_seconds")),
     ], columns=["step", "seconds"])
-    return out | {"reference": f"Measured against the {yardstick}.",
-                  "throughput_table": md_table(speed, formats={"tokens/s": num(0)}) + "\n\n" + md_table(facts),
-                  "throughput_chart": chart("chart-throughput", charts.throughput_chart(speed)),
-                  "tokenizer_table": md_table(tok, formats={"seconds": num(3)}),
-                  "settings_table": settings_table(b), "goal_reading": goal_reading(b),
-                  "speed_reading": speed_reading(b), "tokenizer_reading": tokenizer_reading(b, site.res.result("data"))}
+    return {"reference": f"Measured against the {yardstick}.",
+            "throughput_table": md_table(speed, formats={"tokens/s": num(0)}) + "\n\n" + md_table(facts),
+            "throughput_chart": chart("chart-throughput", charts.throughput_chart(speed)),
+            "tokenizer_table": md_table(tok, formats={"seconds": num(3)}),
+            "settings_table": settings_table(b), "goal_reading": goal_reading(b),
+            "speed_reading": speed_reading(b), "tokenizer_reading": tokenizer_reading(b, site.res.result("data"))}
 
 
 blocks = experiment_page(NAME, render)
