@@ -9,7 +9,7 @@ import re
 import pandas as pd
 
 from attnlab.config import load_settings
-from attnlab.experiments.ladder import page as ladder
+from attnlab.experiments.ladder import derive, page as ladder
 from helpers import REPO, rendered_page, site_for
 
 VERSION = REPO / "results" / "2026-12-02-quick-cpu-4303899"  # the version the auditor read
@@ -77,7 +77,7 @@ def test_unknown_windows_are_not_counted():
 def test_the_published_note_reads_its_numbers_from_the_run_files():
     """The auditor's version: every dot at step 800 is the curve.csv row, every final loss metrics.json's."""
     site = site_for(VERSION, load_settings(str(VERSION / "config.yaml")))
-    table = ladder.last_evals(site)
+    table = derive.last_evals(site.res, site.config, ladder.curves(site.res, site.config.get("ladder")))
     assert len(table) == 30 and set(table["windows"]) == {16} and set(table["final_tokens"]) == {45952}
     b2 = table[(table["row"] == "B2") & (table["seed"] == 1338)].iloc[0]
     curve = pd.read_csv(VERSION / "ladder" / "B2" / "seed1338" / "curve.csv").dropna(subset=["val_loss"])

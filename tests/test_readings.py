@@ -23,7 +23,7 @@ from attnlab.experiments.ladder import page as ladder
 from attnlab.experiments.multihead import page as multihead
 from attnlab.experiments.params import page as params
 from attnlab.experiments.position import page as position
-from attnlab.experiments.scaling import page as scaling
+from attnlab.experiments.scaling import derive as scaling_derive, page as scaling
 from attnlab.experiments.scores import page as scores
 from attnlab.experiments.seq2seq import page as seq2seq
 from attnlab.experiments.throughput import page as throughput
@@ -432,13 +432,13 @@ def test_scaling_says_at_which_step_c35_was_read_against_the_chapters_1500():
 
     def site(*steps):
         by_seed = {run: {1337 + i: {"probes_last": {"step": step}} for i, step in enumerate(steps)}
-                   for run in scaling.C35_RUNS}
+                   for run in scaling_derive.C35_RUNS}
         return SimpleNamespace(res=SimpleNamespace(by_seed=by_seed))
 
-    assert "step 1500: the chapter's own step" in scaling.c35_step_words(site(1500, 1500))
-    assert "step 800: before the chapter's 1500" in scaling.c35_step_words(site(800))
-    assert "not at the chapter's 1500" in scaling.c35_step_words(site(1500, 2000))
-    assert scaling.c35_step_words(SimpleNamespace(res=SimpleNamespace(by_seed={}))) == ""
+    assert "step 1500: the chapter's own step" in scaling.c35_step_words(scaling_derive.c35_steps(site(1500, 1500).res))
+    assert "step 800: before the chapter's 1500" in scaling.c35_step_words(scaling_derive.c35_steps(site(800).res))
+    assert "not at the chapter's 1500" in scaling.c35_step_words(scaling_derive.c35_steps(site(1500, 2000).res))
+    assert scaling.c35_step_words(scaling_derive.c35_steps(SimpleNamespace(by_seed={}))) == ""
 
 
 # ------------------------------------------------------------------ E7 params, E9 equivalence, E1 averaging

@@ -14,7 +14,7 @@ from attnlab.errors import AttnlabError
 from attnlab.plan import plan
 from attnlab.report import tables
 from attnlab.report.pages import compare
-from attnlab.experiments.ladder import page as ladder
+from attnlab.experiments.ladder import derive, page as ladder
 from attnlab.results import Spread
 
 REPO = Path(__file__).resolve().parents[1]
@@ -139,16 +139,16 @@ def test_a_variant_is_described_by_what_it_changes_from_the_run_it_is_like(tmp_p
     assert ladder.described("L9-post", declared) == "L9-mlp2 with norm post"
     assert ladder.described("L9-same", declared) == "as L9, nothing changed"
     assert ladder.described("mine", declared) == "a run of this profile's own"
-    assert list(ladder.variants(declared)) == ["L9-mlp2", "L9-same", "L9-post", "mine"]
+    assert list(derive.variants(declared)) == ["L9-mlp2", "L9-same", "L9-post", "mine"]
 
 
 def test_a_variant_is_read_against_its_like_where_that_ran_else_l9():
     declared = {"L9": {}, "L8": {}, "L8-x": {"like": "L8"}, "L7-x": {"like": "L7"}, "mine": {}}
     ran = {"L9": L9, "L8": L9, "L7": None}
-    assert ladder.reference_of("L8-x", declared, ran) == "L8"
-    assert ladder.reference_of("L7-x", declared, ran) == "L9"
-    assert ladder.reference_of("mine", declared, ran) == "L9"
-    assert ladder.reference_of("mine", declared, {"L9": None}) is None
+    assert derive.reference_of("L8-x", declared, ran) == "L8"
+    assert derive.reference_of("L7-x", declared, ran) == "L9"
+    assert derive.reference_of("mine", declared, ran) == "L9"
+    assert derive.reference_of("mine", declared, {"L9": None}) is None
 
 
 def test_the_variants_part_reads_each_variant_that_ran_and_leaves_the_chapters_rungs_to_the_steps_table():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from attnlab.experiments.equivalence import derive
 from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, fmt, md_table
 from attnlab.report.readings import rounding_steps
@@ -36,34 +37,15 @@ def chapter_diff(site) -> float | None:
     return float(diff) if isinstance(diff, (int, float)) and not isinstance(diff, bool) else None
 
 
-def cases_table(e9: dict) -> pd.DataFrame:
-    rows = []
-    for c in e9["cases"]:
-        err = c.get("max_abs_err_vs_float64") or {}
-        rows.append({"case": c["name"], "shape": f"{c['t_q']} queries × {c['t_k']} keys",
-                     "mha": c["max_abs_diff_mha"], "sdpa": c["max_abs_diff_sdpa"],
-                     "torch": c.get("max_abs_diff_mha_vs_sdpa"), "err": err.get("project"),
-                     "mean": c["mean_abs_output"]})
-    return pd.DataFrame(rows)
-
-
-def diff_long(e9: dict) -> pd.DataFrame:
-    """One row per (case, comparison) measured, exact zeros included (`exact`: the chart draws them apart, at its
-    left edge, since a log scale has no place for 0)."""
-    rows = [{"case": c["name"], "comparison": label, "max_abs_diff": c[key], "exact": c[key] == 0}
-            for c in e9["cases"] for key, label in SOURCES.items() if c.get(key) is not None]
-    return pd.DataFrame(rows, columns=["case", "comparison", "max_abs_diff", "exact"])
-
-
 def diff_chart(e9: dict, bound: float, chapter: float | None) -> dict:
-    """Max |diff| per case on a log axis, against float32 eps, the chapter's number and the claim's bound."""
-    long = diff_long(e9)
+    """Max |diff| per case on a log axis, against float32 eps, the chapter's number and the claim's bound; exact
+    zeros drawn apart, at its left edge, since a log scale has no place for 0."""
+    long = derive.diff_long(e9).replace({"comparison": SOURCES})
     order = [c["name"] for c in e9["cases"]]
     lines = pd.DataFrame([("float32 eps", e9.get("float32_eps", FLOAT32_EPS)), ("bound checked (C9.1, S3)", bound)]
                          + ([(f"chapter: {chapter:.3g}", chapter)] if chapter else []), columns=["line", "value"])
-    measured = [v for v in long["max_abs_diff"] if v > 0]
-    lo = min([*measured, *lines["value"]]) / 3
-    hi = max([*measured, *lines["value"]]) * 3
+    drawn = [*(v for v in long["max_abs_diff"] if v > 0), *lines["value"]]  # a log axis: exact zeros drawn apart
+    lo, hi = min(drawn) / 3, max(drawn) * 3
     long = long.assign(drawn_at=long["max_abs_diff"].where(~long["exact"], lo))
     scale = alt.Scale(type="log", domain=[lo, hi])
     x = alt.X("drawn_at:Q", title="max |difference| of outputs (float32, log scale)", scale=scale,
@@ -119,14 +101,14 @@ def fully_masked_table(e9: dict) -> pd.DataFrame:
         good = d.get("equals_out_bias") if bias else d.get("is_zero")
         return ("W_o's bias (the row saw nothing)" if bias else "zeros") if good else "other values"
 
-    rows = [("attnlab `attention()` (the core)", "zeros" if fm["project_row_is_zero"] and not fm["project_has_nan"]
-             else "NaN" if fm["project_has_nan"] else "other values"),
+    rows = [("attnlab `attention()` (the core)",
+             describe({"has_nan": fm["project_has_nan"], "is_zero": fm["project_row_is_zero"]})),
             ("`F.scaled_dot_product_attention`, boolean mask (default backend)",
-             "NaN" if fm["sdpa_row_has_nan"] else "zeros" if fm["sdpa_row_is_zero"] else "other values"),
+             describe({"has_nan": fm["sdpa_row_has_nan"], "is_zero": fm["sdpa_row_is_zero"]})),
             ("`F.scaled_dot_product_attention`, additive −inf mask", describe(fm["sdpa_float_mask_row"]))]
     rows += [(f"SDPA forced to the `{name}` backend", describe(d)) for name, d in fm.get("sdpa_backends", {}).items()]
     rows += [("attnlab `SelfAttention` (whole module)",
-              "W_o's bias (the row saw nothing)" if mod.get("project_row_equals_out_bias") else "other values"),
+              describe({"equals_out_bias": mod.get("project_row_equals_out_bias")}, True)),
              ("`nn.MultiheadAttention`, eval + no_grad (fused fast path)",
               describe(mod.get("mha_fast_path", {}), True)),
              ("`nn.MultiheadAttention`, need_weights=True", describe(mod.get("mha_need_weights", {}), True)),
@@ -186,13 +168,15 @@ def unrun(ctx) -> dict[str, str]:
 def render(ctx) -> dict[str, str]:
     site, e9, out = ctx.site, ctx.result, unrun(ctx)
     out["settings"] = md_table(settings_table(e9))
-    out["cases_table"] = md_table(cases_table(e9), {
+    cases = derive.cases_table(e9)
+    shape = [f"{q} queries × {k} keys" for q, k in zip(cases["t_q"], cases["t_k"])]
+    out["cases_table"] = md_table(cases.assign(shape=shape), {
         "case": "case", "shape": "shape", "mha": "max |diff| vs MHA", "sdpa": "max |diff| vs SDPA",
         "torch": "MHA vs SDPA", "err": "attnlab vs float64", "mean": "mean |output|"},
         {k: _sci for k in ("mha", "sdpa", "torch", "err")} | {"mean": lambda v: f"{v:.4f}"})
     out["diff_chart"] = chart("chart-equivalence", diff_chart(e9, tolerance(site), chapter_diff(site)))
     out["alignment"] = alignment(e9)
-    out["agreement_reading"] = agreement_reading(cases_table(e9))
+    out["agreement_reading"] = agreement_reading(cases)
     out["low_precision_table"] = md_table(low_precision_table(e9), {
         "dtype": "dtype", "diff": "max |diff| vs float32", "tol": "tolerance", "masked": "largest masked weight",
         "nan": "any NaN", "ours": "fully masked row"}, {"diff": _sci, "tol": _sci, "masked": _sci, "nan": _yes})

@@ -1,19 +1,16 @@
 """E2 (C2.x): the ladder, from a bigram model to one full transformer block, one piece at a time."""
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
-from attnlab import layout
 from attnlab.claims.outcome import Outcome
-from attnlab.config import run_settings
-from attnlab.errors import AttnlabError
+from attnlab.experiments.ladder import derive
+from attnlab.experiments.ladder.derive import pct, variants
 from attnlab.report import charts, tables
 from attnlab.report.format import chart, md_table, not_run, num, spread
 from attnlab.report.readings import PPL_ERROR, at_seeds, count, interval, paired, said
-from attnlab.results import Results, Spread, diverged
-from attnlab.runs import LIKE, entries, train_settings
+from attnlab.results import Results, Spread
+from attnlab.runs import LIKE, entries
 from attnlab.report.context import experiment_page
 
 NAME = "ladder"
@@ -32,20 +29,12 @@ ROWS = {
     "L9": "L8 + pre-norm LayerNorm = one full block",
     "B2": "two full blocks",
 }
-SPEC_COLUMNS = ["n_blocks", "mixer", "n_heads", "residual", "position", "mlp", "norm"]
-LADDER_COLUMNS = ["row", "description", "n_params", "val_ppl", "train_ppl", "val_spread", "train_spread", "chapter_val_ppl",
-                  "chapter_train_ppl", "status", "diverged_at_step", *SPEC_COLUMNS]
 
 
 def row_order(rows, declared: dict | None = None) -> list[str]:
     """The chapter's rungs in ladder order, then the profile's other runs (a reader's variants) as it declares
     them, then any others alphabetically."""
     return tables.row_order(rows, [*ROWS, *entries(declared)])
-
-
-def variants(declared: dict | None) -> dict[str, dict]:
-    """The profile's ladder runs that are not the chapter's rungs (a reader's own), name -> entry."""
-    return {name: run or {} for name, run in entries(declared).items() if name not in ROWS}
 
 
 def described(name: str, declared: dict | None) -> str:
@@ -62,98 +51,24 @@ def described(name: str, declared: dict | None) -> str:
 
 
 def ladder_table(res: Results, reference: dict | None = None, declared: dict | None = None) -> pd.DataFrame:
-    """One line per ladder row (run or not: the chapter's rungs, then the profile's own variants); chapter values
-    only where the chapter states one. Perplexities are means over the row's seeds (val_spread, train_spread:
-    every seed's, results.Spread). `declared`: the profile's ladder section."""
-    ref = (reference or {}).get(NAME, {})
+    """One line per ladder row (run or not: the chapter's rungs, then the profile's own variants), with what it
+    adds in words beside its numbers (derive.ladder_values). `declared`: the profile's ladder section."""
     ladder = res.experiment(NAME)
-    records = []
-    for row in row_order(set(ROWS) | set(variants(declared)) | set(ladder), declared):
-        m = ladder.get(row)
-        spec = res.spec(row).to_dict() if m else {}
-        bad = m is not None and any(diverged(x) for x in res.by_seed[row].values())
-        status = Outcome.NOT_RUN if m is None else ("diverged" if bad else m.get("status", "ok"))
-        val, train = (None, None) if m is None or bad else (res.spread(row, "val_ppl"), res.spread(row, "train_ppl"))
-        records.append({
-            "row": row,
-            "description": ROWS.get(row) or (described(row, declared) if row in entries(declared)
-                                             else (m or {}).get("name", row)),
-            "n_params": None if m is None else m.get("n_params"),
-            "val_ppl": val.mean if val else None,
-            "train_ppl": train.mean if train else None,
-            "val_spread": val,
-            "train_spread": train,
-            "chapter_val_ppl": ref.get(row, {}).get("val_ppl"),
-            "chapter_train_ppl": ref.get(row, {}).get("train_ppl"),
-            "status": status,
-            "diverged_at_step": None if m is None else m.get("diverged_at_step"),
-            **{k: spec.get(k) for k in SPEC_COLUMNS},
-            "n_heads": res.spec(row).heads if m and spec["mixer"] in ("head", "multihead") else None,
-        })
-    table = pd.DataFrame.from_records(records, columns=LADDER_COLUMNS)
-    return table.astype({"n_params": "Int64", "diverged_at_step": "Int64"})
-
-
-def curves_table(res: Results, declared: dict | None = None, max_points: int = 250) -> pd.DataFrame:
-    """Long format (row, seed, step, split, loss), every seed of every rung. Train loss is thinned to about
-    `max_points` per row and seed."""
-    frames = []
-    for row in row_order(res.experiment(NAME), declared):
-        curves = tables.per_seed_csv(res, row, "curve.csv")
-        for seed, curve in curves.groupby("seed") if res.seed_paths.get(row) else []:
-            train = curve.dropna(subset=["train_loss"])
-            train = train.iloc[::max(1, len(train) // max_points)]
-            val = curve.dropna(subset=["val_loss"])
-            frames += [pd.DataFrame({"row": row, "seed": seed, "step": train["step"], "split": "train",
-                                     "loss": train["train_loss"]}),
-                       pd.DataFrame({"row": row, "seed": seed, "step": val["step"], "split": "val",
-                                     "loss": val["val_loss"]})]
-    if not frames:
-        return pd.DataFrame(columns=["row", "seed", "step", "split", "loss"])
-    return pd.concat(frames, ignore_index=True)
-
-
-def param_table(res: Results, declared: dict | None = None) -> pd.DataFrame:
-    """Parameter breakdown per ladder row, long format (row, part, n_params)."""
-    ladder = res.experiment(NAME)
-    records = [
-        {"row": row, "part": part, "n_params": n}
-        for row in row_order(ladder, declared)
-        for part, n in (ladder[row].get("param_breakdown") or {}).items()
-    ]
-    return pd.DataFrame.from_records(records, columns=["row", "part", "n_params"])
-
-
-def ladder_csv(res: Results, reference: dict | None = None, declared: dict | None = None) -> pd.DataFrame:
-    """ladder.csv: the ladder table with numbers only, one to a column. In place of the results.Spread objects
-    the pages format: the number of seeds, each perplexity's standard deviation over them (empty at one seed),
-    and every seed's value (val_ppl_seed1337, ...)."""
-    table = ladder_table(res, reference, declared)
-    spreads = {"val_ppl": list(table.pop("val_spread")), "train_ppl": list(table.pop("train_spread"))}
-    seeds = sorted({k for column in spreads.values() for sp in column if sp for k in sp.by_seed})
-    table.insert(table.columns.get_loc("val_ppl"), "n_seeds",
-                 pd.array([len(sp.by_seed) if sp else None for sp in spreads["val_ppl"]], dtype="Int64"))
-    for measure, column in spreads.items():
-        table.insert(table.columns.get_loc(measure) + 1, f"{measure}_sd", [sp.sd if sp else None for sp in column])
-    for measure, column in spreads.items():
-        for seed in seeds:
-            table[f"{measure}_{layout.seed_folder(seed)}"] = [sp.by_seed.get(seed) if sp else None for sp in column]
+    rows = row_order(set(ROWS) | set(variants(declared)) | set(ladder), declared)
+    table = derive.ladder_values(res, rows, reference)
+    table.insert(1, "description", [ROWS.get(row) or (described(row, declared) if row in entries(declared)
+                                                      else (ladder.get(row) or {}).get("name", row)) for row in rows])
     return table
 
 
+def curves(res: Results, declared: dict | None) -> dict[str, pd.DataFrame]:
+    """Each rung that ran (in ladder order) -> its curve.csv at every seed."""
+    return {row: tables.per_seed_csv(res, row, "curve.csv") for row in row_order(res.experiment(NAME), declared)}
 
 
-def runs_table(site) -> str:
-    """How each rung ran; the evaluation method is said once when every rung shares it (it is long)."""
-    ladder = site.res.experiment(NAME)
-    recs = []
-    for row in row_order(ladder, site.config.get(NAME)):
-        m = ladder[row]
-        ev = m.get("eval") or {}
-        recs.append({"row": row, "steps": m.get("steps"), "tok_s": m.get("tokens_per_second"),
-                     "resumed": m.get("resumed_from_step"), "method": ev.get("method"),
-                     "val_tokens": ev.get("val_tokens_scored"), "train_tokens": ev.get("train_tokens_scored")})
-    table = pd.DataFrame(recs)
+def runs_table(table: pd.DataFrame) -> str:
+    """How each rung ran (derive.how_they_ran); the evaluation method is said once when every rung shares it (it
+    is long)."""
     methods = set(table["method"].dropna())
     headers = {"row": "rung", "steps": "steps", "tok_s": "tokens/s", "resumed": "resumed from step",
                "method": "evaluation", "val_tokens": "val tokens scored", "train_tokens": "train tokens scored"}
@@ -161,14 +76,13 @@ def runs_table(site) -> str:
     if len(methods) <= 1:
         headers.pop("method")
         lead = f"Every rung was scored the same way: {methods.pop()}.\n\n" if methods else ""
-    return lead + md_table(table, headers, {"tok_s": lambda v: f"{v:,.0f}", "val_tokens": lambda v: f"{int(v):,}",
-                                            "train_tokens": lambda v: f"{int(v):,}"})
+    return lead + md_table(table, headers, {k: num(0) for k in ("tok_s", "val_tokens", "train_tokens")})
 
 
-def step(spreads: dict, a: str, b: str | None) -> str:
+def step(spreads: dict, a: str, b: str) -> str:
     """A cell of the steps table: rung a's perplexity less rung b's, paired by seed, ± k·SE (95 %), and which way
     it went, said only where the interval clears zero."""
-    if b is None or spreads.get(a) is None or spreads.get(b) is None:
+    if spreads.get(a) is None or spreads.get(b) is None:
         return "–"
     e = paired(spreads[a], spreads[b])
     return f"{interval(e)}: " + said(e, above="higher", below="lower")
@@ -183,24 +97,13 @@ def steps_table(ladder: pd.DataFrame) -> str:
         return ""
     rows = list(ran["row"])
     val, train = dict(zip(ran["row"], ran["val_spread"])), dict(zip(ran["row"], ran["train_spread"]))
-    table = pd.DataFrame([{"row": r, "below": rows[i - 1] if i else None,
-                           "val": step(val, r, rows[i - 1] if i else None),
-                           "train": step(train, r, rows[i - 1] if i else None),
-                           "first": step(val, r, rows[0] if i else None)} for i, r in enumerate(rows)][1:])
+    table = pd.DataFrame([{"row": r, "below": below, "val": step(val, r, below), "train": step(train, r, below),
+                           "first": step(val, r, rows[0])} for below, r in zip(rows, rows[1:])])
     return ("Each rung against the one below it and against the first (a difference in perplexity, rung minus "
             f"the other, paired by seed, ± k·SE at 95 % with SE {PPL_ERROR}; *higher* or *lower* only where that "
             "interval clears zero):"
             "\n\n" + md_table(table, {"row": "rung", "below": "rung below", "val": "val ppl − rung below",
                                        "train": "train ppl − rung below", "first": f"val ppl − {rows[0]}"}) + "\n")
-
-
-REFERENCE = "L9"  # what a variant given whole (no `like`) is read against: one full block
-
-
-def reference_of(name: str, declared: dict | None, ran: dict) -> str | None:
-    """The rung a variant is read against: the run it is `like` where that ran, else L9 where it ran."""
-    like = (entries(declared).get(name) or {}).get(LIKE)
-    return next((r for r in (like, REFERENCE) if r is not None and ran.get(r) is not None), None)
 
 
 def variant_reading(name: str, what: str, reference: str, mine: Spread, theirs: Spread) -> str:
@@ -215,14 +118,9 @@ def variant_reading(name: str, what: str, reference: str, mine: Spread, theirs: 
 
 def variants_part(ladder: pd.DataFrame, declared: dict | None) -> str:
     """A reading of each of the profile's own variants that ran, against the rung it is like (else L9)."""
-    ran = dict(zip(ladder["row"], ladder["val_spread"]))
-    lines = []
-    for name in variants(declared):
-        reference = reference_of(name, declared, ran)
-        if ran.get(name) is None or reference is None:
-            continue
-        what = dict(zip(ladder["row"], ladder["description"]))[name]
-        lines.append("- " + variant_reading(name, what, reference, ran[name], ran[reference]))
+    ran, what = dict(zip(ladder["row"], ladder["val_spread"])), dict(zip(ladder["row"], ladder["description"]))
+    lines = ["- " + variant_reading(name, what[name], reference, ran[name], ran[reference])
+             for name, reference in derive.read_against(declared, ran)]
     if not lines:
         return ""
     return ("**Your variants.** Each run this profile adds to the ladder, read against the rung it is like (a "
@@ -230,43 +128,10 @@ def variants_part(ladder: pd.DataFrame, declared: dict | None) -> str:
             f"{PPL_ERROR}; *higher* or *lower* only where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
 
 
-def eval_windows(site, row: str) -> int | None:
-    """How many validation windows the training loop scored at each evaluation of `row` (train.eval_windows)."""
-    try:
-        found = run_settings(site.config, row)
-        return found.train["eval_windows"] if found else None
-    except (AttnlabError, KeyError, TypeError):
-        return None
-
-
-def last_evals(site) -> pd.DataFrame:
-    """Per rung and seed, from the run files: the curve's last in-training validation loss (its step, the tokens it
-    scored: the split's first eval_windows windows) beside the run file's final one (the whole split)."""
-    res, recs = site.res, []
-    for row in row_order(res.experiment(NAME), site.config.get(NAME)):
-        curves, windows = tables.per_seed_csv(res, row, "curve.csv"), eval_windows(site, row)
-        for seed, m in res.by_seed[row].items():
-            curve = curves[curves["seed"] == seed].dropna(subset=["val_loss"]) if len(curves) else curves
-            context, scored = (m.get("spec") or {}).get("context"), (m.get("eval") or {}).get("val_tokens_scored")
-            if not len(curve) or not context or not scored:
-                continue
-            recs.append({"row": row, "seed": seed, "step": int(curve["step"].iloc[-1]),
-                         "curve_loss": float(curve["val_loss"].iloc[-1]), "steps": m.get("steps"),
-                         "final_loss": m.get("val_loss"), "context": context, "final_tokens": scored,
-                         "windows": None if windows is None else min(windows, scored // context)})
-    return pd.DataFrame(recs, columns=["row", "seed", "step", "curve_loss", "steps", "final_loss", "context",
-                                       "final_tokens", "windows"])
-
-
 def one_or_range(values, fmt: str = ",") -> str:
     """'16' where every value is the same, '16 to 64' where they differ."""
     values = sorted(set(values))
     return f"{values[0]:{fmt}}" if len(values) == 1 else f"{values[0]:{fmt}} to {values[-1]:{fmt}}"
-
-
-def scores_part(evals: pd.DataFrame) -> bool:
-    """Whether the dots score only part of the split (its first windows), or an unknown number of them."""
-    return bool(evals["windows"].isna().any() or (evals["windows"] * evals["context"] < evals["final_tokens"]).any())
 
 
 def what_dots_score(evals: pd.DataFrame) -> str:
@@ -277,18 +142,13 @@ def what_dots_score(evals: pd.DataFrame) -> str:
                 f"validation split; the ladder table gives the final evaluation, over the whole split ({total} "
                 "tokens).")
     n, context = evals["windows"].astype(int), evals["context"].astype(int)
-    if not scores_part(evals):
+    if not derive.scores_part(evals):
         return (f"The dots score the whole validation split ({total} tokens), as the final evaluation behind the "
                 "ladder table does.")
     return (f"The dots are the evaluation the training loop runs as it goes: the first {one_or_range(n)} windows "
             f"of {one_or_range(context)} tokens of the validation split ({one_or_range(n * context)} tokens, the "
             f"same at every evaluation and every seed); the final evaluation, behind the ladder table's "
             f"perplexities, scores all {one_or_range(evals['final_tokens'] // context)} windows ({total} tokens).")
-
-
-def pct(gap: float) -> float:
-    """How far a dot's perplexity lies from its run's final one, in per cent, for a gap of `gap` nats."""
-    return 100 * abs(math.exp(-gap) - 1)
 
 
 def where_dots_lie(gaps: list[float]) -> str:
@@ -316,19 +176,17 @@ def curves_note(evals: pd.DataFrame) -> str:
     if evals.empty:
         return ""
     text = what_dots_score(evals)
-    same = evals[(evals["step"] == evals["steps"]) & evals["final_loss"].notna()]
+    same = derive.at_final_weights(evals)
     if len(same):
         gaps = list(same["final_loss"] - same["curve_loss"])
         text += (f" At the last step ({one_or_range(same['step'])}) both score the same weights, and "
                  f"{where_dots_lie(gaps)}.")
-        spans = same.groupby("row").agg(seeds=("seed", "size"), curve=("curve_loss", lambda v: v.max() - v.min()),
-                                        final=("final_loss", lambda v: v.max() - v.min()))
-        spans = spans[spans["seeds"] > 1]
+        spans = derive.seed_spans(same)
         if len(spans):
             c, f = spans["curve"].idxmax(), spans["final"].idxmax()
             text += (f" Across seeds, the last dots of one rung span up to {spans.at[c, 'curve']:.2f} nats ({c}); "
                      f"the final losses, up to {spans.at[f, 'final']:.2f} ({f}).")
-    if scores_part(evals):
+    if derive.scores_part(evals):
         text += (" The dots' windows are one stretch from the start of the split, not a sample of the whole of it: "
                  "read them for how the loss falls, and the ladder table for its value.")
     return text + "\n"
@@ -349,7 +207,8 @@ def render(ctx) -> dict[str, str]:
     run = ladder[ladder["status"] != Outcome.NOT_RUN]
     missing_rows = [r for r in ladder["row"] if r not in ctx.runs]
     redo = site.snakemake(site.run_target(NAME, missing_rows), gpu=True) if missing_rows else ""
-    curves, params = curves_table(res, declared), param_table(res, declared)
+    by_row = curves(res, declared)
+    long, params = derive.curves_long(by_row), derive.param_table(res, list(by_row))
     return {
         "ladder_table": md_table(ladder, {
             "row": "rung", "description": "what it adds", "n_params": "params", "val_spread": "val ppl",
@@ -366,18 +225,19 @@ def render(ctx) -> dict[str, str]:
                     if missing_rows else ""),
         "ladder_chart": chart("chart-ladder", charts.rows_chart(ladder, variants(declared))) if len(run) else "",
         "settings": site.settings_table(),
-        "curves_chart": chart("chart-curves", charts.curves_chart(curves)) if len(curves) else
+        "curves_chart": chart("chart-curves", charts.curves_chart(long)) if len(long) else
         "_No training curves yet._\n",
-        "curves_note": curves_note(last_evals(site)) if len(curves) else "",
+        "curves_note": curves_note(derive.last_evals(res, site.config, by_row)) if len(long) else "",
         "params_chart": chart("chart-params", charts.params_chart(params)) if len(params) else
         "_No rung has run yet._\n",
-        "runs_table": runs_table(site) if res.experiment(NAME) else "",
+        "runs_table": runs_table(derive.how_they_ran(res, list(by_row))) if by_row else "",
     }
 
 
 def downloads(site) -> dict[str, str]:
-    """ladder.csv beside the pages: the ladder table with numbers only (see ladder_csv)."""
-    return {"ladder.csv": ladder_csv(site.res, site.registry.reference, site.config.get(NAME)).to_csv(index=False)}
+    """ladder.csv beside the pages: the ladder table with numbers only (see derive.numbers_only)."""
+    table = ladder_table(site.res, site.registry.reference, site.config.get(NAME))
+    return {"ladder.csv": derive.numbers_only(table).to_csv(index=False)}
 
 
 blocks = experiment_page(NAME, render, unrun=render, rerun=rerun)

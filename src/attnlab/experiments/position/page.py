@@ -1,58 +1,17 @@
 """E5 (C5.1-C5.4): four position encodings, trained on one window and read through longer ones."""
 from __future__ import annotations
 
-import math
-
 import altair as alt
 import pandas as pd
 
+from attnlab.experiments.position import derive
+from attnlab.experiments.position.derive import ORDER
 from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, finite, md_table, spread
 from attnlab.report.readings import PPL_ERROR, Estimate, interval, paired, said
 from attnlab.report.context import experiment_page, one_run_then_every
 
 EXPERIMENT = "position"
-ORDER = ["learned", "sinusoidal", "rope", "alibi", "none"]
-
-
-
-def windows(site) -> list[str]:
-    """Every evaluation window any run reports, in increasing order (keys as written: '64', '128', ...)."""
-    keys = {k for m in site.res.experiment(EXPERIMENT).values() for k in (m.get("val_ppl_at") or {})}
-    return sorted(keys, key=lambda k: (float(k) if k.replace(".", "", 1).isdigit() else math.inf, k))
-
-
-def runs_table(site) -> pd.DataFrame:
-    wins, rows = windows(site), []
-    for name, m in site.res.experiment(EXPERIMENT).items():
-        spec, at = m.get("spec") or {}, m.get("val_ppl_at") or {}
-        trained = str(spec.get("context")) if spec.get("context") is not None else None
-        at = {w: site.res.mean(name, "val_ppl_at", w) for w in at}  # means over seeds
-        row = {"run": name, "encoding": spec.get("position"), "trained": spec.get("context"),
-               "status": site.res.status(name), "diverged_at": m.get("diverged_at_step")}
-        row.update({f"ppl_{w}": finite(at.get(w)) for w in wins})
-        row.update({f"spread_{w}": site.res.spread(name, "val_ppl_at", w) for w in wins})
-        longest = next((w for w in reversed(wins) if finite(at.get(w)) is not None), None)
-        base = finite(at.get(trained)) if trained else None
-        row["rise"] = at[longest] / base if base and longest and longest != trained else None
-        row["longest"] = longest
-        rows.append(row)
-    if not rows:
-        return pd.DataFrame()
-    rank = {e: i for i, e in enumerate(ORDER)}
-    return (pd.DataFrame(rows).assign(_o=lambda d: d["encoding"].map(rank).fillna(len(ORDER)))
-            .sort_values(["_o", "run"]).drop(columns="_o").reset_index(drop=True))
-
-
-def length_long(site, table: pd.DataFrame) -> pd.DataFrame:
-    rows = []
-    for _, r in table.iterrows():
-        at = {w: site.res.mean(r["run"], "val_ppl_at", w) for w in site.res.runs[r["run"]].get("val_ppl_at") or {}}
-        for w, v in at.items():
-            if finite(v) is not None:
-                rows.append({"run": r["run"], "encoding": r["encoding"], "window": float(w), "ppl": v,
-                             "trained": float(w) == r["trained"]})
-    return pd.DataFrame(rows)
 
 
 def length_chart(data: pd.DataFrame, trained: list[float]) -> dict:
@@ -79,7 +38,7 @@ def length_reading(data: pd.DataFrame, trained: list[float]) -> str:
     """How to read the chart, from the windows actually evaluated (so it cannot describe a side that is absent)."""
     if data.empty or not trained:
         return ""
-    t, seen = int(max(set(trained), key=trained.count)), sorted({int(w) for w in data["window"]})
+    t, seen = derive.trained_window(trained), sorted({int(w) for w in data["window"]})
     shorter, longer = [w for w in seen if w < t], [w for w in seen if w > t]
     text = f"What to look for: the dashed line marks the trained window ({t} tokens)."
     if shorter:
@@ -92,17 +51,6 @@ def length_reading(data: pd.DataFrame, trained: list[float]) -> str:
     else:
         text += " No window longer than the trained one was evaluated, so nothing here tests extrapolation."
     return text + "\n"
-
-
-def rises(site, table: pd.DataFrame, trained: str, longest: str) -> dict[str, Estimate]:
-    """Encoding -> its perplexity at the `longest` window over the one at `trained`, paired by seed (each seed's
-    ratio; their mean with its error), for the runs trained at that length that have both."""
-    out = {}
-    for _, r in table[table["trained"].astype(str) == trained].iterrows():
-        at_long, at_trained = (site.res.spread(r["run"], "val_ppl_at", w) for w in (longest, trained))
-        if at_long and at_trained:
-            out[r["encoding"]] = paired(at_long, at_trained, how=lambda a, b: a / b)
-    return out
 
 
 def rise_reading(rises: dict[str, Estimate], trained: int, longest: str) -> str:
@@ -137,13 +85,12 @@ def method_words(table: pd.DataFrame, wins: list[str], context) -> dict[str, str
 
 
 def unrun(ctx) -> dict[str, str]:
-    return method_words(runs_table(ctx.site), [], None)
+    return method_words(derive.runs_table(ctx.site.res), [], None)
 
 
 def render(ctx) -> dict[str, str]:
     site, out = ctx.site, {}
-    table = runs_table(site)
-    wins = windows(site)
+    table, wins = derive.runs_table(site.res), derive.windows(site.res)
     headers = {"run": "run", "encoding": "encoding", "trained": "trained on", "status": "status",
                **{f"spread_{w}": f"ppl at {w}" for w in wins}, "rise": "longest / trained"}
     formats = {**{f"spread_{w}": spread(2) for w in wins}, "rise": lambda v: f"×{v:.3f}",
@@ -156,15 +103,16 @@ def render(ctx) -> dict[str, str]:
                                                   is not None else "") + ": no perplexity to read at any window."
             for _, r in bad.iterrows())
     out["runs_table"] = text
-    data = length_long(site, table)
+    data = derive.length_long(site.res, table)
     trained = [float(t) for t in table["trained"].dropna()]
     out["length_chart"] = chart("chart-position-length", length_chart(data, trained)) if len(data) else \
         "_No run recorded perplexities at several windows._"
     out["length_reading"] = length_reading(data, trained)
-    t = int(max(set(trained), key=trained.count)) if trained else None
+    t = derive.trained_window(trained)
     if t is not None and wins and float(wins[-1]) > t:
-        out["length_reading"] = out["length_reading"].rstrip("\n") + rise_reading(
-            rises(site, table, str(t), wins[-1]), t, wins[-1]) + "\n"
+        rises = {enc: paired(at_long, at_trained, how=lambda a, b: a / b)
+                 for enc, (at_long, at_trained) in derive.rise_spreads(site.res, table, str(t), wins[-1]).items()}
+        out["length_reading"] = out["length_reading"].rstrip("\n") + rise_reading(rises, t, wins[-1]) + "\n"
     out |= method_words(table, wins, (site.config.get("model") or {}).get("context"))
     return out
 

@@ -4,42 +4,21 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from attnlab.report.format import chart, finite, md_table, spread
+from attnlab.report.format import chart, md_table, spread
 from attnlab.report.readings import PPL_ERROR, interval, paired, said, versus
-from attnlab.results import Spread
+from attnlab.experiments.scaling import derive
 from attnlab.report.tables import per_seed_csv, seeds_named
 from attnlab.report.context import experiment_page, one_run_then_every
 
-TWIN = {"E3-block-raw": "L9"}  # the divided twin of a run that lives in another experiment
-
 
 def runs_table(site) -> pd.DataFrame:
-    names = list(site.res.experiment("scaling"))
-    names += [twin for name, twin in TWIN.items() if name in names and twin in site.res.runs]
-    rows = []
-    for name in names:
-        m, spec = site.res.runs[name], site.res.spec(name)
-        rows.append({
-            "run": name, "setup": f"full block, {spec.heads} heads" if spec.mixer == "multihead" else "one head, no norm",
-            "d_k": spec.head_dim, "divided": spec.scale, "steps": m.get("steps"),
-            "val_ppl": site.res.mean(name, "val_ppl"), "train_ppl": site.res.mean(name, "train_ppl"),
-            "val_spread": site.res.spread(name, "val_ppl"), "train_spread": site.res.spread(name, "train_ppl"),
-            "status": site.res.status(name),
-        })
-    return pd.DataFrame(rows).sort_values(["setup", "d_k", "divided"]) if rows else pd.DataFrame()
-
-
-def probes_table(site) -> pd.DataFrame:
-    """Long format (run, seed, step, probe, value): the one head's probes of every run at every seed."""
-    frames = []
-    for name in site.res.experiment("scaling"):
-        df = per_seed_csv(site.res, name, "probes.csv")
-        if len(df):
-            cols = {c: c.rsplit("_", 1)[0] for c in df.columns if c.endswith("_0")}  # the first (only) head
-            frames.append(df[["seed", "step", *cols]].rename(columns=cols).assign(run=name))
-    if not frames:
-        return pd.DataFrame()
-    return pd.concat(frames).melt(id_vars=["run", "seed", "step"], var_name="probe", value_name="value")
+    """derive.runs_table with each run's setup in words, sorted by setup, d_k and division."""
+    table = derive.runs_table(site.res)
+    if table.empty:
+        return table
+    table.insert(1, "setup", [f"full block, {h} heads" if mixer == "multihead" else "one head, no norm"
+                              for mixer, h in zip(table.pop("mixer"), table.pop("heads"))])
+    return table.sort_values(["setup", "d_k", "divided"])
 
 
 def gain_chart(table: pd.DataFrame) -> dict:
@@ -76,25 +55,23 @@ def render(ctx) -> dict[str, str]:
                                          "status": "status"}, {"val_spread": spread(2), "train_spread": spread(2)})
     out["gain_chart"] = (chart("chart-scaling-gain", gain_chart(table)) if table["val_ppl"].notna().any()
                          else "_No run has a finite perplexity to chart: each diverged (see its status above)._\n")
-    probes = probes_table(site)
+    probes = derive.probes_long({name: per_seed_csv(site.res, name, "probes.csv")
+                                 for name in site.res.experiment("scaling")})
     out["probes_chart"] = chart("chart-scaling-probes", probes_chart(probes)) if len(probes) else \
         "_No probes recorded._"
-    spreads = probe_spreads(site)
+    spreads = derive.probe_spreads(site.res)
     out["probes_table"] = probes_seed_table(spreads) if spreads else ""
     out["probe_reading"] = probe_reading(spreads)
     out["division_reading"] = division_reading(table)
-    out["c35_step"] = c35_step_words(site)
+    out["c35_step"] = c35_step_words(derive.c35_steps(site.res))
     return out
 
 
 CHAPTER_C35_STEP = 1500  # the chapter reads C3.5's score dynamics after 1500 steps of batch 32
-C35_RUNS = ("E3-h1024-raw", "E3-h1024-div")
 
 
-def c35_step_words(site) -> str:
-    """At which step C3.5's last probe was read, against the chapter's 1500: said from the run files."""
-    steps = sorted({m["probes_last"]["step"] for run in C35_RUNS for m in (site.res.by_seed.get(run) or {}).values()
-                    if (m.get("probes_last") or {}).get("step") is not None})
+def c35_step_words(steps: list[int]) -> str:
+    """At which step C3.5's last probe was read (derive.c35_steps), against the chapter's 1500."""
     if not steps:
         return ""
     where = " and ".join(map(str, steps))
@@ -109,23 +86,6 @@ def c35_step_words(site) -> str:
 
 
 PROBES = {"score_std": "score std", "saturated": "saturated rows", "entropy": "entropy"}
-
-
-def probe_spreads(site) -> dict[str, dict]:
-    """Run -> {(probe, 'start' or 'end'): Spread over its seeds} from every seed's first and last probe (the
-    first head's, the only one these runs have)."""
-    out = {}
-    for name in site.res.experiment("scaling"):
-        at = {}
-        for seed, m in (site.res.by_seed.get(name) or {}).items():
-            for when, key in (("start", "probes_first"), ("end", "probes_last")):
-                for probe in PROBES:
-                    v = finite((m.get(key) or {}).get(f"{probe}_0"))  # a diverged run's last probe may be NaN
-                    if v is not None:
-                        at.setdefault((probe, when), {})[str(seed)] = v
-        if at:
-            out[name] = {k: Spread(v) for k, v in at.items()}
-    return out
 
 
 def probes_seed_table(spreads: dict[str, dict]) -> str:

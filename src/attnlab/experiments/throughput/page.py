@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from attnlab.experiments.throughput import derive
 from attnlab.report import charts
 from attnlab.report.format import chart, fmt, md_table, num
 from attnlab.report.readings import interval, of_values, said, side
@@ -30,26 +31,19 @@ def speed_reading(b: dict) -> str:
 
 
 def paired_ratio(b: dict):
-    """Each paired round's reference step time over attnlab's (attnlab's speed over the reference's), as a mean
-    with its error; None without paired rounds."""
-    ours, theirs = b.get("attnlab_step_seconds") or [], b.get("reference_step_seconds") or []
-    if not ours or len(ours) != len(theirs):
-        return None
-    return of_values([t / o for o, t in zip(ours, theirs)])
+    """attnlab's speed over the reference's, from the paired rounds (derive.round_ratios), as a mean with its
+    error; None without paired rounds."""
+    ratios = derive.round_ratios(b)
+    return None if ratios is None else of_values(ratios)
 
 
 GOAL = 1.25  # issue 23: the fastest setting at >= 1.25x the float32 reference
 
 
 def speedups(b: dict) -> list[tuple[dict, object]]:
-    """Each measured setting with its speedup over the yardstick: the yardstick's step seconds over the setting's,
-    round by round, as the mean of their logarithms with its interval (95 %), so that one round slowed by the
-    machine weighs no more on the fast side than on the slow. Empty for a run file from before the settings."""
-    rows = b.get("settings") or []
-    yard = next((r["step_seconds"] for r in rows if r["name"] == b.get("yardstick")), None)
-    if yard is None:
-        return []
-    return [(r, of_values([math.log(y / x) for x, y in zip(r["step_seconds"], yard)])) for r in rows]
+    """Each measured setting with its speedup over the yardstick: the mean of its rounds' log speedups
+    (derive.log_speedups) with its interval (95 %). Empty for a run file from before the settings."""
+    return [(r, of_values(logs)) for r, logs in derive.log_speedups(b)]
 
 
 def faster_or_slower(e, than: str = "") -> str:
@@ -97,18 +91,13 @@ def settings_table(b: dict) -> str:
     return md_table(table, formats={"tokens/s": num(0), "first step (s)": num(2)})
 
 
-def fastest(b: dict) -> tuple[dict, object] | None:
-    """attnlab's setting with the highest mean speedup, and that speedup (None: no settings measured)."""
-    return max(((r, e) for r, e in speedups(b) if r["model"] == "attnlab"), key=lambda pair: pair[1].value,
-               default=None)
-
-
 def goal_reading(b: dict) -> str:
     """Whether the fastest attnlab setting (by mean log speedup) reaches the goal, said only where its interval
     clears GOAL."""
-    if fastest(b) is None:
+    found = derive.fastest(b)
+    if found is None:
         return ""
-    r, e = fastest(b)
+    r, e = found[0], of_values(found[1])
     verdict = said(e, of=math.log(GOAL), above=f"it reaches the goal of {GOAL}×",
                    below=f"it falls short of the goal of {GOAL}×",
                    within=f"whether it reaches the goal of {GOAL}× the noise cannot tell",
@@ -126,7 +115,7 @@ def tokenizer_reading(b: dict, data: dict | None) -> str:
 
 
 def render(ctx) -> dict[str, str]:
-    site, b, out = ctx.site, ctx.result, {}
+    site, b = ctx.site, ctx.result
     yardstick = b.get("reference", EAGER)  # the run file says what it was measured against
     speed = pd.DataFrame([("attnlab (spec-built model, one attention core)", b["attnlab_tokens_per_s"]),
                           (yardstick.split(":")[0], b["reference_tokens_per_s"])], columns=["model", "tokens/s"])
@@ -146,12 +135,12 @@ def render(ctx) -> dict[str, str]:
         ("encode the whole corpus (s)", b.get("tokenizer_encode_seconds")),
         ("encode 100 KB again with the saved tokenizer (s)", b.get("encode_100kb_seconds")),
     ], columns=["step", "seconds"])
-    return out | {"reference": f"Measured against the {yardstick}.",
-                  "throughput_table": md_table(speed, formats={"tokens/s": num(0)}) + "\n\n" + md_table(facts),
-                  "throughput_chart": chart("chart-throughput", charts.throughput_chart(speed)),
-                  "tokenizer_table": md_table(tok, formats={"seconds": num(3)}),
-                  "settings_table": settings_table(b), "goal_reading": goal_reading(b),
-                  "speed_reading": speed_reading(b), "tokenizer_reading": tokenizer_reading(b, site.res.result("data"))}
+    return {"reference": f"Measured against the {yardstick}.",
+            "throughput_table": md_table(speed, formats={"tokens/s": num(0)}) + "\n\n" + md_table(facts),
+            "throughput_chart": chart("chart-throughput", charts.throughput_chart(speed)),
+            "tokenizer_table": md_table(tok, formats={"seconds": num(3)}),
+            "settings_table": settings_table(b), "goal_reading": goal_reading(b),
+            "speed_reading": speed_reading(b), "tokenizer_reading": tokenizer_reading(b, site.res.result("data"))}
 
 
 blocks = experiment_page(NAME, render)
