@@ -472,9 +472,9 @@ def test_averaging_counts_rounding_steps():
 
 def test_grouping_compares_each_run_paired_by_seed():
     t = pd.DataFrame([
-        {"run": "mha", "kv_heads": 4, "heads": 4, "start": "fresh", "steps": 800, "val_spread": seeds(56.5, 58, 55)},
-        {"run": "gqa", "kv_heads": 2, "heads": 4, "start": "fresh", "steps": 800, "val_spread": seeds(57.1, 57.6, 56.8)},
-        {"run": "gqa-up", "kv_heads": 2, "heads": 4, "start": "mha/ckpt", "steps": 40,
+        {"run": "mha", "kv_heads": 4, "heads": 4, "up": False, "steps": 800, "val_spread": seeds(56.5, 58, 55)},
+        {"run": "gqa", "kv_heads": 2, "heads": 4, "up": False, "steps": 800, "val_spread": seeds(57.1, 57.6, 56.8)},
+        {"run": "gqa-up", "kv_heads": 2, "heads": 4, "up": True, "steps": 40,
          "val_spread": seeds(58.0, 59.5, 56.6)}])
     text = grouping.cost_reading(t)
     assert "**gqa** against mha" in text and "**gqa-up** against mha" in text and "**gqa-up** against gqa" in text

@@ -77,7 +77,7 @@ def reading(r: dict) -> str:
     errors = r.get("speedup_se_at_longest") or {}
     parts = []
     for key, value in r["speedup_at_longest"].items():
-        e = Estimate(value, errors.get(key)) if errors.get(key) else Estimate(value)
+        e = Estimate(value, errors.get(key) or None)
         parts.append(f"{config_name(key)} ×{interval(e, signed=False)}, "
                      + said(e, of=1.0, above="faster with the cache", below="slower with the cache",
                             within="no faster within the noise", unknown="no error stated"))
@@ -86,7 +86,7 @@ def reading(r: dict) -> str:
     slopes = []
     for key, g in (r.get("speedup_slope") or {}).items():
         if g:
-            e = Estimate(g["slope"], g["se"]) if g.get("se") else Estimate(g["slope"])
+            e = Estimate(g["slope"], g.get("se") or None)
             slopes.append(f"{config_name(key)} {interval(e, signed=False)}, " + said(e, above="grows with length", below="shrinks with length",
                                         within="flat within the noise", unknown="no error stated"))
     if slopes:

@@ -4,48 +4,19 @@ warning on different settings) are functions of the values they are given, each 
 from __future__ import annotations
 
 import html
-import math
-import statistics
 
-from attnlab.config import digest, seeds
+from attnlab.comparison import NOT_BOTH, changes, differing_settings, others, profile_of, status
 from attnlab.report.format import badge, fmt
-from attnlab.report.published import Frozen, frozen_verdicts, unread
+from attnlab.report.published import frozen_verdicts, unread
 from attnlab.report.site import cards_table, holds, origin_mark, parts_cell
 from attnlab.report.readings import versus
 from attnlab.runs import likes
-from attnlab.claims.outcome import Outcome
 from attnlab.claims.verdicts import Verdict
-from attnlab.versions import differing, leaves, settings_of
+from attnlab.versions import settings_of
 
 NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
 STATUS = {"same": "same", "changed": "≠ changed", "only here": "only here", "only there": "only there",
           "unread here": "unread here today", "unread there": "unread there today", "neither": "not run in either"}
-
-
-def others(site) -> list[dict]:
-    """The manifests of every published version but the one this site shows: the version of record first, then
-    newest first."""
-    own, record = (site.manifest or {}).get("version"), site.latest()
-    return sorted((m for m in site.versions() if m["version"] != own), key=lambda m: m["version"] != record)
-
-
-def status(mine: Verdict, other: Verdict, then_here: Frozen | None = None, then_there: Frozen | None = None) -> str:
-    """'same' verdict, 'changed' verdict, or measured in one version only ('only here', 'only there': not run on
-    the other side), which is no change of verdict but a claim one version did not measure, or in neither. A side
-    that measured the claim when published (`then_…`: its claims.csv) but whose run files lack a field today's
-    claim reads is 'unread' there, not unmeasured."""
-    if mine.verdict == other.verdict == Outcome.NOT_RUN:
-        return "neither"
-    if mine.verdict == other.verdict:
-        return "same"
-    if Outcome.NOT_RUN in (mine.verdict, other.verdict):
-        if other.verdict == Outcome.NOT_RUN:
-            return "unread there" if unread(other, then_there) else "only here"
-        return "unread here" if unread(mine, then_here) else "only there"
-    return "changed"
-
-
-NOT_BOTH = ("only here", "only there", "unread here", "unread there", "neither")  # not measured in both today
 
 
 def tally(statuses: dict[str, str]) -> str:
@@ -67,10 +38,6 @@ def tally(statuses: dict[str, str]) -> str:
     return out + "."
 
 
-def number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def change_words(diff: float, se: float | None, how: str = "") -> str:
     """One part's change, here minus there: signed, ± the standard error of the difference where either side has
     one (`how` it was had, where said), and 'within the noise' where the difference does not clear NOISE_K of
@@ -82,64 +49,22 @@ def change_words(diff: float, se: float | None, how: str = "") -> str:
     return text + f"\u00a0±\u00a0{fmt(se)}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
-FLOAT_NOISE = 1e-6  # relative: float32 keeps about seven digits, and a sum of many rounds a few of them
-NEGLIGIBLE = 1e-3   # a difference under this share of the value's own error tells a reader nothing
-
-
-def parts_of(value) -> dict:
-    return {} if value is None else value if isinstance(value, dict) else {"": value}
-
-
-def paired(mine: Verdict, other: Verdict, part: str) -> list[float]:
-    """The part's seed-by-seed differences, here minus there, where both versions computed it at the same seeds
-    (two or more): runs of one seed share their data and initial weights, so their difference is paired; [] else."""
-    here, there = ({seed: parts_of(x).get(part) for seed, x in v.seeds.items()} for v in (mine, other))
-    if len(here) < 2 or set(here) != set(there) or not all(number(x) for x in [*here.values(), *there.values()]):
-        return []
-    return [here[seed] - there[seed] for seed in sorted(here)]
-
-
-def identical(diffs: list[float], values: list[float], errors: list[float]) -> bool:
-    """Whether differences are rounding, not a change: each within float32's noise on the values, or under a
-    thousandth of the larger side's error."""
-    tolerance = max(FLOAT_NOISE * max(map(abs, values)), NEGLIGIBLE * max(errors, default=0.0))
-    return all(abs(d) <= tolerance for d in diffs)
-
-
-def part_change(a: float, b: float, diffs: list[float], errors: list[float]) -> str:
-    """One part's change, here (a) minus there (b): 'identical' where every difference (seed by seed where
-    `diffs` pairs them) is rounding; else the change, ± the error of the paired differences' mean (their spread
-    over √n) where runs of the same seeds pair them, or both sides' errors combined where they are independent."""
-    largest = max(abs(d) for d in diffs or [a - b])
-    if identical(diffs or [a - b], [a, b], errors):
-        return "identical" + (f" (|difference| ≤ {fmt(largest)})" if largest else "")
-    if diffs:
-        return change_words(a - b, statistics.stdev(diffs) / math.sqrt(len(diffs)), f"paired: {len(diffs)} seeds")
-    return change_words(a - b, math.hypot(*errors) if errors else None)
+def change_cell(c: dict) -> str:
+    """One part's attnlab.comparison.part_change in words: 'identical' where it is rounding (with the largest
+    difference, where any), else the change (change_words), its error paired by seed where it is."""
+    if "identical" in c:
+        return "identical" + (f" (|difference| ≤ {fmt(c['identical'])})" if c["identical"] else "")
+    return change_words(c["diff"], c["se"], f"paired: {c['paired']} seeds" if c["paired"] else "")
 
 
 def change(mine: Verdict, other: Verdict) -> str:
-    """The change cell: each numeric part's value here minus there (parts named as in the value cells), '–'
-    where either side has no number (see part_change for its error and for 'identical')."""
-    here, there = parts_of(mine.reproduced), parts_of(other.reproduced)
-    out = {}
-    for part in here:
-        if number(here[part]) and number(there.get(part)):
-            errors = [e for e in (mine.se.get(part), other.se.get(part)) if e]
-            out[part] = part_change(here[part], there[part], paired(mine, other, part), errors)
+    """The change cell: each numeric part's value here minus there (comparison.changes; parts named as in the
+    value cells), '–' where either side has no number."""
+    out = {part: change_cell(c) for part, c in changes(mine, other).items()}
     return parts_cell(out) if out else "–"
 
 
-def profile_of(cfg: dict) -> dict:
-    """What two versions must share for their values to differ only by the code: the profile, its seeds and its
-    digest, of the profile as validated today (the digest each page's settings table shows; a manifest's
-    config_digest also moves with the schema's defaults at publishing, which change no run)."""
-    return {"profile": cfg.get("profile"), "seeds": seeds(cfg), "digest": digest(cfg),
-            "settings": {k: v for k, v in leaves(cfg).items() if k not in ("profile", "seeds")}}
-
-
 SHOWN = 4  # differing settings named in a warning (those every run shares first); the rest are counted
-SHARED = ("threads", "device", "data.", "model.", "train.")
 
 
 def setting_differences(here: dict, there: dict) -> str:
@@ -148,7 +73,7 @@ def setting_differences(here: dict, there: dict) -> str:
     and the rest counted; '' where none differ."""
     def show(leaf, key):
         return "unset" if leaf.get(key) is None else html.escape(str(leaf[key]))
-    differ = sorted(differing(here, there), key=lambda k: not k.startswith(SHARED))  # stable: by name within
+    differ = differing_settings(here, there)
     named = [f"<code>{html.escape(k)}</code> {show(here, k)} here, {show(there, k)} there" for k in differ[:SHOWN]]
     more = f"; and {len(differ) - SHOWN} more" if len(differ) > SHOWN else ""
     return f"The settings that differ: {'; '.join(named)}{more}." if named else ""
@@ -217,8 +142,8 @@ def comparison(site, manifest: dict) -> str:
     theirs = site.verdicts_of(manifest["version"])
     pairs = [(mine, theirs[mine.claim.id]) for mine in site.verdicts]
     then_here, then_there = site.frozen() or {}, frozen_verdicts(folder) or {}
-    statuses = {v.claim.id: status(v, other, then_here.get(v.claim.id), then_there.get(v.claim.id))
-                for v, other in pairs}
+    statuses = {v.claim.id: status(v, other, unread(v, then_here.get(v.claim.id)),
+                                   unread(other, then_there.get(v.claim.id))) for v, other in pairs}
     pairs.sort(key=lambda pair: statuses[pair[0].claim.id] in NOT_BOTH)  # what both measured first, in order
     rows = [("", [html.escape(mine.claim.id) + origin_mark(mine.claim), verdict_cell(mine, then_here),
                   verdict_cell(other, then_there), STATUS[statuses[mine.claim.id]], value_cell(mine, then_here),
@@ -238,7 +163,8 @@ def comparison(site, manifest: dict) -> str:
 def blocks(site) -> dict[str, str]:
     here = (f"version <code>{html.escape(site.manifest['version'])}</code>" if site.manifest
             else f"the unpublished results in <code>{html.escape(site.res.root.name)}/</code>")
-    found, record = others(site), site.latest()
+    record = site.latest()
+    found = others(site.versions(), (site.manifest or {}).get("version"), record)
     rule = {"here": here, "noise_k": f"{NOISE_K} standard errors"}
     if not found:
         return rule | {"compare": "_No other published version to compare with: `attnlab publish` makes one._"}

@@ -9,7 +9,7 @@ from attnlab import registry
 from attnlab.claims.outcome import Outcome
 from attnlab.report import budget
 from attnlab.report.differences import budget_differences
-from attnlab.report.format import badge, code
+from attnlab.report.format import badge
 from attnlab.report.site import OURS, anchor, cards_table, origin_mark, tally
 
 

@@ -1,0 +1,46 @@
+"""S6's numbers from its run files: each run's shape, where it started, its steps and perplexities; which runs
+a page sets against which; how long the up-trained runs trained."""
+from __future__ import annotations
+
+import pandas as pd
+
+EXPERIMENT = "grouping"
+
+
+def runs(res) -> pd.DataFrame:
+    """One row per run (res: results.Results): its heads, where each seed started (`init_from`: seed -> its run
+    file's init_from, None: from scratch) and whether any seed was up-trained (`up`), its steps, status,
+    perplexities (mean and results.Spread over seeds), parameters and KV cache bytes per token; from scratch
+    first, then up-trained, each by key/value heads, most first."""
+    rows = []
+    for name, m in res.experiment(EXPERIMENT).items():
+        spec = res.spec(name)
+        init_from = {seed: r.get("init_from") for seed, r in res.by_seed[name].items()}
+        rows.append({"run": name, "kv_heads": spec.kv_heads, "heads": spec.heads, "init_from": init_from,
+                     "steps": m.get("steps"), "status": res.status(name),
+                     "val_ppl": res.mean(name, "val_ppl"), "train_ppl": res.mean(name, "train_ppl"),
+                     "val_spread": res.spread(name, "val_ppl"), "train_spread": res.spread(name, "train_ppl"),
+                     "n_params": m.get("n_params"), "cache_bytes": spec.cache_bytes_per_token(),
+                     "up": any(init_from.values())})
+    if not rows:
+        return pd.DataFrame()
+    table = pd.DataFrame(rows)
+    return table.sort_values(["up", "kv_heads"], ascending=[True, False]).reset_index(drop=True)
+
+
+def comparisons(t: pd.DataFrame) -> list[tuple[str, str]]:
+    """(run, the run it is set against) over runs(): every run but the multi-head one trained from scratch
+    against it, and each up-trained run also against the run of its shape trained from scratch."""
+    fresh = t[~t["up"]]
+    mha = fresh[fresh["kv_heads"] == fresh["heads"]]["run"]
+    if mha.empty:
+        return []
+    base = mha.iloc[0]
+    out = [(r, base) for r in t["run"] if r != base]
+    shape = dict(zip(fresh["kv_heads"], fresh["run"]))
+    return out + [(r["run"], shape[r["kv_heads"]]) for _, r in t[t["up"]].iterrows() if r["kv_heads"] in shape]
+
+
+def uptrain_steps(t: pd.DataFrame) -> list[int]:
+    """The steps the up-trained runs of runs() trained for, each once, fewest first."""
+    return sorted({int(s) for s in t[t["up"]]["steps"].dropna()}) if not t.empty else []

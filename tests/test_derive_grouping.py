@@ -1,0 +1,42 @@
+"""S6's derived numbers: the runs in their order, which run is set against which, the up-training's steps."""
+from __future__ import annotations
+
+import pandas as pd
+
+from attnlab.experiments.grouping import derive
+from attnlab.results import Results
+
+KV = {"S6-mha": 4, "S6-gqa": 2, "S6-mqa": 1, "S6-mqa-up": 1}
+
+
+def results(ppl: dict) -> Results:
+    """S6's runs at one seed, an up-trained one started from S6-mha at that seed."""
+    files = {name: {"spec": {"d_model": 32, "context": 16, "n_blocks": 1, "n_heads": 4, "n_kv_heads": KV[name]},
+                    "steps": 40 if name.endswith("-up") else 800, "val_ppl": val, "train_ppl": val,
+                    "init_from": {"run": "S6-mha", "seed": 1} if name.endswith("-up") else None}
+             for name, val in ppl.items()}
+    return Results(root=None, runs=files, by_seed={n: {1: m} for n, m in files.items()},
+                   owner=dict.fromkeys(files, "grouping"))
+
+
+def test_the_runs_come_from_scratch_first_each_by_kv_heads_and_name_their_start():
+    t = derive.runs(results({"S6-mqa-up": 41.2, "S6-gqa": 40.5, "S6-mha": 40.0, "S6-mqa": 41.5}))
+    assert list(t["run"]) == ["S6-mha", "S6-gqa", "S6-mqa", "S6-mqa-up"]
+    assert list(t["up"]) == [False, False, False, True]
+    assert t["init_from"].tolist()[-1] == {1: {"run": "S6-mha", "seed": 1}} and t["kv_heads"].tolist() == [4, 2, 1, 1]
+    assert t["val_ppl"].tolist() == [40.0, 40.5, 41.5, 41.2] and t["steps"].tolist() == [800, 800, 800, 40]
+    assert derive.uptrain_steps(t) == [40]
+    assert derive.runs(results({})).empty
+
+
+def frame(rows):
+    return pd.DataFrame([dict(zip(("run", "kv_heads", "heads", "up", "steps"), r)) for r in rows])
+
+
+def test_each_run_is_set_against_multi_head_and_an_up_trained_one_against_its_shape_too():
+    t = frame([("mha", 4, 4, False, 800), ("gqa", 2, 4, False, 800), ("gqa-up", 2, 4, True, 40),
+               ("mqa-up", 1, 4, True, 60)])
+    assert derive.comparisons(t) == [("gqa", "mha"), ("gqa-up", "mha"), ("mqa-up", "mha"), ("gqa-up", "gqa")]
+    assert derive.uptrain_steps(t) == [40, 60]
+    no_mha = frame([("gqa", 2, 4, False, 800), ("gqa-up", 2, 4, True, 40)])  # nothing to set the others against
+    assert derive.comparisons(no_mha) == [] and derive.uptrain_steps(no_mha[~no_mha["up"]]) == []
