@@ -40,3 +40,14 @@ def test_each_run_is_set_against_multi_head_and_an_up_trained_one_against_its_sh
     assert derive.uptrain_steps(t) == [40, 60]
     no_mha = frame([("gqa", 2, 4, False, 800), ("gqa-up", 2, 4, True, 40)])  # nothing to set the others against
     assert derive.comparisons(no_mha) == [] and derive.uptrain_steps(no_mha[~no_mha["up"]]) == []
+
+
+def test_a_runs_start_is_one_run_at_each_seeds_own_seed_or_each_seed_apart():
+    at = {"run": "S6-mha", "seed": 1}
+    assert derive.start({1: None, 2: None}) == ("fresh", None, [])
+    assert derive.start({1: at, 2: {**at, "seed": 2}}) == ("same seed", "S6-mha", [])
+    assert derive.start({None: "grouping/S6-mha/ckpt.pt"}) == ("one run", "S6-mha", [])
+    how, run, per_seed = derive.start({1: at, 2: at})  # seed 2 started from seed 1's run: not the same seed
+    assert (how, run, [(s, f.run, f.seed) for s, f in per_seed]) == ("per seed", None, [(1, "S6-mha", 1),
+                                                                                      (2, "S6-mha", 1)])
+    assert derive.start({1: at, 2: None})[2][1] == (2, None)

@@ -498,9 +498,10 @@ def test_multihead_says_h_moves_the_time_only_beyond_the_noise():
 def test_multihead_sets_a_real_change_of_time_against_the_claims_band(ratio, words):
     """S4 reads "about the same time" as at most 2×: a change beyond the noise is still inside it, or not."""
     from attnlab.claims.registry import load_registry
+    from attnlab.claims.summary import upper_bound
 
     rows = [{"heads": 1, "ms_median": 9.7}, {"heads": 16, "ms_median": 13.1}]
-    band = multihead.band(SimpleNamespace(registry=load_registry()))
+    band = upper_bound(load_registry(), "S4", "time_ratio_max_min")
     assert band == 2
     text = multihead.time_reading({"rows": rows, "time_ratio_max_min": ratio, "time_ratio_se": 0.05}, band)
     assert f"; {words}." in text

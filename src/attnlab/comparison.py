@@ -8,6 +8,7 @@ import statistics
 
 from attnlab.claims.outcome import Outcome
 from attnlab.config import digest, seeds
+from attnlab.runs import likes
 from attnlab.versions import differing, leaves
 
 NOT_BOTH = ("only here", "only there", "unread here", "unread there", "neither")  # not measured in both today
@@ -93,3 +94,14 @@ def differing_settings(here: dict, there: dict) -> list[str]:
     """The settings (dotted names) whose values differ between two profiles' leaves, those every run shares
     (SHARED) first, each group by name."""
     return sorted(differing(here, there), key=lambda k: not k.startswith(SHARED))
+
+
+def variants(cfg: dict, here, there_of) -> list[tuple]:
+    """The runs this profile adds (runs.likes), each that ran here as (run, the run it is like, its validation
+    perplexity here: results.Spread from `here`, results.Results; that run's there: `there_of(run)`, a Spread or
+    None)."""
+    out = []
+    for name, like in likes(cfg).items():
+        if (mine := here.spread(name, "val_ppl")) is not None:
+            out.append((name, like, mine, there_of(like)))
+    return out

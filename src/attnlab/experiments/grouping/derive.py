@@ -4,7 +4,27 @@ from __future__ import annotations
 
 import pandas as pd
 
+from attnlab import layout
+
 EXPERIMENT = "grouping"
+
+
+def start(init_from: dict) -> tuple[str, str | None, list]:
+    """Where a run's seeds started training (init_from: seed -> its run file's init_from, {run, seed}, or a
+    checkpoint's path in a version published before that; None: from scratch), as (how, run, per seed):
+    ('fresh', None, []) where every seed started from scratch; ('one run', run, []) where each started from one
+    run that records no seed; ('same seed', run, []) where each started from that run at its own seed; else
+    ('per seed', None, [(seed, layout.RunPath or None: from scratch)])."""
+    if not any(init_from.values()):
+        return "fresh", None, []
+    found = [layout.source_of(where) for where in init_from.values()]
+    if all(found) and len({f.run for f in found}) == 1:
+        seeds = [f.seed for f in found]
+        if not any(s is not None for s in seeds):
+            return "one run", found[0].run, []
+        if seeds == list(init_from):
+            return "same seed", found[0].run, []
+    return "per seed", None, list(zip(init_from, found))
 
 
 def runs(res) -> pd.DataFrame:

@@ -41,20 +41,15 @@ rows:
 """)
 
 def start_of(init_from: dict) -> str:
-    """The 'starts from' cell of one run (seed -> where its training started, as its run file records it: {run,
-    seed}, or a checkpoint's path in a version published before that; None: from scratch): 'fresh'; the run it
-    was up-trained from, and where each seed started from that run at the same seed, that; else where each
-    seed started, so that one seed's start is never shown as every seed's."""
-    if not any(init_from.values()):
-        return "fresh"
-    found = [layout.source_of(where) for where in init_from.values()]
-    if all(found) and len({f.run for f in found}) == 1:
-        run, seeds = found[0].run, [f.seed for f in found]
-        if not any(s is not None for s in seeds):
-            return run
-        if seeds == list(init_from):
-            return f"{run}, at the same seed" if len(seeds) > 1 else f"{run} (seed {seeds[0]})"
-    return "; ".join(f"seed {seed}: {described(f) if f else 'fresh'}" for seed, f in zip(init_from, found))
+    """The 'starts from' cell of one run (derive.start): 'fresh'; the run it was up-trained from, and where each
+    seed started from that run at the same seed, that; else where each seed started, so that one seed's start is
+    never shown as every seed's."""
+    how, run, per_seed = derive.start(init_from)
+    if how in ("fresh", "one run"):
+        return run or "fresh"
+    if how == "same seed":
+        return f"{run}, at the same seed" if len(init_from) > 1 else f"{run} (seed {next(iter(init_from))})"
+    return "; ".join(f"seed {seed}: {described(f) if f else 'fresh'}" for seed, f in per_seed)
 
 
 def described(source: layout.RunPath) -> str:

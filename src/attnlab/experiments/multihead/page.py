@@ -4,6 +4,7 @@ from __future__ import annotations
 import altair as alt
 import yaml
 
+from attnlab.claims.summary import upper_bound
 from attnlab.report.format import chart, clocks, fmt, gpu_region, md_table, num
 from attnlab.report.readings import Estimate, interval, said
 from attnlab.report.context import experiment_page
@@ -53,14 +54,6 @@ def time_chart(s4: dict) -> dict:
         color=alt.Color("part:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
         tooltip=["heads", "part", alt.Tooltip("ms:Q", format=".3f")],
     ).properties(width=420, height=280).to_dict()
-
-
-def band(site) -> float | None:
-    """The most S4's time test allows, slowest over fastest (its registry check), None where it has no upper edge."""
-    try:
-        return site.registry.by_id("S4").checks["time_ratio_max_min"]["between"][1]
-    except (KeyError, TypeError, IndexError):
-        return None
 
 
 def band_words(e: Estimate, band: float) -> str:
@@ -116,7 +109,7 @@ def render(ctx) -> dict[str, str]:
     if gpu:
         machine += f" The GPU during the timing: {gpu}."
     out["machine"] = machine + (f" Matrix-product FLOPs equal across h: **{'yes' if s4['flops_equal'] else 'no'}**. "
-                                + time_reading(s4, band(site)))
+                                + time_reading(s4, upper_bound(site.registry, "S4", "time_ratio_max_min")))
     return out
 
 

@@ -9,6 +9,7 @@ from attnlab.claims.checks import describe
 from attnlab.claims.design import (COVERAGE, DOMINANT_SHARE, LOOKS, MAX_SEEDS, SECOND_LOOK_MOST, Noise,
                                    profile_seed_count)
 from attnlab.claims.outcome import Outcome
+from attnlab.claims.summary import dominant_sources, first_example
 from attnlab.claims.verdicts import dominant_words
 from attnlab.report.format import badge, fmt
 from attnlab.report.readings import count
@@ -78,12 +79,8 @@ def design(cfg: dict) -> str:
 def example(site, outcome: str, shows) -> str:
     """The first claim of this version whose verdict is `outcome` and that has a part judged that way (and that
     `shows` what the example is for), as a worked example; a line saying none has, where none has."""
-    for v in site.verdicts:
-        part = next((p for p in v.parts.values() if v.verdict == outcome == p.outcome and shows(p)
-                     and (p.kind == "computed" or p.interval is not None)), None)
-        if part is not None:
-            return f"- {badge(outcome)} " + worked(v, part)
-    return f"- {badge(outcome)} no claim of this version has this verdict.\n"
+    found = first_example(site.verdicts, outcome, shows)
+    return f"- {badge(outcome)} " + (worked(*found) if found else "no claim of this version has this verdict.\n")
 
 
 def worked(v, part) -> str:
@@ -110,8 +107,7 @@ def larger_source(verdicts) -> str:
     """Which error source dominates the numeric parts judged on a mean over seeds, counted from this version's
     verdicts (Part.dominant): the seeds' spread, the evaluation's sampling error (or the error the run file
     states), or both alike. '' where no claim reads several seeds."""
-    sources = [v.parts[p].dominant for v in verdicts if len(v.seeds) > 1
-               for p in v.parts if v.parts[p].interval is not None]
+    sources = dominant_sources(verdicts)
     if not sources:
         return ""
     return (f"In this version, of the {count(len(sources), 'part')} judged on a mean over seeds, the seeds' spread "

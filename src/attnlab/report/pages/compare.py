@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import html
 
-from attnlab.comparison import NOT_BOTH, changes, differing_settings, others, profile_of, status
+from attnlab.comparison import NOT_BOTH, changes, differing_settings, others, profile_of, status, variants
 from attnlab.report.format import badge, fmt
 from attnlab.report.published import frozen_verdicts, unread
 from attnlab.report.site import cards_table, holds, origin_mark, parts_cell
 from attnlab.report.readings import versus
-from attnlab.runs import likes
 from attnlab.claims.verdicts import Verdict
 from attnlab.versions import settings_of
 
@@ -116,18 +115,13 @@ COLUMNS = [("claim", "id"), ("here", "verdict"), ("there", "value"), ("verdict",
            ("value there (± SE)", "value"), ("change: here − there (± SE)", "value")]
 
 
-def variant_lines(mine: dict, theirs_of, like_of: dict[str, str]) -> str:
-    """The runs this profile adds (`like_of`: run -> the run it is like), each one's validation perplexity here
-    against that run's there, paired by the seeds both have (`mine`: run -> results.Spread here; `theirs_of(run)`:
-    its results.Spread there, or None); '' where none ran here."""
-    items = []
-    for name, like in like_of.items():
-        if mine.get(name) is None:
-            continue
-        there = theirs_of(like)
-        said = versus(mine[name], there, "higher here", "lower here") if there else "not run there"
-        items.append(f"<li><code>{html.escape(name)}</code> here against <code>{html.escape(like)}</code> there "
-                     f"(validation perplexity): {html.escape(said)}</li>")
+def variant_lines(variants: list[tuple]) -> str:
+    """The runs this profile adds, each one's validation perplexity here against the run it is like's there
+    (comparison.variants: run, like, results.Spread here, there or None), paired by the seeds both have; '' where
+    none ran here."""
+    items = [f"<li><code>{html.escape(name)}</code> here against <code>{html.escape(like)}</code> there (validation "
+             f"perplexity): {html.escape(versus(mine, there, 'higher here', 'lower here') if there else 'not run there')}"
+             "</li>" for name, like, mine, there in variants]
     if not items:
         return ""
     return ("<p>Runs of this profile's own, each against the run it is like in that version (a difference paired by "
@@ -152,11 +146,8 @@ def comparison(site, manifest: dict) -> str:
     about = (f"Version <code>{html.escape(m['version'])}</code>: profile {html.escape(m['profile'])}, runs at commit "
              f"<code>{m['commit']}</code> on {html.escape(m['hardware'])}, published {m['published'][:10]}{holds(m)}.")
     warning = profile_warning(profile_of(site.config), profile_of(settings_of(folder / "config.yaml")))
-    like_of = likes(site.config)
-    mine = {name: site.res.spread(name, "val_ppl") for name in like_of}
-    variants = variant_lines(mine, lambda run: site.pool_of(m["version"]).results.spread(run, "val_ppl"), like_of) \
-        if like_of else ""
-    return (f'<div class="compare-version"><p>{about}</p>{warning}<p>{tally(statuses)}</p>{variants}'
+    there = variants(site.config, site.res, lambda run: site.pool_of(m["version"]).results.spread(run, "val_ppl"))
+    return (f'<div class="compare-version"><p>{about}</p>{warning}<p>{tally(statuses)}</p>{variant_lines(there)}'
             + cards_table("compare changes", COLUMNS, rows) + "</div>")
 
 
