@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from attnlab.experiments.grouping import derive
-from attnlab.results import Results
+from attnlab.results import Results, Spread
 
 KV = {"S6-mha": 4, "S6-gqa": 2, "S6-mqa": 1, "S6-mqa-up": 1}
 
@@ -30,15 +30,19 @@ def test_the_runs_come_from_scratch_first_each_by_kv_heads_and_name_their_start(
 
 
 def frame(rows):
-    return pd.DataFrame([dict(zip(("run", "kv_heads", "heads", "up", "steps"), r)) for r in rows])
+    return pd.DataFrame([dict(zip(("run", "kv_heads", "heads", "up", "steps", "val_spread"), r)) for r in rows])
 
 
 def test_each_run_is_set_against_multi_head_and_an_up_trained_one_against_its_shape_too():
-    t = frame([("mha", 4, 4, False, 800), ("gqa", 2, 4, False, 800), ("gqa-up", 2, 4, True, 40),
-               ("mqa-up", 1, 4, True, 60)])
-    assert derive.comparisons(t) == [("gqa", "mha"), ("gqa-up", "mha"), ("mqa-up", "mha"), ("gqa-up", "gqa")]
+    m, g, gu, mu = (Spread({1: ppl}) for ppl in (40.0, 40.5, 40.4, 41.2))
+    t = frame([("mha", 4, 4, False, 800, m), ("gqa", 2, 4, False, 800, g), ("gqa-up", 2, 4, True, 40, gu),
+               ("mqa-up", 1, 4, True, 60, mu)])
+    assert derive.comparisons(t) == [("gqa", "mha", g, m), ("gqa-up", "mha", gu, m), ("mqa-up", "mha", mu, m),
+                                     ("gqa-up", "gqa", gu, g)]
     assert derive.uptrain_steps(t) == [40, 60]
-    no_mha = frame([("gqa", 2, 4, False, 800), ("gqa-up", 2, 4, True, 40)])  # nothing to set the others against
+    diverged = t.assign(val_spread=[m, None, gu, mu])  # gqa has no perplexity: nothing is set against it
+    assert [pair[:2] for pair in derive.comparisons(diverged)] == [("gqa-up", "mha"), ("mqa-up", "mha")]
+    no_mha = t.iloc[1:3]  # nothing to set the others against
     assert derive.comparisons(no_mha) == [] and derive.uptrain_steps(no_mha[~no_mha["up"]]) == []
 
 

@@ -68,14 +68,16 @@ def test_the_dominant_sources_count_parts_judged_on_a_mean_over_seeds_only():
     assert summary.dominant_sources(vs[1:]) == []
 
 
-def test_the_first_example_has_a_part_judged_its_way_that_shows_what_is_asked():
-    inconclusive = SimpleNamespace(verdict="inconclusive", parts={"a": part("inconclusive", settle="budget")})
+def test_each_example_is_the_first_claim_with_a_part_judged_its_way_that_shows_what_is_asked():
+    budget = SimpleNamespace(verdict="inconclusive", parts={"a": part("inconclusive", settle="budget")})
     settled = SimpleNamespace(verdict="inconclusive", parts={"a": part("inconclusive", settle="5")})
     no_interval = SimpleNamespace(verdict="reproduced", parts={"a": part("reproduced", interval=None)})
-    vs = [no_interval, inconclusive, settled]
-    assert summary.first_example(vs, "inconclusive") == (inconclusive, inconclusive.parts["a"])
-    assert summary.first_example(vs, "inconclusive", lambda p: p.settle.isdigit())[0] is settled
-    assert summary.first_example(vs, "reproduced") is None  # no interval, and not computed
+    holds = SimpleNamespace(verdict="holds", parts={"a": part("holds", interval=None, kind="computed")})
+    found = dict(enumerate(summary.examples([no_interval, budget, settled, holds])))
+    assert [outcome for outcome, _ in found.values()] == [e[0] for e in summary.EXAMPLES]
+    assert found[0][1] is None and found[1][1] is None  # no interval and not computed: no reproduced example
+    assert found[2][1] == (settled, settled.parts["a"]) and found[3][1] == (budget, budget.parts["a"])
+    assert found[4][1] == (holds, holds.parts["a"])
 
 
 def test_a_larger_budget_splits_the_verdicts_into_those_it_measured_and_the_rest():
@@ -88,3 +90,18 @@ def test_a_larger_budget_splits_the_verdicts_into_those_it_measured_and_the_rest
 def test_a_checks_upper_bound():
     assert summary.upper_bound(load_registry(), "S4", "time_ratio_max_min") == 2
     assert summary.upper_bound(load_registry(), "S4", "no such part") is None
+
+
+def test_a_verdict_is_counted_apart_for_the_sources_and_for_ours():
+    vs = [v("C1"), v("C2"), v("C3", ours=True), v("C4", "inconclusive", ours=True)]
+    assert summary.apart(vs, "reproduced") == (2, 1) and summary.apart(vs, "inconclusive") == (0, 1)
+    assert summary.apart(vs, "not run") == (0, 0)
+
+
+def test_the_run_files_a_verdict_reads_that_ran():
+    paths = {"a": "a/result.json", "b": "b/result.json", "L1": "ladder/L1/m.json"}
+    res = SimpleNamespace(provenance=lambda: {"a/result.json": {"device": "cpu"}, "ladder/L1/m.json": {"device": "x"}},
+                          path=paths.get)
+    assert summary.made(v("C1", files=("b", "a"), rows=("L1",)), res) == {
+        "a/result.json": {"device": "cpu"}, "ladder/L1/m.json": {"device": "x"}}
+    assert summary.made(v("C2", files=("b",)), res) == {}

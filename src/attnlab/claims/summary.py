@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from attnlab.claims.outcome import UNMEASURED, VERDICTS
+from attnlab.claims.outcome import UNMEASURED, VERDICTS, Outcome
 
 WHOSE = ("chapter", "survey", "ours")  # whose()'s keys, in order
 SURVIVALS = ("every seed", "some seeds", "no seed", "in part", "no error alone")  # survival()'s keys, in order
+EXAMPLES = (  # the worked examples the about page shows, one each: the verdict, and what its part must show
+    (Outcome.REPRODUCED, lambda p: True),
+    (Outcome.NOT_REPRODUCED, lambda p: True),
+    (Outcome.INCONCLUSIVE, lambda p: p.settle.isdigit()),  # more seeds would settle it
+    (Outcome.INCONCLUSIVE, lambda p: p.settle == "budget"),  # the budget limits it
+    (Outcome.HOLDS, lambda p: True),
+)
 UNSEEDED = ("computed", "descriptive", "pooled", "once", "no value")  # why_unseeded()'s keys, in order
 
 
@@ -20,6 +27,20 @@ def whose(claim) -> str:
 def by_whose(verdicts) -> dict[str, list]:
     """The verdicts by whose claim each is (in WHOSE's order), each group only where it holds one."""
     return {w: vs for w in WHOSE if (vs := [v for v in verdicts if whose(v.claim) == w])}
+
+
+def apart(verdicts, verdict: str) -> tuple[int, int]:
+    """How many of the verdicts are `verdict`: (of the sources' claims, of the project's own findings)."""
+    return (sum(v.verdict == verdict and not v.claim.ours for v in verdicts),
+            sum(v.verdict == verdict and v.claim.ours for v in verdicts))
+
+
+def made(v, res) -> dict[str, dict]:
+    """The run files a verdict reads that ran (res: results.Results), path -> provenance: its result files, then
+    its training runs', each by name."""
+    prov = res.provenance()
+    files = [res.path(f) for f in sorted(v.claim.files)] + [res.path(r) for r in sorted(v.claim.rows)]
+    return {f: prov[f] for f in files if f in prov}
 
 
 def survival(v) -> str | None:
@@ -65,15 +86,14 @@ def dominant_sources(verdicts) -> list[str]:
             for p in v.parts if v.parts[p].interval is not None]
 
 
-def first_example(verdicts, outcome: str, shows=lambda part: True):
-    """(verdict, part) of the first claim whose verdict is `outcome` with a part judged that way that `shows`
-    what an example is for, and that is computed or has an interval; None where no claim has."""
-    for v in verdicts:
-        part = next((p for p in v.parts.values() if v.verdict == outcome == p.outcome and shows(p)
-                     and (p.kind == "computed" or p.interval is not None)), None)
-        if part is not None:
-            return v, part
-    return None
+def examples(verdicts) -> list[tuple]:
+    """One worked example per entry of EXAMPLES: (the outcome, (verdict, part) of the first claim whose verdict
+    is that outcome with a part judged that way that shows what the example is for, and that is computed or has
+    an interval; None where no claim has)."""
+    def first(outcome, shows):
+        return next(((v, p) for v in verdicts for p in v.parts.values() if v.verdict == outcome == p.outcome
+                     and shows(p) and (p.kind == "computed" or p.interval is not None)), None)
+    return [(outcome, first(outcome, shows)) for outcome, shows in EXAMPLES]
 
 
 def at_larger(verdicts, larger: dict) -> tuple[list, list]:

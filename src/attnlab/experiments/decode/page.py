@@ -71,8 +71,8 @@ def config_name(key: str) -> str:
 def per_config(estimates: dict, sign: str = "", **words) -> str:
     """Each configuration's estimate (key -> readings.Estimate) with its interval, and what `words` say of the
     side of it the interval lies on."""
-    return "; ".join(f"{config_name(key)} {sign}{interval(e, signed=False)}, " + said(e, unknown="no error stated", **words)
-                     for key, e in estimates.items())
+    return "; ".join(f"{config_name(key)} {sign}{interval(e, signed=False)}, "
+                     + said(e, unknown="no error stated", **words) for key, e in estimates.items())
 
 
 def reading(r: dict) -> str:

@@ -48,17 +48,21 @@ def runs(res) -> pd.DataFrame:
     return table.sort_values(["up", "kv_heads"], ascending=[True, False]).reset_index(drop=True)
 
 
-def comparisons(t: pd.DataFrame) -> list[tuple[str, str]]:
-    """(run, the run it is set against) over runs(): every run but the multi-head one trained from scratch
-    against it, and each up-trained run also against the run of its shape trained from scratch."""
+def comparisons(t: pd.DataFrame) -> list[tuple]:
+    """(run, the run it is set against, their validation perplexities' results.Spread) over runs(): every run but
+    the multi-head one trained from scratch against it, and each up-trained run also against the run of its shape
+    trained from scratch; only where both have a perplexity."""
     fresh = t[~t["up"]]
     mha = fresh[fresh["kv_heads"] == fresh["heads"]]["run"]
     if mha.empty:
         return []
     base = mha.iloc[0]
-    out = [(r, base) for r in t["run"] if r != base]
     shape = dict(zip(fresh["kv_heads"], fresh["run"]))
-    return out + [(r["run"], shape[r["kv_heads"]]) for _, r in t[t["up"]].iterrows() if r["kv_heads"] in shape]
+    pairs = [(r, base) for r in t["run"] if r != base]
+    pairs += [(r["run"], shape[r["kv_heads"]]) for _, r in t[t["up"]].iterrows() if r["kv_heads"] in shape]
+    spreads = dict(zip(t["run"], t["val_spread"]))
+    return [(a, b, spreads[a], spreads[b]) for a, b in pairs
+            if spreads.get(a) is not None and spreads.get(b) is not None]
 
 
 def uptrain_steps(t: pd.DataFrame) -> list[int]:

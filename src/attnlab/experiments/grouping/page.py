@@ -78,12 +78,8 @@ def ppl_chart(t: pd.DataFrame) -> dict:
 def cost_reading(t: pd.DataFrame) -> str:
     """What fewer key/value heads cost in validation perplexity: each comparison paired by seed, with its
     interval (95 %), said higher or lower only where the interval clears zero."""
-    spreads = dict(zip(t["run"], t["val_spread"]))
-    lines = []
-    for run, other in derive.comparisons(t):
-        if spreads.get(run) is None or spreads.get(other) is None:
-            continue
-        lines.append(f"- **{run}** against {other}: {versus(spreads[run], spreads[other])}.")
+    lines = [f"- **{run}** against {other}: {versus(mine, theirs)}."
+             for run, other, mine, theirs in derive.comparisons(t)]
     if not lines:
         return ""
     return (f"Validation perplexity, run against run (paired by seed, ± k·SE at 95 % with SE {PPL_ERROR}; "

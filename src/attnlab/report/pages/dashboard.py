@@ -13,7 +13,7 @@ from attnlab.report.pages import index as overview
 from attnlab.report.readings import at_seeds
 from attnlab.report.site import (OURS, alone, anchor, by_kind, cards_table, origin_mark, parts_cell, reproduced_cell,
                                  why_not)
-from attnlab.claims.summary import by_survival, by_whose, error_source, whose, why_unseeded
+from attnlab.claims.summary import apart, by_survival, by_whose, error_source, made, whose, why_unseeded
 from attnlab.claims.verdicts import Verdict
 from attnlab.claims.outcome import VERDICTS
 from attnlab.versions import hardware
@@ -26,14 +26,12 @@ WHOSE = {"chapter": "the chapter's", "survey": "the survey's",
 def where(site, v: Verdict) -> str:
     """The results a verdict comes from: the version (or the unpublished folder) and the hardware its run files
     were made on ('–' where none of them has run)."""
-    prov = site.res.provenance()
-    files = [site.res.path(f) for f in sorted(v.claim.files)] + [site.res.path(r) for r in sorted(v.claim.rows)]
-    made = {f: prov[f] for f in files if f in prov}
-    if not made:
+    files = made(v, site.res)
+    if not files:
         return "–"
-    results = (", ".join(sorted({f.split("/")[0] for f in made})) if site.pool else site.manifest["version"]) \
+    results = (", ".join(sorted({f.split("/")[0] for f in files})) if site.pool else site.manifest["version"]) \
         if site.manifest else f"{site.res.root.name}/"
-    return f"{html.escape(results)} · {html.escape(hardware(made))}"
+    return f"{html.escape(results)} · {html.escape(hardware(files))}"
 
 
 def row(site, v: Verdict, titles: dict[str, str]) -> tuple[str, list[str]]:
@@ -54,8 +52,7 @@ COLUMNS = [("claim", "id"), ("experiment", "aside"), ("what it says", "text"), (
 
 def option_count(verdicts: list[Verdict], verdict: str) -> str:
     """A verdict's count in the filter: the sources' claims, and the project's own findings apart ('3 + 1 ours')."""
-    theirs = sum(v.verdict == verdict and not v.claim.ours for v in verdicts)
-    ours = sum(v.verdict == verdict and v.claim.ours for v in verdicts)
+    theirs, ours = apart(verdicts, verdict)
     return f"{theirs} + {ours} of ours" if ours else str(theirs)
 
 
