@@ -49,3 +49,14 @@ def test_the_settings_every_run_shares_are_named_first():
     there = {"ladder.L1.steps": 2, "train.lr": 2, "threads": 2, "a.b": 2}
     assert comparison.differing_settings(here, there) == ["train.lr", "a.b", "ladder.L1.steps"]
     assert comparison.differing_settings(here, dict(here)) == []
+
+
+def test_the_claims_both_versions_measured_come_first_each_with_its_status():
+    def of(cid, value, outcome="reproduced"):
+        return SimpleNamespace(claim=SimpleNamespace(id=cid), verdict=outcome, reproduced=value)
+    mine = [of("C1", None, "not run"), of("C2", 1.0), of("C3", 1.0), of("C4", None, "not run")]
+    theirs = {"C1": of("C1", 1.0), "C2": of("C2", 1.0, "inconclusive"), "C3": of("C3", 1.0), "C4": of("C4", 1.0)}
+    pairs, statuses = comparison.paired_up(mine, theirs, lambda v: v.claim.id == "C4", lambda v: False)
+    assert statuses == {"C1": "only there", "C2": "changed", "C3": "same", "C4": "unread here"}
+    assert [(a.claim.id, b is theirs[a.claim.id]) for a, b in pairs] == [("C2", True), ("C3", True), ("C1", True),
+                                                                           ("C4", True)]

@@ -26,3 +26,9 @@ def test_the_slowest_and_the_fastest_head_count():
     assert (slow["heads"], fast["heads"]) == (8, 1)
     slow, fast = derive.slowest_fastest({"rows": [{**ROWS[0], "ms_median": 13.0}, ROWS[1]]})
     assert (slow["heads"], fast["heads"]) == (1, 8)
+
+
+def test_the_core_and_the_rest_at_the_fewest_and_the_most_heads_only_where_both_timed_the_core():
+    three = ROWS[:1] + [{"heads": 4, "ms_median": 10.0}] + ROWS[1:]  # the middle row's core is not needed
+    assert derive.core_and_rest({"rows": three}) == [(1, 4.0, 5.5), (8, 12.5, -0.5)]
+    assert derive.core_and_rest({"rows": ROWS + [{"heads": 16, "ms_median": 20.0}]}) is None

@@ -38,6 +38,15 @@ def status(mine, other, unread_here: bool = False, unread_there: bool = False) -
     return "changed"
 
 
+def paired_up(mine: list, theirs: dict, unread_here, unread_there) -> tuple[list[tuple], dict[str, str]]:
+    """Each verdict here beside the same claim's there (`theirs`: claim id -> Verdict), what both measured first
+    (else in order), and each claim's status (`unread_here(v)`, `unread_there(v)`: whether that side measured the
+    claim when published but cannot read it today)."""
+    pairs = [(v, theirs[v.claim.id]) for v in mine]
+    statuses = {v.claim.id: status(v, other, unread_here(v), unread_there(other)) for v, other in pairs}
+    return sorted(pairs, key=lambda pair: statuses[pair[0].claim.id] in NOT_BOTH), statuses
+
+
 def number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 

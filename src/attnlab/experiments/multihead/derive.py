@@ -30,3 +30,12 @@ def slowest_fastest(s4: dict) -> tuple[dict, dict]:
     """The rows of the head counts with the slowest and the fastest median forward time."""
     rows = s4["rows"]
     return max(rows, key=lambda r: r["ms_median"]), min(rows, key=lambda r: r["ms_median"])
+
+
+def core_and_rest(s4: dict) -> list[tuple] | None:
+    """(heads, the core's median ms, the rest of the layer's: its median less the core's) at the fewest heads and
+    at the most (the first row and the last), None where either did not time the core apart."""
+    ends = [s4["rows"][0], s4["rows"][-1]]
+    if any(r.get("ms_core_median") is None for r in ends):
+        return None
+    return [(r["heads"], r["ms_core_median"], r["ms_median"] - r["ms_core_median"]) for r in ends]

@@ -68,7 +68,6 @@ def time_reading(s4: dict, band: float | None = None) -> str:
     the run file states one), which head counts those are only where the interval clears 1, where that interval
     lies against S4's `band` (the most "about the same time" allows), and where the time went (the core alone
     against the rest of the layer) from the fewest heads to the most."""
-    rows = s4["rows"]
     e = Estimate(s4["time_ratio_max_min"], s4.get("time_ratio_se") or None)
     slow, fast = derive.slowest_fastest(s4)
     text = (f"Slowest over fastest median: **{interval(e, signed=False)}**"
@@ -78,12 +77,10 @@ def time_reading(s4: dict, band: float | None = None) -> str:
         below="", within="the head count leaves the forward time where it was, within the noise",
         unknown="the run file states no error for it, so the page does not say whether h moves the time")
         + (band_words(e, band) if e.half is not None and band is not None else "") + ".")
-    first, last = rows[0], rows[-1]
-    if first.get("ms_core_median") is not None and last.get("ms_core_median") is not None:
-        rest = [r["ms_median"] - r["ms_core_median"] for r in (first, last)]
-        text += (f" From h = {first['heads']} to h = {last['heads']} the core alone goes from "
-                 f"{first['ms_core_median']:.3f} to {last['ms_core_median']:.3f} ms, the rest of the layer from "
-                 f"{rest[0]:.3f} to {rest[1]:.3f} ms.")
+    if ends := derive.core_and_rest(s4):
+        (h0, core0, rest0), (h1, core1, rest1) = ends
+        text += (f" From h = {h0} to h = {h1} the core alone goes from {core0:.3f} to {core1:.3f} ms, the rest of "
+                 f"the layer from {rest0:.3f} to {rest1:.3f} ms.")
     return text
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from attnlab.comparison import NOT_BOTH, changes, differing_settings, others, profile_of, status, variants
+from attnlab.comparison import NOT_BOTH, changes, differing_settings, others, paired_up, profile_of, variants
 from attnlab.report.format import badge, fmt
 from attnlab.report.published import frozen_verdicts, unread
 from attnlab.report.site import cards_table, holds, origin_mark, parts_cell
@@ -133,12 +133,10 @@ def comparison(site, manifest: dict) -> str:
     """One table: each claim's verdict and value here and in `manifest`'s version, what changed, and by how
     much; a warning first where the two ran different settings."""
     folder = site.versions_root / "results" / manifest["version"]
-    theirs = site.verdicts_of(manifest["version"])
-    pairs = [(mine, theirs[mine.claim.id]) for mine in site.verdicts]
     then_here, then_there = site.frozen() or {}, frozen_verdicts(folder) or {}
-    statuses = {v.claim.id: status(v, other, unread(v, then_here.get(v.claim.id)),
-                                   unread(other, then_there.get(v.claim.id))) for v, other in pairs}
-    pairs.sort(key=lambda pair: statuses[pair[0].claim.id] in NOT_BOTH)  # what both measured first, in order
+    pairs, statuses = paired_up(site.verdicts, site.verdicts_of(manifest["version"]),
+                                lambda v: unread(v, then_here.get(v.claim.id)),
+                                lambda v: unread(v, then_there.get(v.claim.id)))
     rows = [("", [html.escape(mine.claim.id) + origin_mark(mine.claim), verdict_cell(mine, then_here),
                   verdict_cell(other, then_there), STATUS[statuses[mine.claim.id]], value_cell(mine, then_here),
                   value_cell(other, then_there), change(mine, other)]) for mine, other in pairs]

@@ -4,7 +4,6 @@ from (version, hardware) and a link to the claim on its experiment's page; filte
 from __future__ import annotations
 
 import html
-from collections import Counter
 
 from attnlab import registry
 from attnlab.report import budget, published
@@ -57,9 +56,8 @@ def option_count(verdicts: list[Verdict], verdict: str) -> str:
 
 
 def controls(verdicts: list[Verdict], titles: dict[str, str]) -> str:
-    counts = Counter(v.verdict for v in verdicts)
     by_verdict = "".join(f'<option value="{k}">{k} ({option_count(verdicts, k)})</option>'
-                         for k in VERDICTS if counts[k])
+                         for k in VERDICTS if any(apart(verdicts, k)))
     whom = "".join(f'<option value="{w}">{html.escape(WHOSE[w])}</option>' for w in by_whose(verdicts))
     used = dict.fromkeys(v.claim.experiment for v in verdicts)
     by_experiment = "".join(f'<option value="{html.escape(e)}">{html.escape(titles.get(e, e))}</option>'
