@@ -150,15 +150,19 @@ def test_both_layouts_of_a_published_claims_csv_are_read(tmp_path):
 
 
 def test_a_claim_measured_when_published_but_unread_today_is_not_an_unmeasured_one():
-    from attnlab.report.pages.compare import status, tally
-    from attnlab.report.published import Frozen
+    from attnlab.comparison import status
+    from attnlab.report.pages.compare import tally
+    from attnlab.report.published import Frozen, unread as unread_then
 
     measured, unread = verdict({"a": 1.0}), verdict(None, "not run", lacking=("x_se",))
     then = Frozen("reproduced", {"a": "1"})
-    assert status(measured, unread, None, then) == "unread there"
-    assert status(unread, measured, then, None) == "unread here"
-    assert status(measured, verdict(None, "not run"), None, then) == "only here"  # no field lacking: not run
-    assert status(measured, unread, None, Frozen("not run", {})) == "only here"  # not measured then either
+
+    def status_then(mine, other, then_here, then_there):  # as the compare page asks
+        return status(mine, other, unread_then(mine, then_here), unread_then(other, then_there))
+    assert status_then(measured, unread, None, then) == "unread there"
+    assert status_then(unread, measured, then, None) == "unread here"
+    assert status_then(measured, verdict(None, "not run"), None, then) == "only here"  # no field lacking: not run
+    assert status_then(measured, unread, None, Frozen("not run", {})) == "only here"  # not measured then either
     assert "run files lack a field today's claim reads: C3.2" in tally({"C1": "same", "C3.2": "unread there"})
     from attnlab.report.pages.compare import value_cell, verdict_cell
 

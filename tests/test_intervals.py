@@ -500,7 +500,8 @@ def test_a_claim_is_grouped_by_the_error_sources_its_parts_have_at_one_seed(se, 
     from types import SimpleNamespace
 
     from attnlab.claims.evaluate import evaluate
-    from attnlab.report.pages.dashboard import seed_noise, survival
+    from attnlab.claims.summary import survival
+    from attnlab.report.pages.dashboard import seed_noise
     from attnlab.report.site import alone, seed_lines
     from attnlab.results import Results
 

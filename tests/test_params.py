@@ -93,3 +93,11 @@ def test_page_fills_every_marker_and_claims_hold(e7):
 def test_page_without_a_run_says_not_run(tmp_path):
     text = render((REPO / "src/attnlab/experiments/params/page.md").read_text(), page.blocks(site_for(tmp_path, CFG)), "params.md")
     assert "<!-- attnlab:" not in text and "not run" in text and "params/result.json" in text
+
+
+def test_the_shares_charts_title_names_the_shape_the_run_built():
+    """The one-block models' vocabulary and context in the title come from the run file, not from the page."""
+    shares = [{"d": d, "mlp_share": 0.66, "embedding_share": 0.3, "output_share": 0.0} for d in (64, 128)]
+    for vocab, context in ((1024, 128), (512, 64)):
+        spec = page.shares_chart({"width_spec": {"vocab_size": vocab, "context": context}, "shares": shares})
+        assert spec["title"] == f"One-block model (vocabulary {vocab}, context {context}) by width (dashed: 2/3)"

@@ -472,9 +472,9 @@ def test_averaging_counts_rounding_steps():
 
 def test_grouping_compares_each_run_paired_by_seed():
     t = pd.DataFrame([
-        {"run": "mha", "kv_heads": 4, "heads": 4, "start": "fresh", "steps": 800, "val_spread": seeds(56.5, 58, 55)},
-        {"run": "gqa", "kv_heads": 2, "heads": 4, "start": "fresh", "steps": 800, "val_spread": seeds(57.1, 57.6, 56.8)},
-        {"run": "gqa-up", "kv_heads": 2, "heads": 4, "start": "mha/ckpt", "steps": 40,
+        {"run": "mha", "kv_heads": 4, "heads": 4, "up": False, "steps": 800, "val_spread": seeds(56.5, 58, 55)},
+        {"run": "gqa", "kv_heads": 2, "heads": 4, "up": False, "steps": 800, "val_spread": seeds(57.1, 57.6, 56.8)},
+        {"run": "gqa-up", "kv_heads": 2, "heads": 4, "up": True, "steps": 40,
          "val_spread": seeds(58.0, 59.5, 56.6)}])
     text = grouping.cost_reading(t)
     assert "**gqa** against mha" in text and "**gqa-up** against mha" in text and "**gqa-up** against gqa" in text
@@ -498,9 +498,10 @@ def test_multihead_says_h_moves_the_time_only_beyond_the_noise():
 def test_multihead_sets_a_real_change_of_time_against_the_claims_band(ratio, words):
     """S4 reads "about the same time" as at most 2×: a change beyond the noise is still inside it, or not."""
     from attnlab.claims.registry import load_registry
+    from attnlab.claims.summary import upper_bound
 
     rows = [{"heads": 1, "ms_median": 9.7}, {"heads": 16, "ms_median": 13.1}]
-    band = multihead.band(SimpleNamespace(registry=load_registry()))
+    band = upper_bound(load_registry(), "S4", "time_ratio_max_min")
     assert band == 2
     text = multihead.time_reading({"rows": rows, "time_ratio_max_min": ratio, "time_ratio_se": 0.05}, band)
     assert f"; {words}." in text

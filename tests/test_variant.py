@@ -166,15 +166,27 @@ def test_the_variants_part_reads_each_variant_that_ran_and_leaves_the_chapters_r
                                          ([1.0, -1.0, 0.5], "within the noise")])
 def test_the_compare_page_reads_a_variant_against_the_run_it_is_like_there(shift, says):
     mine = Spread({seed: v + d for (seed, v), d in zip(L9.by_seed.items(), shift)})
-    text = compare.variant_lines({"L9-mlp2": mine}, {"L9": L9}.get, {"L9-mlp2": "L9"})
+    text = compare.variant_lines([("L9-mlp2", "L9", mine, L9)])
     assert (f"<code>L9-mlp2</code> here against <code>L9</code> there (validation perplexity): {mine.mean:.2f} "
             f"against {L9.mean:.2f}, a difference of {sum(shift) / 3:+.2f} ± ") in text
     assert text.count("<li>") == 1 and f": {says}</li>" in text
 
 
 def test_the_compare_page_says_where_the_run_a_variant_is_like_did_not_run_there():
-    assert "(validation perplexity): not run there</li>" in compare.variant_lines({"x": L9}, {}.get, {"x": "L7"})
-    assert compare.variant_lines({"x": None}, {"L9": L9}.get, {"x": "L9"}) == ""
+    assert "(validation perplexity): not run there</li>" in compare.variant_lines([("x", "L7", L9, None)])
+    assert compare.variant_lines([]) == ""
+
+
+def test_a_variant_is_set_against_the_run_it_is_like_only_where_it_ran_here():
+    from types import SimpleNamespace
+
+    from attnlab.comparison import variants
+
+    cfg = {"ladder": {"L9": {}, "L9-mlp2": {"like": "L9"}, "L9-later": {"like": "L9"}}}
+    here = SimpleNamespace(spread=lambda run, key: {"L9-mlp2": L9}.get(run) if key == "val_ppl" else None)
+    assert variants(cfg, here, {"L9": L9}.get) == [("L9-mlp2", "L9", L9, L9)]  # L9-later did not run here
+    assert variants(cfg, here, {}.get) == [("L9-mlp2", "L9", L9, None)]
+    assert variants({"ladder": {"L9": {}}}, here, {"L9": L9}.get) == []
 
 
 def test_the_shared_tables_module_names_no_experiment():

@@ -413,7 +413,7 @@ def verdict(value, verdict="reproduced", se=None):
 
 
 def test_a_claim_measured_in_one_version_only_is_not_a_changed_verdict():
-    from attnlab.report.pages.compare import status
+    from attnlab.comparison import status
 
     assert status(verdict(1.0), verdict(1.0)) == "same"
     assert status(verdict(1.0), verdict(1.0, "not reproduced")) == "changed"

@@ -7,21 +7,9 @@ from attnlab.report import charts
 from attnlab.report.format import chart, md_table
 from attnlab.report.readings import rounding_steps
 from attnlab.report.context import experiment_page
+from attnlab.experiments.averaging import derive
 
 NAME = "averaging"
-
-
-def matrix_table(e1: dict) -> pd.DataFrame:
-    """The causal averaging matrix, rows = query position t, columns = key position s."""
-    matrix = e1.get("matrix") or []
-    cols = [f"s={j}" for j in range(len(matrix[0]) if matrix else 0)]
-    index = pd.Index([f"t={i}" for i in range(len(matrix))], name="")
-    return pd.DataFrame(matrix, columns=cols, index=index).reset_index()
-
-
-def matrix_long(e1: dict) -> pd.DataFrame:
-    matrix = e1.get("matrix") or []
-    return pd.DataFrame([{"t": i, "s": j, "weight": w} for i, r in enumerate(matrix) for j, w in enumerate(r)])
 
 
 def weight(v) -> str:
@@ -30,11 +18,9 @@ def weight(v) -> str:
 
 def rounding_reading(e1: dict) -> str:
     """The largest of the three differences in float32 rounding steps (arithmetic on fixed inputs: no noise)."""
-    diffs = [e1.get(k) for k in ("shuffle_max_abs_diff", "loop_vs_matmul_max_abs_diff", "loop_vs_softmax_max_abs_diff")]
-    diffs = [d for d in diffs if isinstance(d, (int, float))]
-    if not diffs:
+    top = derive.largest_difference(e1)
+    if top is None:
         return ""
-    top = max(diffs)
     return ("Here every comparison gives exactly the same numbers." if top == 0 else
             f"Here the largest difference is {top:.3g}, {rounding_steps(top)}.")
 
@@ -48,12 +34,12 @@ def render(ctx) -> dict[str, str]:
         ("loop of means vs softmax(S) @ x (C1.2)", e1.get("loop_vs_softmax_max_abs_diff"), ch.get("loop_vs_softmax")),
         ("−inf mask still −inf in float16 (C1.3)", e1.get("float16_mask_is_inf"), True),
     ], columns=["comparison", "reproduced", "chapter"])
-    matrix = matrix_table(e1)
+    matrix = derive.matrix(e1)
     return out | {
         "d": f"{e1.get('d')}", "T": f"{e1.get('T')}",
         "rounding_reading": rounding_reading(e1),
         "matrix_table": md_table(matrix, formats={c: weight for c in matrix.columns[1:]}),
-        "matrix_chart": chart("chart-matrix", charts.matrix_chart(matrix_long(e1))),
+        "matrix_chart": chart("chart-matrix", charts.matrix_chart(derive.weights(e1))),
         "diffs_table": md_table(diffs, {"comparison": "comparison", "reproduced": "reproduced (max |diff|)",
                                         "chapter": "chapter"}),
     }

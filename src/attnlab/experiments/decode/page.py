@@ -48,8 +48,7 @@ def label(row) -> str:
 
 
 def speed_chart(rows: pd.DataFrame) -> dict:
-    data = rows.assign(series=rows.apply(label, axis=1), mode=rows["cached"].map({True: "KV cache",
-                                                                               False: "recompute"}))
+    data = rows.assign(series=rows.apply(label, axis=1))  # rows: with their mode, as render() names it
     series = sorted(set(data["series"]))
     base = alt.Chart(data).encode(
         x=alt.X("n:Q", scale=alt.Scale(type="log", base=2), title="tokens generated",
@@ -69,29 +68,29 @@ def config_name(key: str) -> str:
     return f"{model} model with {count(int(heads), 'kv head')}"
 
 
+def per_config(estimates: dict, sign: str = "", **words) -> str:
+    """Each configuration's estimate (key -> readings.Estimate) with its interval, and what `words` say of the
+    side of it the interval lies on."""
+    return "; ".join(f"{config_name(key)} {sign}{interval(e, signed=False)}, "
+                     + said(e, unknown="no error stated", **words) for key, e in estimates.items())
+
+
 def reading(r: dict) -> str:
     """The speedups in words, generated from the result: each configuration's speedup at the longest length and
     the slope of its growth with length, each with its interval (95 %) where the run file states an error, and
     said faster, slower, growing or shrinking only where that interval clears 1 (or 0)."""
-    n = r["settings"]["lengths"][-1]
     errors = r.get("speedup_se_at_longest") or {}
-    parts = []
-    for key, value in r["speedup_at_longest"].items():
-        e = Estimate(value, errors.get(key)) if errors.get(key) else Estimate(value)
-        parts.append(f"{config_name(key)} ×{interval(e, signed=False)}, "
-                     + said(e, of=1.0, above="faster with the cache", below="slower with the cache",
-                            within="no faster within the noise", unknown="no error stated"))
-    text = (f"At {n} generated tokens the cache's speedup over recomputing (± k·SE at 95 % where the run file "
-            "states an error) is: " + "; ".join(parts) + ".\n")
-    slopes = []
-    for key, g in (r.get("speedup_slope") or {}).items():
-        if g:
-            e = Estimate(g["slope"], g["se"]) if g.get("se") else Estimate(g["slope"])
-            slopes.append(f"{config_name(key)} {interval(e, signed=False)}, " + said(e, above="grows with length", below="shrinks with length",
-                                        within="flat within the noise", unknown="no error stated"))
+    speedups = {key: Estimate(value, errors.get(key) or None) for key, value in r["speedup_at_longest"].items()}
+    text = (f"At {r['settings']['lengths'][-1]} generated tokens the cache's speedup over recomputing (± k·SE at 95 % "
+            "where the run file states an error) is: " + per_config(
+                speedups, "×", of=1.0, above="faster with the cache", below="slower with the cache",
+                within="no faster within the noise") + ".\n")
+    slopes = {key: Estimate(g["slope"], g.get("se") or None) for key, g in (r.get("speedup_slope") or {}).items() if g}
     if slopes:
         text += ("\nHow it grows with length, as the slope of log speedup against log length (1 would be a speedup "
-                 "in proportion to the length; ± k·SE at 95 %): " + "; ".join(slopes) + ".\n")
+                 "in proportion to the length; ± k·SE at 95 %): " + per_config(
+                     slopes, above="grows with length", below="shrinks with length", within="flat within the noise")
+                 + ".\n")
     return text
 
 

@@ -9,6 +9,7 @@ from attnlab import layout
 from attnlab.report.format import chart, md_table, spread
 from attnlab.report.readings import PPL_ERROR, versus
 from attnlab.report.context import experiment_page, one_run_then_every
+from attnlab.experiments.grouping import derive
 
 EXPERIMENT = "grouping"
 
@@ -40,20 +41,15 @@ rows:
 """)
 
 def start_of(init_from: dict) -> str:
-    """The 'starts from' cell of one run (seed -> where its training started, as its run file records it: {run,
-    seed}, or a checkpoint's path in a version published before that; None: from scratch): 'fresh'; the run it
-    was up-trained from, and where each seed started from that run at the same seed, that; else where each
-    seed started, so that one seed's start is never shown as every seed's."""
-    if not any(init_from.values()):
-        return "fresh"
-    found = [layout.source_of(where) for where in init_from.values()]
-    if all(found) and len({f.run for f in found}) == 1:
-        run, seeds = found[0].run, [f.seed for f in found]
-        if not any(s is not None for s in seeds):
-            return run
-        if seeds == list(init_from):
-            return f"{run}, at the same seed" if len(seeds) > 1 else f"{run} (seed {seeds[0]})"
-    return "; ".join(f"seed {seed}: {described(f) if f else 'fresh'}" for seed, f in zip(init_from, found))
+    """The 'starts from' cell of one run (derive.start): 'fresh'; the run it was up-trained from, and where each
+    seed started from that run at the same seed, that; else where each seed started, so that one seed's start is
+    never shown as every seed's."""
+    how, run, per_seed = derive.start(init_from)
+    if how in ("fresh", "one run"):
+        return run or "fresh"
+    if how == "same seed":
+        return f"{run}, at the same seed" if len(init_from) > 1 else f"{run} (seed {next(iter(init_from))})"
+    return "; ".join(f"seed {seed}: {described(f) if f else 'fresh'}" for seed, f in per_seed)
 
 
 def described(source: layout.RunPath) -> str:
@@ -61,24 +57,16 @@ def described(source: layout.RunPath) -> str:
 
 
 def runs_table(site) -> pd.DataFrame:
-    rows = []
-    for name, m in site.res.experiment(EXPERIMENT).items():
-        spec = site.res.spec(name)
-        rows.append({"run": name, "kv_heads": spec.kv_heads, "heads": spec.heads,
-                     "start": start_of({seed: r.get("init_from") for seed, r in site.res.by_seed[name].items()}),
-                     "steps": m.get("steps"), "status": site.res.status(name),
-                     "val_ppl": site.res.mean(name, "val_ppl"), "train_ppl": site.res.mean(name, "train_ppl"),
-                     "val_spread": site.res.spread(name, "val_ppl"), "train_spread": site.res.spread(name, "train_ppl"),
-                     "n_params": m.get("n_params"), "cache_bytes": spec.cache_bytes_per_token()})
-    if not rows:
-        return pd.DataFrame()
-    table = pd.DataFrame(rows).assign(up=lambda d: d["start"] != "fresh")  # from scratch first, then up-trained
-    return table.sort_values(["up", "kv_heads"], ascending=[True, False]).drop(columns="up").reset_index(drop=True)
+    """derive.runs, each run's start in words (start_of) in place of its seeds' init_from."""
+    t = derive.runs(site.res)
+    if not t.empty:
+        t.insert(3, "start", t.pop("init_from").map(start_of))
+    return t
 
 
 def ppl_chart(t: pd.DataFrame) -> dict:
-    data = t.dropna(subset=["val_ppl"]).assign(
-        how=lambda d: d["start"].map(lambda s: "from scratch" if s == "fresh" else "up-trained from MHA"))
+    data = t.drop(columns="up").dropna(subset=["val_ppl"]).assign(
+        how=t["up"].map({False: "from scratch", True: "up-trained from MHA"}))
     return alt.Chart(data, title="Validation perplexity by key/value heads").mark_bar().encode(
         x=alt.X("run:N", sort=list(data["run"]), title=None), y=alt.Y("val_ppl:Q", title="validation perplexity",
                                                                        scale=alt.Scale(zero=False)),
@@ -87,29 +75,11 @@ def ppl_chart(t: pd.DataFrame) -> dict:
     ).properties(width=420, height=260).to_dict()
 
 
-def comparisons(t: pd.DataFrame) -> list[tuple[str, str]]:
-    """(run, the run it is set against): every run but the multi-head one against it, and each up-trained run
-    also against the run of its shape trained from scratch."""
-    fresh = t[t["start"] == "fresh"]
-    mha = fresh[fresh["kv_heads"] == fresh["heads"]]["run"]
-    if mha.empty:
-        return []
-    base = mha.iloc[0]
-    out = [(r, base) for r in t["run"] if r != base]
-    shape = dict(zip(fresh["kv_heads"], fresh["run"]))
-    return out + [(r["run"], shape[r["kv_heads"]]) for _, r in t[t["start"] != "fresh"].iterrows()
-                  if r["kv_heads"] in shape]
-
-
 def cost_reading(t: pd.DataFrame) -> str:
     """What fewer key/value heads cost in validation perplexity: each comparison paired by seed, with its
     interval (95 %), said higher or lower only where the interval clears zero."""
-    spreads = dict(zip(t["run"], t["val_spread"]))
-    lines = []
-    for run, other in comparisons(t):
-        if spreads.get(run) is None or spreads.get(other) is None:
-            continue
-        lines.append(f"- **{run}** against {other}: {versus(spreads[run], spreads[other])}.")
+    lines = [f"- **{run}** against {other}: {versus(mine, theirs)}."
+             for run, other, mine, theirs in derive.comparisons(t)]
     if not lines:
         return ""
     return (f"Validation perplexity, run against run (paired by seed, ± k·SE at 95 % with SE {PPL_ERROR}; "
@@ -119,7 +89,7 @@ def cost_reading(t: pd.DataFrame) -> str:
 
 def uptrain_words(t: pd.DataFrame, budget) -> str:
     """How long the converted models train on: their steps, and the share of the profile's budget."""
-    steps = sorted({int(s) for s in t[t["start"] != "fresh"]["steps"].dropna()}) if not t.empty else []
+    steps = derive.uptrain_steps(t)
     if not steps or not budget:
         return "briefly (the runs record their steps)"
     shown = " or ".join(map(str, steps))

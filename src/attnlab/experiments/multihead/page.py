@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import altair as alt
-import pandas as pd
 import yaml
 
+from attnlab.claims.summary import upper_bound
 from attnlab.report.format import chart, clocks, fmt, gpu_region, md_table, num
 from attnlab.report.readings import Estimate, interval, said
 from attnlab.report.context import experiment_page
+from attnlab.experiments.multihead import derive
 
 NAME = "multihead"
 
@@ -39,22 +40,12 @@ rows:
 
 
 
-def time_long(s4: dict) -> pd.DataFrame:
-    """Median ms per head count, split into the attention core and the rest (projections, reshapes)."""
-    rows = []
-    for r in s4["rows"]:
-        core = r.get("ms_core_median")
-        if core is None:
-            rows.append({"heads": r["heads"], "part": "whole layer", "ms": r["ms_median"]})
-            continue
-        rows.append({"heads": r["heads"], "part": "attention core (scores, mask, softmax, mix)", "ms": core})
-        rows.append({"heads": r["heads"], "part": "projections and reshapes (rest of the layer)",
-                     "ms": max(r["ms_median"] - core, 0.0)})
-    return pd.DataFrame(rows)
+PARTS = {"whole": "whole layer", "core": "attention core (scores, mask, softmax, mix)",
+         "rest": "projections and reshapes (rest of the layer)"}  # derive.time_parts' parts, as the chart names them
 
 
 def time_chart(s4: dict) -> dict:
-    long = time_long(s4)
+    long = derive.time_parts(s4).assign(part=lambda t: t["part"].map(PARTS))
     heads = [r["heads"] for r in s4["rows"]]
     return alt.Chart(long, title=f"Forward time of one layer, d = {s4['d_model']} (median of "
                                  f"{s4['repeats']} rounds)").mark_bar().encode(
@@ -63,14 +54,6 @@ def time_chart(s4: dict) -> dict:
         color=alt.Color("part:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
         tooltip=["heads", "part", alt.Tooltip("ms:Q", format=".3f")],
     ).properties(width=420, height=280).to_dict()
-
-
-def band(site) -> float | None:
-    """The most S4's time test allows, slowest over fastest (its registry check), None where it has no upper edge."""
-    try:
-        return site.registry.by_id("S4").checks["time_ratio_max_min"]["between"][1]
-    except (KeyError, TypeError, IndexError):
-        return None
 
 
 def band_words(e: Estimate, band: float) -> str:
@@ -85,10 +68,8 @@ def time_reading(s4: dict, band: float | None = None) -> str:
     the run file states one), which head counts those are only where the interval clears 1, where that interval
     lies against S4's `band` (the most "about the same time" allows), and where the time went (the core alone
     against the rest of the layer) from the fewest heads to the most."""
-    rows = s4["rows"]
-    se = s4.get("time_ratio_se")
-    e = Estimate(s4["time_ratio_max_min"], se) if se else Estimate(s4["time_ratio_max_min"])
-    slow, fast = max(rows, key=lambda r: r["ms_median"]), min(rows, key=lambda r: r["ms_median"])
+    e = Estimate(s4["time_ratio_max_min"], s4.get("time_ratio_se") or None)
+    slow, fast = derive.slowest_fastest(s4)
     text = (f"Slowest over fastest median: **{interval(e, signed=False)}**"
             + (" (95 %, a bootstrap over the rounds)" if e.half is not None else "") + ": " + said(
         e, of=1.0, above=f"the head count changes the forward time beyond the noise (slowest at h = {slow['heads']}, "
@@ -96,12 +77,10 @@ def time_reading(s4: dict, band: float | None = None) -> str:
         below="", within="the head count leaves the forward time where it was, within the noise",
         unknown="the run file states no error for it, so the page does not say whether h moves the time")
         + (band_words(e, band) if e.half is not None and band is not None else "") + ".")
-    first, last = rows[0], rows[-1]
-    if first.get("ms_core_median") is not None and last.get("ms_core_median") is not None:
-        rest = [r["ms_median"] - r["ms_core_median"] for r in (first, last)]
-        text += (f" From h = {first['heads']} to h = {last['heads']} the core alone goes from "
-                 f"{first['ms_core_median']:.3f} to {last['ms_core_median']:.3f} ms, the rest of the layer from "
-                 f"{rest[0]:.3f} to {rest[1]:.3f} ms.")
+    if ends := derive.core_and_rest(s4):
+        (h0, core0, rest0), (h1, core1, rest1) = ends
+        text += (f" From h = {h0} to h = {h1} the core alone goes from {core0:.3f} to {core1:.3f} ms, the rest of "
+                 f"the layer from {rest0:.3f} to {rest1:.3f} ms.")
     return text
 
 
@@ -111,8 +90,7 @@ def render(ctx) -> dict[str, str]:
     out["settings"] = (f"width d = {s4['d_model']}, context T = {s4['context']}, batch B = {s4['batch_size']}, "
                        f"heads {', '.join(str(h) for h in s4['heads'])}; {s4['warmup']} untimed and "
                        f"{s4['repeats']} timed rounds")
-    table = pd.DataFrame(s4["rows"]).assign(gflops=lambda t: t["flops"] / 1e9,
-                                            msoftmax=lambda t: t["softmax_elements"] / 1e6)
+    table = derive.costs(s4)
     headers = {"heads": "heads", "head_dim": "head width", "gflops": "GFLOP (matmuls)",
                "msoftmax": "softmax scores (millions)", "ms_median": "ms, median", "ms_min": "ms, fastest",
                "ms_core_median": "ms, core alone", "ratio_to_one_head": "× one head"}
@@ -128,7 +106,7 @@ def render(ctx) -> dict[str, str]:
     if gpu:
         machine += f" The GPU during the timing: {gpu}."
     out["machine"] = machine + (f" Matrix-product FLOPs equal across h: **{'yes' if s4['flops_equal'] else 'no'}**. "
-                                + time_reading(s4, band(site)))
+                                + time_reading(s4, upper_bound(site.registry, "S4", "time_ratio_max_min")))
     return out
 
 

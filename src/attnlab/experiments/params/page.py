@@ -43,9 +43,10 @@ def shares_chart(e7: dict) -> dict:
                         legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
         tooltip=["share", "d", alt.Tooltip("value:Q", format=".4f")],
     ), "share", shares)
+    spec = e7["width_spec"]  # the one-block models' shape, as the run built them
     return charts.fit_page(alt.layer(lines, charts.reference_line(2 / 3, "2/3")).properties(
-        width=480, height=280, title="One-block model (vocabulary 1024, context 128) by width (dashed: 2/3)"
-    ).to_dict())
+        width=480, height=280, title=f"One-block model (vocabulary {spec['vocab_size']}, context {spec['context']}) by "
+                                     "width (dashed: 2/3)").to_dict())
 
 
 def widths_words(e7: dict) -> str:

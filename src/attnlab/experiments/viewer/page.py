@@ -8,6 +8,7 @@ from attnlab.report.readings import count
 from attnlab.report.context import experiment_page
 from attnlab.maps import drawable
 from attnlab.report.viewer_widget import viewer_html
+from attnlab.experiments.viewer import derive
 
 NAME = "viewer"
 
@@ -50,10 +51,8 @@ def render(ctx) -> dict[str, str]:
 def contents(examples: list[dict]) -> str:
     """What the viewer holds, counted from its data: the sentences, the models in all and how many of them read
     each sentence (the claim S11 counts the most on one sentence), and the sentences with S9's rows."""
-    models = sorted({m for e in examples for m in e["models"]})
-    per = sorted({len(e["models"]) for e in examples})
+    models, per, alternatives = derive.holdings(examples)
     each = (f"{per[0]}" if len(per) == 1 else f"{per[0]} to {per[-1]}") if per else "0"
-    alternatives = sum(bool(e.get("alternatives")) for e in examples)
     return (f"{count(len(examples), 'sentence')} and {count(len(models), 'model')} in all "
             f"({', '.join(models) or 'none'}), {each} of them on each sentence; "
             f"{count(alternatives, 'sentence carries', 'sentences carry')} S9's adversarial rows")

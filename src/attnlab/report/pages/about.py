@@ -9,19 +9,11 @@ from attnlab.claims.checks import describe
 from attnlab.claims.design import (COVERAGE, DOMINANT_SHARE, LOOKS, MAX_SEEDS, SECOND_LOOK_MOST, Noise,
                                    profile_seed_count)
 from attnlab.claims.outcome import Outcome
+from attnlab.claims.summary import dominant_sources, examples
 from attnlab.claims.verdicts import dominant_words
 from attnlab.report.format import badge, fmt
 from attnlab.report.readings import count
 from attnlab.report.site import anchor, settle_words
-
-EXAMPLES = (  # one worked example each: the verdict, and what its part must show
-    (Outcome.REPRODUCED, lambda p: True),
-    (Outcome.NOT_REPRODUCED, lambda p: True),
-    (Outcome.INCONCLUSIVE, lambda p: p.settle.isdigit()),  # more seeds would settle it
-    (Outcome.INCONCLUSIVE, lambda p: p.settle == "budget"),  # the budget limits it
-    (Outcome.HOLDS, lambda p: True),
-)
-
 
 def k_table() -> str:
     """k at the degrees of freedom the project meets (2 to 5 seeds, the jackknife's 20 blocks, both sources at
@@ -75,15 +67,10 @@ def design(cfg: dict) -> str:
             f"it.")
 
 
-def example(site, outcome: str, shows) -> str:
-    """The first claim of this version whose verdict is `outcome` and that has a part judged that way (and that
-    `shows` what the example is for), as a worked example; a line saying none has, where none has."""
-    for v in site.verdicts:
-        part = next((p for p in v.parts.values() if v.verdict == outcome == p.outcome and shows(p)
-                     and (p.kind == "computed" or p.interval is not None)), None)
-        if part is not None:
-            return f"- {badge(outcome)} " + worked(v, part)
-    return f"- {badge(outcome)} no claim of this version has this verdict.\n"
+def example(outcome: str, found: tuple | None) -> str:
+    """A worked example of `outcome` (summary.examples: the verdict and its part, or None: a line saying no claim
+    of this version has it)."""
+    return f"- {badge(outcome)} " + (worked(*found) if found else "no claim of this version has this verdict.\n")
 
 
 def worked(v, part) -> str:
@@ -110,8 +97,7 @@ def larger_source(verdicts) -> str:
     """Which error source dominates the numeric parts judged on a mean over seeds, counted from this version's
     verdicts (Part.dominant): the seeds' spread, the evaluation's sampling error (or the error the run file
     states), or both alike. '' where no claim reads several seeds."""
-    sources = [v.parts[p].dominant for v in verdicts if len(v.seeds) > 1
-               for p in v.parts if v.parts[p].interval is not None]
+    sources = dominant_sources(verdicts)
     if not sources:
         return ""
     return (f"In this version, of the {count(len(sources), 'part')} judged on a mean over seeds, the seeds' spread "
@@ -131,7 +117,7 @@ def seeds_here(held: list[int]) -> str:
 
 def blocks(site) -> dict[str, str]:
     return {"k_table": k_table(), "design": design(site.config),
-            "examples": "\n".join(example(site, *e) for e in EXAMPLES),
+            "examples": "\n".join(example(*e) for e in examples(site.verdicts)),
             "max_seeds": str(MAX_SEEDS), "dominant_share": percent(DOMINANT_SHARE), "larger_source": larger_source(site.verdicts),
             "seeds_here": seeds_here(site.held_seeds()), "pooled_here": pooled_here(site)}
 

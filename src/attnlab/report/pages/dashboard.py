@@ -4,7 +4,6 @@ from (version, hardware) and a link to the claim on its experiment's page; filte
 from __future__ import annotations
 
 import html
-from collections import Counter
 
 from attnlab import registry
 from attnlab.report import budget, published
@@ -13,35 +12,25 @@ from attnlab.report.pages import index as overview
 from attnlab.report.readings import at_seeds
 from attnlab.report.site import (OURS, alone, anchor, by_kind, cards_table, origin_mark, parts_cell, reproduced_cell,
                                  why_not)
+from attnlab.claims.summary import apart, by_survival, by_whose, error_source, made, whose, why_unseeded
 from attnlab.claims.verdicts import Verdict
-from attnlab.claims.outcome import UNMEASURED, VERDICTS
+from attnlab.claims.outcome import VERDICTS
 from attnlab.versions import hardware
 
 
-def source(claim_id: str) -> str:
-    return "survey" if claim_id.startswith("S") else "chapter"
-
-
-def whose(v: Verdict) -> str:
-    """Whose statement a claim tests: 'chapter', 'survey', or 'ours' (the project's own finding)."""
-    return "ours" if v.claim.ours else source(v.claim.id)
-
-
 WHOSE = {"chapter": "the chapter's", "survey": "the survey's",
-         "ours": "the project's own findings (the sources never state them)"}
+         "ours": "the project's own findings (the sources never state them)"}  # summary.whose() in words
 
 
 def where(site, v: Verdict) -> str:
     """The results a verdict comes from: the version (or the unpublished folder) and the hardware its run files
     were made on ('–' where none of them has run)."""
-    prov = site.res.provenance()
-    files = [site.res.path(f) for f in sorted(v.claim.files)] + [site.res.path(r) for r in sorted(v.claim.rows)]
-    made = {f: prov[f] for f in files if f in prov}
-    if not made:
+    files = made(v, site.res)
+    if not files:
         return "–"
-    results = (", ".join(sorted({f.split("/")[0] for f in made})) if site.pool else site.manifest["version"]) \
+    results = (", ".join(sorted({f.split("/")[0] for f in files})) if site.pool else site.manifest["version"]) \
         if site.manifest else f"{site.res.root.name}/"
-    return f"{html.escape(results)} · {html.escape(hardware(made))}"
+    return f"{html.escape(results)} · {html.escape(hardware(files))}"
 
 
 def row(site, v: Verdict, titles: dict[str, str]) -> tuple[str, list[str]]:
@@ -53,7 +42,7 @@ def row(site, v: Verdict, titles: dict[str, str]) -> tuple[str, list[str]]:
     if larger:  # the larger budget leads: right after what the source says
         cells.insert(4, budget.cell(larger[c.id], (site.manifest or {}).get("version")))
     return (f'data-verdict="{html.escape(v.verdict)}" data-experiment="{html.escape(c.experiment)}" '
-            f'data-kind="{c.kind}" data-whose="{whose(v)}"', cells)
+            f'data-kind="{c.kind}" data-whose="{whose(c)}"', cells)
 
 
 COLUMNS = [("claim", "id"), ("experiment", "aside"), ("what it says", "text"), ("source", "value"),
@@ -62,17 +51,14 @@ COLUMNS = [("claim", "id"), ("experiment", "aside"), ("what it says", "text"), (
 
 def option_count(verdicts: list[Verdict], verdict: str) -> str:
     """A verdict's count in the filter: the sources' claims, and the project's own findings apart ('3 + 1 ours')."""
-    theirs = sum(v.verdict == verdict and not v.claim.ours for v in verdicts)
-    ours = sum(v.verdict == verdict and v.claim.ours for v in verdicts)
+    theirs, ours = apart(verdicts, verdict)
     return f"{theirs} + {ours} of ours" if ours else str(theirs)
 
 
 def controls(verdicts: list[Verdict], titles: dict[str, str]) -> str:
-    counts = Counter(v.verdict for v in verdicts)
     by_verdict = "".join(f'<option value="{k}">{k} ({option_count(verdicts, k)})</option>'
-                         for k in VERDICTS if counts[k])
-    held = dict.fromkeys(whose(v) for v in verdicts)
-    by_whose = "".join(f'<option value="{w}">{html.escape(WHOSE[w])}</option>' for w in WHOSE if w in held)
+                         for k in VERDICTS if any(apart(verdicts, k)))
+    whom = "".join(f'<option value="{w}">{html.escape(WHOSE[w])}</option>' for w in by_whose(verdicts))
     used = dict.fromkeys(v.claim.experiment for v in verdicts)
     by_experiment = "".join(f'<option value="{html.escape(e)}">{html.escape(titles.get(e, e))}</option>'
                             for e in used)
@@ -82,7 +68,7 @@ def controls(verdicts: list[Verdict], titles: dict[str, str]) -> str:
             '<label>experiment <select id="dashboard-experiment"><option value="">all</option>'
             f"{by_experiment}</select></label> "
             '<label>whose claim <select id="dashboard-whose"><option value="">all</option>'
-            f"{by_whose}</select></label> "
+            f"{whom}</select></label> "
             '<span id="dashboard-count" aria-live="polite"></span></div>')
 
 
@@ -111,7 +97,7 @@ SCRIPT = """<script>
 </script>"""
 
 
-SURVIVAL = {  # survival(v) -> what it says of a claim the chapter made from one run (the seeds alone, not the
+SURVIVAL = {  # summary.survival(v) -> what it says of a claim the chapter made from one run (the seeds alone, not the
     # mean, whose verdict each group lists beside it)
     "every seed": "reproduce at every seed alone: one run would have found them, whichever seed it drew",
     "some seeds": "reproduce at some seeds alone and not at others: one run would have found them or missed them, "
@@ -125,28 +111,16 @@ SURVIVAL = {  # survival(v) -> what it says of a claim the chapter made from one
 }
 
 
-def survival(v: Verdict) -> str | None:
-    """Verdict.survives(), with a claim no seed alone can decide split by its parts' error sources: 'in part' where
-    some of its parts have an error of their own at one seed, 'no error alone' where none has."""
-    key = v.survives()
-    return "in part" if key == "no error alone" and v.judged_alone() else key
-
-
-def error_source(v: Verdict, part: str) -> str:
-    """Where a part's error at one seed comes from, as the claim reads it."""
-    if part in v.claim.se_code:
-        return "the error its run file states"
-    if part in v.claim.sampled:
-        return "the evaluation's sampling error"
-    return "an exact test"
+ERROR_SOURCE = {"stated": "the error its run file states", "sampled": "the evaluation's sampling error",
+                "exact": "an exact test"}  # summary.error_source's keys in words
 
 
 def parts_alone(v: Verdict) -> str:
     """A claim judged in part at one seed: which parts one run could judge (their error, and at how many seeds
     alone each reproduces) and which it could not."""
     seeds = len(v.single)
-    judged = "; ".join(f"{html.escape(p)} ({error_source(v, p)}) reproduces at {n} of {seeds} seeds alone"
-                       for p, n in v.judged_alone().items())
+    judged = "; ".join(f"{html.escape(p)} ({ERROR_SOURCE[error_source(v, p)]}) reproduces at {n} of {seeds} seeds "
+                       "alone" for p, n in v.judged_alone().items())
     return (f"[{html.escape(v.claim.id)}]({v.claim.experiment}.md#{anchor(v.claim.id)}): {judged}; "
             f"no error at one seed: {', '.join(map(html.escape, v.errorless_alone()))}")
 
@@ -162,13 +136,10 @@ def seed_noise(site, verdicts: list[Verdict]) -> str:
     n = max(len(v.single) for v in seeded)
     out = [f"{len(seeded)} claims read runs trained at {n} seeds. The chapter made each from one run; here each "
            "was also judged at every seed alone, as a single run would have been:\n"]
-    for key, text in SURVIVAL.items():
-        group = [v for v in seeded if survival(v) == key]
-        if not group:
-            continue
-        by_verdict = {k: [v for v in group if v.verdict == k] for k in VERDICTS}
-        listed = "; ".join(f"{k}: " + ", ".join(linked(v) for v in vs) for k, vs in by_verdict.items() if vs)
-        out.append(f"- **{len(group)}** {text}. Their verdict on the mean over seeds: {listed}.")
+    for key, by_verdict in by_survival(seeded).items():
+        listed = "; ".join(f"{k}: " + ", ".join(linked(v) for v in vs) for k, vs in by_verdict.items())
+        group = [v for vs in by_verdict.values() for v in vs]
+        out.append(f"- **{len(group)}** {SURVIVAL[key]}. Their verdict on the mean over seeds: {listed}.")
         if key == "in part":
             out += [f"    - {parts_alone(v)}." for v in group]
     others = [v for v in verdicts if not v.survives()]
@@ -181,7 +152,7 @@ def linked(v: Verdict) -> str:
     return f"[{html.escape(v.claim.id)}]({v.claim.experiment}.md#{anchor(v.claim.id)})" + (f" ({OURS})" if v.claim.ours else "")
 
 
-UNSEEDED = {  # why_unseeded() -> the words for claims no seed alone judged
+UNSEEDED = {  # summary.why_unseeded() -> the words for claims no seed alone judged
     "computed": "computed (counts and arithmetic), which no seed moves",
     "descriptive": "descriptive (shown, tested by nothing)",
     "pooled": "from one analysis that trained its models at {} seeds and states only their mean and its error "
@@ -191,24 +162,17 @@ UNSEEDED = {  # why_unseeded() -> the words for claims no seed alone judged
 }
 
 
-def why_unseeded(site, v: Verdict) -> tuple[str, str]:
-    """Why no seed alone judged a claim: (key of UNSEEDED, what fills its blank: the seeds named)."""
-    if v.claim.kind in ("computed", "descriptive"):
-        return v.claim.kind, ""
-    if v.verdict in UNMEASURED:
-        return "no value", ""
-    seeds = sorted({s for f in v.claim.files for s in site.res.recorded_seeds(f)}
-                   | {s for r in v.claim.rows for s in site.res.seeds(r) if s is not None})
-    if len(seeds) > 1:
-        return "pooled", str(len(seeds))
-    return "once", at_seeds(seeds) or "no seed recorded"
+def filled(key: str, seeds: list[int]) -> str:
+    """What fills an UNSEEDED blank: the seeds summary.why_unseeded names, counted or listed."""
+    return str(len(seeds)) if key == "pooled" else (at_seeds(seeds) or "no seed recorded") if key == "once" else ""
 
 
 def unseeded(site, verdicts: list[Verdict]) -> str:
     """The claims no seed alone judged, counted by why, each group listed."""
     groups: dict[tuple, list[Verdict]] = {}
     for v in verdicts:
-        groups.setdefault(why_unseeded(site, v), []).append(v)
+        key, seeds = why_unseeded(v, site.res)
+        groups.setdefault((key, filled(key, seeds)), []).append(v)
     order = list(UNSEEDED)
     lines = [f"- **{len(vs)}** {UNSEEDED[key].format(blank)}: {', '.join(linked(v) for v in vs)}."
              for (key, blank), vs in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1]))]
@@ -226,9 +190,8 @@ def elsewhere(site) -> str:
 def blocks(site) -> dict[str, str]:
     titles = {e.name: e.title for e in registry.load()}
     summary = "; ".join(f"{WHOSE[w]}: " + overview.headline(
-        site, [v for v in site.verdicts if whose(v) == w],
-        lambda vs, w=w: by_kind(vs, "findings" if w == "ours" else "claims", bold=True))
-        for w in WHOSE if any(whose(v) == w for v in site.verdicts))
+        site, group, lambda vs, w=w: by_kind(vs, "findings" if w == "ours" else "claims", bold=True))
+        for w, group in by_whose(site.verdicts).items())
     larger = site.larger()
     columns = COLUMNS
     if larger:

@@ -1,39 +1,31 @@
 """The overview: the profile, its settings, every claim's verdict, and the provenance of every run file."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import html
+from functools import partial
 
 from attnlab import registry
+from attnlab.claims.summary import at_larger
 from attnlab.claims.outcome import Outcome
 from attnlab.report import budget
 from attnlab.report.differences import budget_differences
-from attnlab.report.format import badge, code
+from attnlab.report.format import badge
 from attnlab.report.site import OURS, anchor, cards_table, origin_mark, tally
 
 
-def summary(verdicts) -> str:
-    """The headline: the sources' claims by kind and verdict (the computed ones apart from the measured), then the
-    project's own findings (origin: ours), counted apart from the sources' claims."""
-    return tally(verdicts, bold=True)
-
-
-def headline(site, verdicts=None, count=summary) -> str:
+def headline(site, verdicts=None, count=partial(tally, bold=True)) -> str:
     """The summary that leads: where a larger budget than the version of record's measured claims (the
     chapter's own, see budget.py), their verdicts there first, pooled over versions, then the others' at the
     record's budget; the record's summary alone where nothing larger is published. `count` words a list of
-    verdicts (default: the sources' claims and ours, apart)."""
+    verdicts (default: the sources' claims by kind and verdict, then the project's own findings apart)."""
     verdicts = site.verdicts if verdicts is None else verdicts
     larger = site.larger()
-    there = [SimpleNamespace(claim=v.claim, verdict=larger[v.claim.id].verdict) for v in verdicts
-             if v.claim.id in larger and larger[v.claim.id].verdict]
+    there, rest = at_larger(verdicts, larger)
     if not there:
         return count(verdicts)
     first = next(iter(larger.values()))
     seeds = sorted({x.seeds for v in there if (x := larger[v.claim.id]).seeds})
     at_seeds = budget.seeds_words(seeds[0]) if len(seeds) == 1 else f", at {seeds[0]} to {seeds[-1]} seeds" if seeds else ""
-    rest = [v for v in verdicts if not (v.claim.id in larger and larger[v.claim.id].verdict)]
     out = f"at {budget.budget_words(first.above)}{at_seeds}: {count(there)}"
     if rest:
         out += f"; the other {len(rest)} at the {first.record['profile']} budget of the version of record: {count(rest)}"
