@@ -219,7 +219,7 @@ def test_a_versions_rerun_names_its_own_folder_and_commit():
 def test_the_seeds_said_are_those_of_the_run_files():
     from attnlab.report.pages.about import seeds_here
     from attnlab.report.site import seeds_setting
-    from attnlab.report.sitedata import seed_folders
+    from attnlab.sitedata import seed_folders
     from attnlab.report.site import seeds_setting
     from attnlab.results import gather
 

@@ -1,6 +1,6 @@
 """The site's chrome: the stamp atop every page, the commands that rerun it, the blocks every experiment page has
 (its verdicts, the provenance of its run files, its seeds, the settings) and the HTML they are made of. What they
-show (run files, verdicts, config, versions, pools) is report/sitedata.py's SiteData, which Site extends.
+show (run files, verdicts, config, versions, pools) is attnlab/sitedata.py's SiteData, which Site extends.
 
 Each page is a module attnlab.report.pages.<name> with `blocks(site) -> {marker: markdown}`, filling the
 `<!-- attnlab:marker -->` places of docs/<name>.md (report/build.py renders and builds them); an experiment's page
@@ -21,14 +21,13 @@ from attnlab.claims.outcome import UNMEASURED, VERDICTS, Outcome
 from attnlab.claims.registry import DESCRIPTIVE, Registry
 from attnlab.claims.verdicts import BUDGET, Verdict, dominant_words
 from attnlab.config import digest, seeds as profile_seeds
-from attnlab.report.budget import sentence
 from attnlab.report import charts, protocols
 from attnlab.report.budget import sentence
 from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, nobreak, span, spread, total
 from attnlab.report.published import beside
 from attnlab.report.tables import row_order
-from attnlab.report.sitedata import SiteData
-from attnlab.results import Results, gather
+from attnlab.results import Results
+from attnlab.sitedata import SiteData
 
 
 NOT_RUN = Outcome.NOT_RUN.value  # the key of a missing result's warning among a page's blocks (no marker has a space)
