@@ -158,6 +158,23 @@ class Results:
         return out
 
 
+def row_order(rows, known=()) -> list[str]:
+    """Rows in the order `known` gives them (a page's own order, or the profile's), then any others alphabetically."""
+    known = [r for r in dict.fromkeys(known) if r in rows]
+    return known + sorted(set(rows) - set(known))
+
+
+def per_seed_csv(res: Results, run: str, file: str) -> "pd.DataFrame":
+    """A run's `file` (layout.CURVE, layout.PROBES) at every seed it was trained at, with a `seed` column (empty if
+    none): a chart drawn from one seed would show one draw of the noise as if it were the result."""
+    import pandas as pd  # here, so that reading the run files (at DAG parse time) does not import pandas
+
+    frames = [pd.read_csv(res.root / layout.sibling(rel, file)).assign(seed=seed)
+              for seed, rel in sorted(res.seed_paths.get(run, {}).items())
+              if (res.root / layout.sibling(rel, file)).is_file()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def result_files() -> dict[str, str]:
     """Experiment -> its result file under results/<profile>/, for every experiment that is not training."""
     return {e.name: e.result for e in registry.load() if not e.trains}

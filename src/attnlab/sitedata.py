@@ -144,6 +144,12 @@ class SiteData:
         folders = {f for n in names for f in (n, registry.get(n).formerly) if f}
         return [f for f in prov if f.split("/")[1 if self.pool else 0] in folders]
 
+    def claim_files(self, claim) -> list[str]:
+        """The run files a claim reads (relative to the results folder): its result files, then its training runs'
+        at every seed."""
+        return [self.res.path(name) for name in sorted(claim.files)] + [
+            f for run in sorted(claim.rows) for f in (self.res.seed_paths.get(run) or {run: self.res.path(run)}).values()]
+
     def pool_versions(self) -> list[str]:
         """The versions whose run files this site reads: its own, and those pooled with it."""
         if not self.pool:

@@ -23,11 +23,12 @@ from attnlab.claims.verdicts import BUDGET, Verdict, dominant_words
 from attnlab.config import digest, seeds as profile_seeds
 from attnlab.report import charts, protocols
 from attnlab.report.budget import sentence
-from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, nobreak, span, spread, total
-from attnlab.report.published import beside
-from attnlab.report.tables import row_order
-from attnlab.results import Results
+from attnlab.report.format import (badge, cell, chart, clocks, code, fmt, md_table, nobreak, not_run, span, spread,
+                                   total)
+from attnlab.report.published import beside, differing
+from attnlab.results import Results, row_order
 from attnlab.sitedata import SiteData
+from attnlab.versions import ALIAS
 
 
 NOT_RUN = Outcome.NOT_RUN.value  # the key of a missing result's warning among a page's blocks (no marker has a space)
@@ -66,8 +67,6 @@ class Site(SiteData):
         """Which claims engine judged the verdicts this site shows, for the stamp (after the site's own commit):
         today's code over the run files, and for a published version, how its frozen claims.csv (the publish
         commit's) compares."""
-        from attnlab.report.published import differing
-
         text = f" · verdicts: today's claims (that commit's) over {'its' if self.manifest else 'these'} run files"
         if not self.manifest:
             return text
@@ -84,8 +83,6 @@ class Site(SiteData):
         record), the site's own commit, and links to the files behind the pages (the version's manifest, the
         verdicts as CSV); in a tree of versions, a selector that opens the same page, at the same anchor, in
         another version."""
-        from attnlab.versions import ALIAS
-
         m, record = self.manifest, self.latest()
         if m:
             text = (f"Version <code>{html.escape(m['version'])}</code> · runs at commit <code>{m['commit']}</code> on "
@@ -149,8 +146,6 @@ class Site(SiteData):
     def missing(self, name: str) -> str:
         """The warning a page shows where an experiment's result file (a training experiment's every run) is not
         there yet."""
-        from attnlab.report.format import not_run
-
         e = registry.get(name)
         if e.trains:
             return not_run(f"{self.rdir}/{layout.run_file(name, '*', '*')}",
@@ -238,10 +233,9 @@ class Site(SiteData):
         c = v.claim
         values = "".join(f"<li>{html.escape(part + ' = ' if part else '')}<code>{html.escape(expr)}</code></li>"
                          for part, expr in c.values.items())
-        files = [self.res.path(name) for name in sorted(c.files)]
-        files += [f for run in sorted(c.rows) for f in (self.res.seed_paths.get(run) or {run: self.res.path(run)}).values()]
         links = ", ".join(f'<a href="runs/{html.escape(f)}"><code>{html.escape(f)}</code></a>'
-                          if f in self.res.provenance() else f"<code>{html.escape(f)}</code> (not run)" for f in files)
+                          if f in self.res.provenance() else f"<code>{html.escape(f)}</code> (not run)"
+                          for f in self.claim_files(c))
         return (f'<details class="claim" id="{anchor(c.id)}"><summary><strong>{html.escape(c.id)}</strong>'
                 f'{origin_mark(c)} · '
                 f"{html.escape(v.verdict)} · how it is computed and tested</summary>\n"
