@@ -19,7 +19,7 @@ BLOCKS = {"val_ppl": "val_blocks", "train_ppl": "train_blocks", "val_ppl_at": "v
 class Spread:
     """One measure of a training run over its seeds: the mean, the sample standard deviation (None for one
     seed) and every seed's value; for a perplexity, each seed's evaluation blocks too (what its sampling error
-    is read from, see readings.paired)."""
+    is read from, see claims.design.paired)."""
 
     by_seed: dict
     blocks: dict = field(default_factory=dict)  # seed -> [(mean loss, tokens), ...], where the run records them
