@@ -183,7 +183,6 @@ class Site(SiteData):
         drawn = chart(f"chart-seeds-{name}", charts.seeds_chart(per_seed, runs)) if len(per_seed) else ""
         return lead + "\n\n" + text + "\n\n" + drawn
 
-
     def settings_table(self) -> str:
         """The profile's training settings, as the runs received them."""
         cfg = self.config
