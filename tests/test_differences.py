@@ -4,7 +4,8 @@ import copy
 import yaml
 
 from attnlab.config import load
-from attnlab.report.differences import differences, differences_text, shown
+from attnlab.report.differences import differences_text, shown
+from attnlab.versions import differences
 from attnlab.report.pages import index
 from helpers import REPO, rendered_page, site_for
 

@@ -120,7 +120,8 @@ def verdict(value, word="reproduced", lacking=(), kind="measured", seeds=None, s
     (verdict({"a": 1.0, "b": 2.0}), None, "not in its claims.csv: a claim added since it was published"),
 ])
 def test_a_published_verdict_that_differs_from_todays_is_shown_with_why(today, then, why):
-    from attnlab.report.published import Frozen, beside, reason
+    from attnlab.claims.table import Frozen
+    from attnlab.report.published import beside, reason
 
     frozen = None if then is None else Frozen(*then)
     assert reason(today, frozen) == why
@@ -133,7 +134,7 @@ def test_a_published_verdict_that_differs_from_todays_is_shown_with_why(today, t
 
 
 def test_both_layouts_of_a_published_claims_csv_are_read(tmp_path):
-    from attnlab.report.published import frozen_verdicts
+    from attnlab.claims.table import frozen_verdicts
 
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "claims.csv").write_text(
@@ -152,7 +153,7 @@ def test_both_layouts_of_a_published_claims_csv_are_read(tmp_path):
 def test_a_claim_measured_when_published_but_unread_today_is_not_an_unmeasured_one():
     from attnlab.comparison import status
     from attnlab.report.pages.compare import tally
-    from attnlab.report.published import Frozen, unread as unread_then
+    from attnlab.claims.table import Frozen, unread as unread_then
 
     measured, unread = verdict({"a": 1.0}), verdict(None, "not run", lacking=("x_se",))
     then = Frozen("reproduced", {"a": "1"})
@@ -195,7 +196,7 @@ def test_identical_reruns_read_identical_and_runs_of_one_seed_are_paired():
 # ---------------------------------------------------------------- which engine, which folder, which seeds
 
 def test_the_stamp_says_which_engine_judged_the_verdicts():
-    from attnlab.report.published import Frozen
+    from attnlab.claims.table import Frozen
     from attnlab.report.site import Site
 
     manifest = {"commit": "abc", "published_from": "def"}
@@ -224,7 +225,7 @@ def test_a_versions_rerun_names_its_own_folder_and_commit():
 def test_the_seeds_said_are_those_of_the_run_files():
     from attnlab.report.pages.about import seeds_here
     from attnlab.report.site import seeds_setting
-    from attnlab.report.sitedata import seed_folders
+    from attnlab.sitedata import seed_folders
     from attnlab.report.site import seeds_setting
     from attnlab.results import gather
 

@@ -27,7 +27,8 @@ LAYERS = [  # (layer, what it holds, as module-name patterns), lowest first
               r"attnlab\.experiments\.\w+\.producer",
               r"attnlab\.experiments\.\w+\.derive"]),  # the numbers a page shows, derived from run files
     ("claims", [r"attnlab\.claims(\..+)?"]),
-    ("publishing", [r"attnlab\.check", r"attnlab\.versions", r"attnlab\.pooling", r"attnlab\.comparison"]),  # they read the claims
+    ("publishing", [r"attnlab\.check", r"attnlab\.versions", r"attnlab\.pooling", r"attnlab\.comparison",
+                    r"attnlab\.sitedata"]),  # they read the claims; sitedata: what a site shows, with no words
     ("report", [r"attnlab\.report(\..+)?", r"attnlab\.experiments\.\w+\.page"]),
     ("top", [r"attnlab\.__main__", r"attnlab\.cli", r"attnlab\.runner", r"attnlab\.scaffold"]),
 ]

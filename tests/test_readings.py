@@ -8,6 +8,8 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
+from attnlab import stats
+from attnlab.claims import design
 from attnlab.report import readings
 from attnlab.report.site import verdict_reading
 from attnlab.report.pages import dashboard
@@ -30,7 +32,7 @@ from attnlab.experiments.throughput import page as throughput
 from attnlab.experiments.viewer import page as viewer
 from attnlab.experiments.winograd import page as winograd
 from attnlab.claims.verdicts import Part, Verdict
-from attnlab.report.readings import Estimate
+from attnlab.stats import Estimate
 from attnlab.results import Spread
 from helpers import REPO
 
@@ -47,7 +49,7 @@ def seeds(*values) -> Spread:
     (Estimate(1.0), 0.0, None), (None, 0.0, None), (Estimate(1.1, 0.01), 1.0, "above"), (Estimate(0.9, 0.01), 1.0, "below"),
 ])
 def test_a_side_is_said_only_where_the_interval_clears_it(e, of, side):
-    assert readings.side(e, of) == side
+    assert stats.side(e, of) == side
     words = readings.said(e, above="up", below="down", of=of)
     assert words == {"above": "up", "below": "down", "within": readings.NOISE, None: readings.NO_ERROR}[side]
 
@@ -61,12 +63,12 @@ def test_two_runs_are_set_against_each_other_paired_by_seed():
 
 def test_paired_differences_are_judged_on_their_own_spread():
     a, b = {1: 10.0, 2: 20.0, 3: 30.0}, {1: 9.0, 2: 19.1, 3: 28.9}  # far apart runs, a steady difference
-    e = readings.paired(a, b)
-    assert e.value == pytest.approx(1.0) and e.df == 2 and readings.side(e) == "above"
-    assert readings.side(readings.paired(a, {1: 11.0, 2: 19.0, 3: 30.0})) == "within"
-    assert readings.paired(a, {4: 1.0}) == Estimate(19.0)  # no seed in common: the means, nothing to judge by
-    assert readings.paired({1: 2.0}, {1: 1.0}).se is None
-    assert readings.paired(a, b, how=lambda x, y: x / y).value == pytest.approx((10 / 9 + 20 / 19.1 + 30 / 28.9) / 3)
+    e = design.paired(a, b)
+    assert e.value == pytest.approx(1.0) and e.df == 2 and stats.side(e) == "above"
+    assert stats.side(design.paired(a, {1: 11.0, 2: 19.0, 3: 30.0})) == "within"
+    assert design.paired(a, {4: 1.0}) == Estimate(19.0)  # no seed in common: the means, nothing to judge by
+    assert design.paired({1: 2.0}, {1: 1.0}).se is None
+    assert design.paired(a, b, how=lambda x, y: x / y).value == pytest.approx((10 / 9 + 20 / 19.1 + 30 / 28.9) / 3)
 
 
 def blocks_of(ppl: float, scatter: list[float]) -> list[list]:
@@ -86,12 +88,12 @@ def test_perplexities_paired_by_seed_take_the_evaluations_sampling_error_where_i
                       {s: blocks_of(p, [0.05 * x + scatter * y * mine for x, y in zip(pattern, own)])
                        for s, p in zip((1, 2, 3), ppls)})
     a, b = run((41.0, 42.0, 40.0), 1), run((40.0, 40.98, 39.02), 0)
-    e = readings.paired(a, b, how=lambda x, y: x / y)
-    assert readings.side(e, 1.0) == side
-    assert readings.side(readings.paired(a.by_seed, b.by_seed, how=lambda x, y: x / y), 1.0) == "above"  # seeds alone
-    one = readings.paired(Spread({1: 41.0}, {1: a.blocks[1]}), Spread({1: 40.0}, {1: b.blocks[1]}))
+    e = design.paired(a, b, how=lambda x, y: x / y)
+    assert stats.side(e, 1.0) == side
+    assert stats.side(design.paired(a.by_seed, b.by_seed, how=lambda x, y: x / y), 1.0) == "above"  # seeds alone
+    one = design.paired(Spread({1: 41.0}, {1: a.blocks[1]}), Spread({1: 40.0}, {1: b.blocks[1]}))
     assert one.se is not None and one.df == 9  # one seed: the jackknife over its 10 blocks
-    assert readings.paired(Spread({1: 41.0}), Spread({1: 40.0})).se is None  # no blocks, one seed: no error
+    assert design.paired(Spread({1: 41.0}), Spread({1: 40.0})).se is None  # no blocks, one seed: no error
 
 
 @pytest.mark.parametrize("slope, se, words", [
@@ -105,11 +107,11 @@ def test_a_slope_is_linear_quadratic_or_between_only_as_its_interval_says(slope,
 def test_seed_and_sampling_errors_add_in_quadrature():
     from attnlab.claims.design import t95
 
-    wide = readings.of_seeds([0.5, 0.9, 0.7], sampling=0.01)  # mostly the seeds' spread: t at 2 df, weighed
+    wide = design.of_seeds([0.5, 0.9, 0.7], sampling=0.01)  # mostly the seeds' spread: t at 2 df, weighed
     seeds = (0.2 / math.sqrt(3)) ** 2
     assert wide.se == pytest.approx(math.sqrt(seeds + 0.01 ** 2)) and wide.df == 2
     assert wide.half == pytest.approx(math.sqrt(seeds * t95(2) ** 2 + 0.01 ** 2 * t95(math.inf) ** 2), rel=1e-3)
-    tight = readings.of_seeds([0.70, 0.70, 0.70], sampling=0.02)  # no spread: the binomial error alone, normal
+    tight = design.of_seeds([0.70, 0.70, 0.70], sampling=0.02)  # no spread: the binomial error alone, normal
     assert (tight.se, tight.df) == (0.02, math.inf) and tight.half == pytest.approx(0.02 * t95(math.inf), rel=1e-3)
 
 
@@ -364,7 +366,7 @@ def test_bench_says_the_fastest_setting_reaches_the_goal_only_beyond_the_noise()
 def test_every_speed_ratio_states_its_direction_and_the_interval_decides_about_the_same(ratios, said):
     """'ratio 1.001' (faster) sat beside '0.993 / 0.991' (slower) with no direction: each says which, or 'about the
     same' where its interval holds 1."""
-    e = readings.of_values([math.log(r) for r in ratios])
+    e = stats.of_values([math.log(r) for r in ratios])
     assert throughput.faster_or_slower(e).startswith(said)
 
 

@@ -12,10 +12,9 @@ from attnlab import registry
 from attnlab.config import chosen, validate
 from attnlab.errors import AttnlabError
 from attnlab.plan import plan
-from attnlab.report import tables
 from attnlab.report.pages import compare
 from attnlab.experiments.ladder import derive, page as ladder
-from attnlab.results import Spread
+from attnlab.results import Spread, row_order
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -197,7 +196,7 @@ def test_the_shared_tables_module_names_no_experiment():
 
 
 def test_rows_come_in_the_order_given_then_alphabetically():
-    assert tables.row_order({"b", "a", "L9", "L1", "x"}, ["L1", "L9", "gone", "x"]) == ["L1", "L9", "x", "a", "b"]
+    assert row_order({"b", "a", "L9", "L1", "x"}, ["L1", "L9", "gone", "x"]) == ["L1", "L9", "x", "a", "b"]
     assert ladder.row_order({"B2", "L9-mlp2", "L1", "zz"}, {"L9-mlp2": {}}) == ["L1", "B2", "L9-mlp2", "zz"]
 
 

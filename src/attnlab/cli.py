@@ -105,11 +105,11 @@ def cmd_claims(a):
 def cmd_second_look(a):
     from attnlab.config import seeds as profile_seeds
     from attnlab.claims.second_look import as_yaml, second_look
-    from attnlab.report.build import context
+    from attnlab.sitedata import SiteData
 
-    site = context(Path(a.results), claims_folder(a))
-    seeds, not_taken = second_look(site.verdicts, profile_seeds(site.config))
-    print(f"# the second look of {a.results}'s first-look verdicts: add to config/{site.profile}.yaml")
+    found = SiteData.load(Path(a.results), claims_folder(a))
+    seeds, not_taken = second_look(found.verdicts, profile_seeds(found.config))
+    print(f"# the second look of {a.results}'s first-look verdicts: add to config/{found.profile}.yaml")
     print(as_yaml(seeds) or "# no claim is inconclusive with a settle count seeds could reach", end="")
     for cid, why in not_taken.items():
         print(f"# {cid}: no second look: {why}")

@@ -19,7 +19,7 @@ BLOCKS = {"val_ppl": "val_blocks", "train_ppl": "train_blocks", "val_ppl_at": "v
 class Spread:
     """One measure of a training run over its seeds: the mean, the sample standard deviation (None for one
     seed) and every seed's value; for a perplexity, each seed's evaluation blocks too (what its sampling error
-    is read from, see readings.paired)."""
+    is read from, see claims.design.paired)."""
 
     by_seed: dict
     blocks: dict = field(default_factory=dict)  # seed -> [(mean loss, tokens), ...], where the run records them
@@ -156,6 +156,23 @@ class Results:
             for seed, m in per_seed.items():
                 out[self.seed_paths[name][seed]] = m.get("provenance") or {}
         return out
+
+
+def row_order(rows, known=()) -> list[str]:
+    """Rows in the order `known` gives them (a page's own order, or the profile's), then any others alphabetically."""
+    known = [r for r in dict.fromkeys(known) if r in rows]
+    return known + sorted(set(rows) - set(known))
+
+
+def per_seed_csv(res: Results, run: str, file: str) -> "pd.DataFrame":
+    """A run's `file` (layout.CURVE, layout.PROBES) at every seed it was trained at, with a `seed` column (empty if
+    none): a chart drawn from one seed would show one draw of the noise as if it were the result."""
+    import pandas as pd  # here, so that reading the run files (at DAG parse time) does not import pandas
+
+    frames = [pd.read_csv(res.root / layout.sibling(rel, file)).assign(seed=seed)
+              for seed, rel in sorted(res.seed_paths.get(run, {}).items())
+              if (res.root / layout.sibling(rel, file)).is_file()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def result_files() -> dict[str, str]:

@@ -1,11 +1,14 @@
 """The few statistics the producers share, each with its standard error: a mean, a fraction, a least-squares line
-(and a power law's, on log-log axes) and a bootstrap over repeated rounds. Plain Python, so that the claims read
-numbers, not arrays."""
+(and a power law's, on log-log axes) and a bootstrap over repeated rounds; Student's t; and a value with its error
+(Estimate), which the pages judge a direction by. Plain Python, so that the claims read numbers, not arrays."""
 from __future__ import annotations
 
 import math
 import random
 import statistics
+from dataclasses import dataclass
+
+from attnlab.errors import AttnlabError
 
 
 def mean_se(xs: list[float]) -> tuple[float, float]:
@@ -173,3 +176,52 @@ def _beta_fraction(x: float, a: float, b: float) -> float:
         if abs(d * c - 1) < 1e-15:
             break
     return result
+
+
+# --- a value with its error, and which side of a bound its interval lies on ------------------------------
+
+# Student's t, two-sided 95 %, at 1..30 degrees of freedom (beyond 30, and for a stated binomial error, the normal
+# 1.96). Three seeds give 2 degrees of freedom: their spread is itself so uncertain that 95 % needs 4.3 errors.
+T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+       2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t95(df: float) -> float:
+    """The k of value ± k·SE: Student's t two-sided 95 % quantile at `df` degrees of freedom (inf: normal)."""
+    if df < 1:
+        raise AttnlabError(f"no interval at {df} degrees of freedom")
+    return T95[int(df) - 1] if df <= len(T95) else 1.96
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A value with its standard error (None: nothing to judge a direction by) and the degrees of freedom k is
+    read at (n − 1 for a mean over n seeds)."""
+    value: float
+    se: float | None = None
+    df: float = math.inf
+    k: float | None = None  # where the error has two sources: their k (claims.design.Noise.k at 95 %), else t at df
+
+    @property
+    def half(self) -> float | None:
+        """Half the interval's width, k·SE (None without an error)."""
+        return None if self.se is None else (t95(self.df) if self.k is None else self.k) * self.se
+
+
+def of_values(values: list[float]) -> Estimate:
+    """The mean of values that vary by seed (or draw), with its standard error sd/√n at n − 1 degrees of freedom
+    (one value: no error)."""
+    mean, se = mean_se(values)
+    return Estimate(mean, se, len(values) - 1) if len(values) > 1 else Estimate(mean)
+
+
+def side(e: Estimate | None, of: float = 0.0) -> str | None:
+    """'above' or 'below' `of` where the whole interval lies on that side, 'within' where it holds `of`, None
+    where there is no error to judge by."""
+    if e is None or e.half is None:
+        return None
+    if e.value - e.half > of:
+        return "above"
+    if e.value + e.half < of:
+        return "below"
+    return "within"

@@ -1,5 +1,6 @@
 """The verdicts' design: an interval value ± k·SE with k Student's t at the level of its look, two looks
-(the profile's seeds, then the seeds an experiment adds), and each part's error sources (Noise)."""
+(the profile's seeds, then the seeds an experiment adds), and each part's error sources (Noise); and the estimates
+a page judges with the same error (paired, of_seeds)."""
 from __future__ import annotations
 
 import functools
@@ -8,20 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attnlab.errors import AttnlabError
-from attnlab.stats import t_quantile
+from attnlab.stats import Estimate, jackknife_se, of_values, ppl_without, t_quantile
+from attnlab.stats import T95, t95  # noqa: F401 (the 95 % table lives with Student's t; pages read it here)
 
-# Student's t, two-sided 95 %, at 1..30 degrees of freedom (beyond 30, and for a stated binomial error, the normal
-# 1.96). Three seeds give 2 degrees of freedom: their spread is itself so uncertain that 95 % needs 4.3 errors.
-T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-       2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 COVERAGE = "95 %"
-
-
-def t95(df: float) -> float:
-    """The k of value ± k·SE: Student's t two-sided 95 % quantile at `df` degrees of freedom (inf: normal)."""
-    if df < 1:
-        raise AttnlabError(f"no interval at {df} degrees of freedom")
-    return T95[int(df) - 1] if df <= len(T95) else 1.96
 
 
 @functools.lru_cache(maxsize=65536)
@@ -122,3 +113,46 @@ def profile_seed_count(cfg: dict) -> int:
     from attnlab.config import seeds
 
     return len(seeds(cfg))
+
+
+# ------------------------------------------------------------ a page's estimates, with the verdicts' error
+
+def of_seeds(values: list[float], sampling: float | None = None) -> Estimate:
+    """The mean over seeds of a value that also carries a sampling error of its own (a binomial error, stated
+    per seed: their mean), with both sources in quadrature as its error, as the verdicts take it
+    (Noise)."""
+    spread = of_values(values)
+    sd = None if spread.se is None else spread.se * math.sqrt(len(values))
+    return of_noise(spread.value, Noise(len(values), sd, sampling))
+
+
+def of_noise(value: float, noise: Noise) -> Estimate:
+    """A value with the error its sources give (Noise), and the k they give at 95 % in one look."""
+    se, df = noise.at(noise.n)
+    return Estimate(value, se, df, None if se is None else noise.k(noise.n, 0.05))
+
+
+def paired(a, b, how=lambda x, y: x - y) -> Estimate:
+    """how(a, b) seed by seed, over the seeds both have, as a mean with its error: runs trained at the same seed
+    share data order and evaluation, so their difference is judged on its own spread. Where both are perplexities
+    with their evaluation blocks (results.Spread), the error is, as the verdicts take it, that spread and the
+    evaluation's sampling error in quadrature: a jackknife over the blocks both were scored on (so one seed has an error
+    too). Runs with no seed in common give how() of their means, with no error to judge it by. `a`, `b`:
+    results.Spread, or seed -> value."""
+    blocks_a, blocks_b = getattr(a, "blocks", {}), getattr(b, "blocks", {})
+    a, b = getattr(a, "by_seed", a), getattr(b, "by_seed", b)
+    seeds = [s for s in a if s in b]
+    if not seeds:
+        return Estimate(how(sum(a.values()) / len(a), sum(b.values()) / len(b)))
+    spread = of_values([how(a[s], b[s]) for s in seeds])
+    if not all(s in blocks_a and s in blocks_b for s in seeds):
+        return spread
+    sizes = {len(blocks[s]) for blocks in (blocks_a, blocks_b) for s in seeds}
+    if len(sizes) != 1 or (k := sizes.pop()) < 2:  # blocks that do not line up: no jackknife over them
+        return spread
+
+    def replicate(i: int) -> float:
+        return sum(how(ppl_without(blocks_a[s], i), ppl_without(blocks_b[s], i)) for s in seeds) / len(seeds)
+
+    sd = None if spread.se is None else spread.se * math.sqrt(len(seeds))
+    return of_noise(spread.value, Noise(len(seeds), sd, jackknife_se(k, replicate), k - 1))

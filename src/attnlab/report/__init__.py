@@ -1,7 +1,6 @@
-"""Turn run files into verdicts, tables, charts and the published site.
+"""The published site: what attnlab.sitedata holds (run files, their verdicts, the versions) in words and charts.
 
-claims   registry -> verdict per claim (claims.csv)
-tables   run files -> tidy pandas tables (ladder.csv, curves)
-charts   tables -> Vega-Lite specs (Altair)
-site     all of the above -> markdown pages -> mkdocs build --strict
+readings, format, tables, charts   values -> sentences, markdown tables, Vega-Lite specs (Altair)
+site, context, pages/              the blocks every page has, an experiment page's context, the site's own pages
+build, hooks                       all of the above -> markdown pages -> mkdocs build --strict
 """

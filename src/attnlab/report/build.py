@@ -21,17 +21,10 @@ import sys
 from pathlib import Path
 
 from attnlab import registry, versions
-from attnlab.claims.design import first_look
-from attnlab.claims.evaluate import evaluate_all
-from attnlab.claims.registry import load_registry
 from attnlab.claims.table import seed_table, verdict_table
-from attnlab.config import canonical, load_settings
+from attnlab.config import canonical
 from attnlab.errors import AttnlabError
 from attnlab.report.site import NOT_RUN, Site
-from attnlab.pooling import pool
-from attnlab.report import tables
-from attnlab.report.site import NOT_RUN, Site
-from attnlab.results import gather
 
 MKDOCS = registry.ROOT / "mkdocs.yml"  # the project's site configuration; its hook calls back in here
 DOCS = registry.ROOT / "docs"  # the site's own pages (an experiment's page.md lives in its folder)
@@ -108,22 +101,11 @@ def fill_not_run(template: str, blocks: dict[str, str]) -> dict[str, str]:
 
 def context(results: Path, claims: Path | None, settings: str | dict | None = None, selector: bool = False,
             known: dict | None = None) -> Site:
-    """Everything the pages draw from: the run files under `results`, their verdicts, and the profile
-    (`settings`: a validated mapping, inline JSON, or a profile file; default: a version's own config.yaml,
-    else config/<name of the results folder>.yaml). `selector`: the site is one of a tree of versions. `known`:
+    """Everything the pages draw from (SiteData.load: the run files under `results`, their verdicts, and the
+    profile `settings`), with the site's own commit. `selector`: the site is one of a tree of versions. `known`:
     other versions' verdicts (version -> claim id -> Verdict) under the same claims, shared between sites."""
-    if settings is None:
-        own = Path(results) / "config.yaml"
-        settings = versions.settings_of(own) if own.is_file() else f"config/{Path(results).name}.yaml"
-    cfg = settings if isinstance(settings, dict) else load_settings(str(settings))
-    claim_registry = load_registry(claims)
-    root = Path(results).resolve().parent.parent  # results/<profile or version>/ -> the project holding them
-    manifest = versions.manifest_of(results)
-    found = pool(root, manifest["version"]) if manifest else None  # a version: with the seeds pooled with it
-    res = found.results if found else gather(results)
-    return Site(res, claim_registry, evaluate_all(claim_registry, res, first_look(cfg, manifest)), cfg, manifest=manifest,
-                built_from=versions.head(registry.ROOT), selector=selector, versions_root=root,
-                known=known, pool=found, folder=Path(results))
+    return Site.load(results, claims, settings, built_from=versions.head(registry.ROOT), selector=selector,
+                     known=known)
 
 
 def nav(docs: Path) -> list[dict]:

@@ -5,6 +5,8 @@ so a chart needs no network and no server.
 """
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import pandas as pd
 
@@ -28,8 +30,6 @@ def fit_page(spec: dict) -> dict:
 
 def log_ticks(lo: float, hi: float) -> list[float]:
     """Tick values 1, 2, 5 per decade over [lo, hi], reaching a value at or above the decade of `hi`."""
-    import math
-
     out = []
     for decade in range(math.floor(math.log10(lo)), math.floor(math.log10(hi)) + 1):
         out += [m * 10.0 ** decade for m in (1, 2, 5) if lo <= m * 10.0 ** decade <= hi]

@@ -1,95 +1,15 @@
-"""The experiments whose settings differ between two profiles, as the plan sees them.
-
-Each profile is resolved and validated; every job of its plan is compared with the job of the same run and seed
-in the other, on the settings it reads (its rerun trigger), a training run's own `train` laid over the profile's
-as training does. The home page lists them between quick and chapter: the experiments the chapter's budget
-changes.
+"""The experiments whose settings differ between two profiles (versions.differences), in words: the home page lists
+them between quick and chapter, the experiments the chapter's budget changes.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from attnlab import registry
-from attnlab.config import load, run_settings
-from attnlab.plan import Job, plan
+from attnlab.config import load
+from attnlab.versions import Difference, differences
 
 BUDGET_PAIR = ("quick", "chapter")
-
-
-@dataclass(frozen=True)
-class Difference:
-    setting: str              # a dotted path into the settings the job reads ('train.steps', 'cost.sizes')
-    before: object            # its value in the first profile (None: not set there)
-    after: object             # and in the second
-    runs: tuple[str, ...] = ()  # the training runs it differs for ((): the whole experiment, or every run of it)
-
-
-def flat(tree: dict, prefix: str = "") -> dict[str, object]:
-    """Every leaf of nested settings by its dotted path (a list is one leaf)."""
-    out = {}
-    for key, value in tree.items():
-        path = f"{prefix}{key}"
-        out.update(flat(value, path + ".") if isinstance(value, dict) and value else {path: value})
-    return out
-
-
-def job_view(cfg: dict, job: Job) -> dict[str, object]:
-    """The settings a job reads, by dotted path, without the profile's name and the seed; a training run's own
-    entry at the top (its `train` laid over the profile's), beside the shared sections it reads."""
-    settings = json.loads(job.settings)
-    settings.pop("profile", None)
-    settings.pop("seed", None)
-    if job.run is None:
-        return flat(settings)
-    entry = settings[job.experiment].pop(job.run)
-    if not settings[job.experiment]:  # left holding an up-trained run's source, or nothing
-        del settings[job.experiment]
-    settings.pop("train", None)
-    own = {**{k: v for k, v in entry.items() if k != "train"}, "train": run_settings(cfg, job.run).train}
-    return {**flat(settings), **flat(own)}
-
-
-def by_run(cfg: dict) -> dict[str, dict[tuple, dict]]:
-    """Experiment -> (run, seed) -> that job's settings view."""
-    out: dict[str, dict[tuple, dict]] = {}
-    for job in plan(cfg):
-        out.setdefault(job.experiment, {})[(job.run, job.seed)] = job_view(cfg, job)
-    return out
-
-
-def experiment_differences(before: dict[tuple, dict], after: dict[tuple, dict]) -> list[Difference]:
-    """What differs between one experiment's jobs in two profiles: its seeds and runs, then each setting with the
-    runs it differs for (none named where it differs alike for every run)."""
-    out = []
-    for what, pick in (("seeds", lambda key: key[1]), ("runs", lambda key: key[0])):
-        was, now = sorted({pick(k) for k in before} - {None}), sorted({pick(k) for k in after} - {None})
-        if was != now:
-            out.append(Difference(what, was, now))
-    changed: dict[tuple, dict] = {}  # (setting, before, after) -> the runs it differs for
-    for key in sorted(set(before) & set(after), key=str):
-        a, b = before[key], after[key]
-        for path in sorted(set(a) | set(b)):
-            if a.get(path) != b.get(path):
-                pair = (path, json.dumps(a.get(path)), json.dumps(b.get(path)))
-                changed.setdefault(pair, {})[key[0]] = None
-    runs = {key[0] for key in set(before) & set(after)} - {None}
-    for (path, was, now), where in changed.items():
-        named = () if set(where) >= runs else tuple(sorted(where))
-        out.append(Difference(path, json.loads(was), json.loads(now), named))
-    return out
-
-
-def differences(before: dict, after: dict) -> dict[str, list[Difference]]:
-    """Experiment -> what differs between two resolved, validated profiles, in the registry's order; an
-    experiment whose jobs read the same settings in both is left out."""
-    a, b = by_run(before), by_run(after)
-    out = {}
-    for e in registry.load():
-        found = experiment_differences(a.get(e.name, {}), b.get(e.name, {}))
-        if found:
-            out[e.name] = found
-    return out
 
 
 def shown(value) -> str:

@@ -14,6 +14,7 @@ and equivalence (S3: a unit check of masking and cross-attention): neither follo
 """
 from __future__ import annotations
 
+import importlib
 import re
 from functools import lru_cache
 
@@ -34,8 +35,6 @@ HEADERS = {"aspect": "", "paper": "the paper", "here": "here", "why": "why they 
 def protocols() -> dict:
     """Page name -> its protocol (the PROTOCOL of its page module), checked: each with its sources and rows of
     ROW."""
-    import importlib
-
     doc = {}
     for e in registry.load():
         entry = getattr(importlib.import_module(e.page), "PROTOCOL", None)
@@ -54,8 +53,6 @@ def protocols() -> dict:
 @lru_cache(maxsize=None)
 def own_fields(page: str) -> dict:
     """The fields a page module derives for its own protocol (its `DERIVED`), {} for none."""
-    import importlib
-
     return getattr(importlib.import_module(registry.get(page).page), "DERIVED", {})
 
 

@@ -1,6 +1,6 @@
 """The site's chrome: the stamp atop every page, the commands that rerun it, the blocks every experiment page has
 (its verdicts, the provenance of its run files, its seeds, the settings) and the HTML they are made of. What they
-show (run files, verdicts, config, versions, pools) is report/sitedata.py's SiteData, which Site extends.
+show (run files, verdicts, config, versions, pools) is attnlab/sitedata.py's SiteData, which Site extends.
 
 Each page is a module attnlab.report.pages.<name> with `blocks(site) -> {marker: markdown}`, filling the
 `<!-- attnlab:marker -->` places of docs/<name>.md (report/build.py renders and builds them); an experiment's page
@@ -21,14 +21,14 @@ from attnlab.claims.outcome import UNMEASURED, VERDICTS, Outcome
 from attnlab.claims.registry import DESCRIPTIVE, Registry
 from attnlab.claims.verdicts import BUDGET, Verdict, dominant_words
 from attnlab.config import digest, seeds as profile_seeds
-from attnlab.report.budget import sentence
 from attnlab.report import charts, protocols
 from attnlab.report.budget import sentence
-from attnlab.report.format import badge, cell, chart, clocks, code, fmt, md_table, nobreak, span, spread, total
-from attnlab.report.published import beside
-from attnlab.report.tables import row_order
-from attnlab.report.sitedata import SiteData
-from attnlab.results import Results, gather
+from attnlab.report.format import (badge, cell, chart, clocks, code, fmt, md_table, nobreak, not_run, span, spread,
+                                   total)
+from attnlab.report.published import beside, differing
+from attnlab.results import Results, row_order
+from attnlab.sitedata import SiteData
+from attnlab.versions import ALIAS
 
 
 NOT_RUN = Outcome.NOT_RUN.value  # the key of a missing result's warning among a page's blocks (no marker has a space)
@@ -67,8 +67,6 @@ class Site(SiteData):
         """Which claims engine judged the verdicts this site shows, for the stamp (after the site's own commit):
         today's code over the run files, and for a published version, how its frozen claims.csv (the publish
         commit's) compares."""
-        from attnlab.report.published import differing
-
         text = f" · verdicts: today's claims (that commit's) over {'its' if self.manifest else 'these'} run files"
         if not self.manifest:
             return text
@@ -85,8 +83,6 @@ class Site(SiteData):
         record), the site's own commit, and links to the files behind the pages (the version's manifest, the
         verdicts as CSV); in a tree of versions, a selector that opens the same page, at the same anchor, in
         another version."""
-        from attnlab.versions import ALIAS
-
         m, record = self.manifest, self.latest()
         if m:
             text = (f"Version <code>{html.escape(m['version'])}</code> · runs at commit <code>{m['commit']}</code> on "
@@ -150,8 +146,6 @@ class Site(SiteData):
     def missing(self, name: str) -> str:
         """The warning a page shows where an experiment's result file (a training experiment's every run) is not
         there yet."""
-        from attnlab.report.format import not_run
-
         e = registry.get(name)
         if e.trains:
             return not_run(f"{self.rdir}/{layout.run_file(name, '*', '*')}",
@@ -188,7 +182,6 @@ class Site(SiteData):
                                  if (sp := res.spread(r, "val_ppl")) for k, v in sp.by_seed.items()])
         drawn = chart(f"chart-seeds-{name}", charts.seeds_chart(per_seed, runs)) if len(per_seed) else ""
         return lead + "\n\n" + text + "\n\n" + drawn
-
 
     def settings_table(self) -> str:
         """The profile's training settings, as the runs received them."""
@@ -239,10 +232,9 @@ class Site(SiteData):
         c = v.claim
         values = "".join(f"<li>{html.escape(part + ' = ' if part else '')}<code>{html.escape(expr)}</code></li>"
                          for part, expr in c.values.items())
-        files = [self.res.path(name) for name in sorted(c.files)]
-        files += [f for run in sorted(c.rows) for f in (self.res.seed_paths.get(run) or {run: self.res.path(run)}).values()]
         links = ", ".join(f'<a href="runs/{html.escape(f)}"><code>{html.escape(f)}</code></a>'
-                          if f in self.res.provenance() else f"<code>{html.escape(f)}</code> (not run)" for f in files)
+                          if f in self.res.provenance() else f"<code>{html.escape(f)}</code> (not run)"
+                          for f in self.claim_files(c))
         return (f'<details class="claim" id="{anchor(c.id)}"><summary><strong>{html.escape(c.id)}</strong>'
                 f'{origin_mark(c)} · '
                 f"{html.escape(v.verdict)} · how it is computed and tested</summary>\n"

@@ -1,25 +1,10 @@
-"""Tidy tables (pandas) built only from run files, shared by the pages (a page's own tables live in its module)."""
+"""Tidy tables (pandas) shared by the pages, in words (a page's own tables live in its module; the run files' own,
+row_order and per_seed_csv, are attnlab.results')."""
 from __future__ import annotations
 
 import pandas as pd
 
-from attnlab import layout
-from attnlab.results import Results
-
-
-def row_order(rows, known=()) -> list[str]:
-    """Rows in the order `known` gives them (a page's own order, or the profile's), then any others alphabetically."""
-    known = [r for r in dict.fromkeys(known) if r in rows]
-    return known + sorted(set(rows) - set(known))
-
-
-def per_seed_csv(res: Results, run: str, file: str) -> pd.DataFrame:
-    """A run's `file` (layout.CURVE, layout.PROBES) at every seed it was trained at, with a `seed` column (empty if
-    none): a chart drawn from one seed would show one draw of the noise as if it were the result."""
-    frames = [pd.read_csv(res.root / layout.sibling(rel, file)).assign(seed=seed)
-              for seed, rel in sorted(res.seed_paths.get(run, {}).items())
-              if (res.root / layout.sibling(rel, file)).is_file()]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+from attnlab.results import per_seed_csv, row_order  # noqa: F401 (the pages read them here)
 
 
 def seeds_named(table: pd.DataFrame) -> str:

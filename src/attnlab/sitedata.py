@@ -1,14 +1,17 @@
 """What a site shows, without its chrome: the run files, their verdicts, the profile, the versions beside them
-and the seeds pooled with them (report/site.py's Site adds the stamp, the commands and the HTML blocks)."""
+and the seeds pooled with them (report/site.py's Site adds the stamp, the commands and the HTML blocks). No words:
+it sits below the report, beside the versions and the pools it reads."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from attnlab import layout, registry
-from attnlab.config import seeds as profile_seeds
+from attnlab import layout, registry, versions
+from attnlab.config import load_settings, seeds as profile_seeds
 from attnlab.claims.budget import largest
-from attnlab.claims.registry import Registry
-from attnlab.results import Results
+from attnlab.claims.registry import Registry, load_registry
+from attnlab.claims.table import frozen_verdicts
+from attnlab.pooling import pool
+from attnlab.results import Results, gather
 from attnlab.claims.design import first_look
 from attnlab.claims.evaluate import evaluate_all
 from attnlab.claims.verdicts import Verdict
@@ -34,17 +37,31 @@ class SiteData:
         self._larger: dict | None = None
         self._frozen: dict | None = None
 
+    @classmethod
+    def load(cls, results: Path, claims: Path | None, settings: str | dict | None = None, **more):
+        """The run files under `results`, their verdicts under the claims in `claims` (None: each experiment's
+        own), and the profile (`settings`: a validated mapping, inline JSON, or a profile file; default: a version's
+        own config.yaml, else config/<name of the results folder>.yaml); a published version with the seeds pooled
+        with it. `more`: the subclass's own arguments."""
+        if settings is None:
+            own = Path(results) / "config.yaml"
+            settings = versions.settings_of(own) if own.is_file() else f"config/{Path(results).name}.yaml"
+        cfg = settings if isinstance(settings, dict) else load_settings(str(settings))
+        claim_registry = load_registry(claims)
+        root = Path(results).resolve().parent.parent  # results/<profile or version>/ -> the project holding them
+        manifest = versions.manifest_of(results)
+        found = pool(root, manifest["version"]) if manifest else None
+        res = found.results if found else gather(results)
+        return cls(res, claim_registry, evaluate_all(claim_registry, res, first_look(cfg, manifest)), cfg,
+                   manifest=manifest, versions_root=root, pool=found, folder=Path(results), **more)
+
     def versions(self) -> list[dict]:
         """The manifest of every published version beside these results, newest first."""
-        from attnlab.versions import versions
-
-        return versions(self.versions_root) if self.versions_root else []
+        return versions.versions(self.versions_root) if self.versions_root else []
 
     def latest(self) -> str | None:
         """The version of record among them (results/LATEST, see versions.latest); None where none is published."""
-        from attnlab.versions import latest
-
-        return latest(self.versions_root) if self.versions_root else None
+        return versions.latest(self.versions_root) if self.versions_root else None
 
     def verdicts_of(self, version: str) -> dict[str, Verdict]:
         """Claim id -> its verdict in a published version, recomputed from that version's run files with today's
@@ -52,19 +69,15 @@ class SiteData:
         if self.manifest and version == self.manifest["version"]:
             return {v.claim.id: v for v in self.verdicts}
         if version not in self._verdicts_of:
-            from attnlab.versions import settings_of
-
             folder = self.versions_root / "results" / version
             manifest = next((m for m in self.versions() if m["version"] == version), None)
             found = evaluate_all(self.registry, self.pool_of(version).results,
-                                 first_look(settings_of(folder / "config.yaml"), manifest))
+                                 first_look(versions.settings_of(folder / "config.yaml"), manifest))
             self._verdicts_of[version] = {v.claim.id: v for v in found}
         return self._verdicts_of[version]
 
     def pool_of(self, version: str):
         """A published version's results with the seeds pooled with it (pooling.pool), computed once."""
-        from attnlab.pooling import pool
-
         if self.pool is not None and version == self.pool.version:
             return self.pool
         if version not in self._pools:
@@ -72,10 +85,8 @@ class SiteData:
         return self._pools[version]
 
     def frozen(self) -> dict | None:
-        """A published version's claims.csv as it was frozen when published (claim id -> published.Frozen);
+        """A published version's claims.csv as it was frozen when published (claim id -> claims.table.Frozen);
         None for live results and for a version published without one."""
-        from attnlab.report.published import frozen_verdicts
-
         if self.manifest and self._frozen is None:
             self._frozen = frozen_verdicts(self.folder) or {}
         return self._frozen or None
@@ -104,14 +115,11 @@ class SiteData:
     def seeds_of(self, version: str) -> int | None:
         """How many seeds a published version's verdicts rest on: the seeds its training runs' files are at, with
         those pooled with it (its config.yaml's list where it holds no training run)."""
-        from attnlab.versions import settings_of
-
         folder = self.versions_root / "results" / version
-        res = self.pool_of(version).results
-        held = seed_folders(res)
+        held = seed_folders(self.pool_of(version).results)
         if held:
             return len(held)
-        return len(profile_seeds(settings_of(folder / "config.yaml"))) if (folder / "config.yaml").is_file() else None
+        return len(profile_seeds(versions.settings_of(folder / "config.yaml"))) if (folder / "config.yaml").is_file() else None
 
     def held_seeds(self) -> list[int]:
         """The seeds these results' run files are at (training runs' seed folders, results holding values per
@@ -135,6 +143,12 @@ class SiteData:
             return list(prov)
         folders = {f for n in names for f in (n, registry.get(n).formerly) if f}
         return [f for f in prov if f.split("/")[1 if self.pool else 0] in folders]
+
+    def claim_files(self, claim) -> list[str]:
+        """The run files a claim reads (relative to the results folder): its result files, then its training runs'
+        at every seed."""
+        return [self.res.path(name) for name in sorted(claim.files)] + [
+            f for run in sorted(claim.rows) for f in (self.res.seed_paths.get(run) or {run: self.res.path(run)}).values()]
 
     def pool_versions(self) -> list[str]:
         """The versions whose run files this site reads: its own, and those pooled with it."""
