@@ -11,7 +11,7 @@ from attnlab.report.build import template as template_of
 from attnlab.config import load
 from attnlab.provenance import write_json
 from attnlab.experiments.depth import derive, page as depth
-from attnlab.report.tables import per_seed_csv
+from attnlab.results import per_seed_csv
 from attnlab.experiments.position import page as position
 from attnlab.claims.evaluate import evaluate_all
 from attnlab.claims.registry import load_registry

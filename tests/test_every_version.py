@@ -226,7 +226,6 @@ def test_the_seeds_said_are_those_of_the_run_files():
     from attnlab.report.pages.about import seeds_here
     from attnlab.report.site import seeds_setting
     from attnlab.sitedata import seed_folders
-    from attnlab.report.site import seeds_setting
     from attnlab.results import gather
 
     assert seeds_setting([1337], [1337]) == "1337"

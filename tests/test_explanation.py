@@ -15,7 +15,8 @@ import torch
 
 from attnlab.experiments.explanation import producer as E
 from attnlab.provenance import write_json
-from attnlab.claims.design import LOOKS, k_at, t95
+from attnlab.claims.design import LOOKS, k_at
+from attnlab.stats import t95
 from attnlab.nn.model import build
 from attnlab.nn.spec import ModelSpec
 from attnlab.train import train

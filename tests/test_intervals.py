@@ -7,7 +7,8 @@ import math
 import pytest
 
 from attnlab.report.build import template as template_of
-from attnlab.claims.design import LOOKS, Noise, T95, k_at, t95
+from attnlab.claims.design import LOOKS, Noise, k_at
+from attnlab.stats import T95, t95
 from attnlab.claims.functions import SAFE_BUILTINS
 from attnlab.claims.registry import parse_claim
 from attnlab.claims.verdicts import judge_claim, judge_part, seeds_to_settle

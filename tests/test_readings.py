@@ -105,7 +105,7 @@ def test_a_slope_is_linear_quadratic_or_between_only_as_its_interval_says(slope,
 
 
 def test_seed_and_sampling_errors_add_in_quadrature():
-    from attnlab.claims.design import t95
+    from attnlab.stats import t95
 
     wide = design.of_seeds([0.5, 0.9, 0.7], sampling=0.01)  # mostly the seeds' spread: t at 2 df, weighed
     seeds = (0.2 / math.sqrt(3)) ** 2

@@ -11,7 +11,6 @@ from attnlab.errors import AttnlabError
 from attnlab.experiments.seq2seq import producer as s2s
 from attnlab.experiments.seq2seq.producer import accuracy, gradient_path, jacobian_norms, task_rows
 from attnlab.nn.seq2seq import CELLS, SCORES, VARIANTS, WIRINGS, Seq2SeqSpec, greedy, rnn_output
-from attnlab.nn.seq2seq import CELLS, SCORES, Seq2SeqSpec, VARIANTS, WIRINGS, greedy, rnn_output
 from attnlab.train import finished, train
 
 ATTENTION = [v for v in VARIANTS if v != "none"]

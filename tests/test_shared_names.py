@@ -14,7 +14,8 @@ from attnlab import registry
 PACKAGE = Path(registry.__file__).resolve().parent
 SHARED = sorted([*(PACKAGE / "report").glob("*.py"),
                  *(PACKAGE / f for f in ("config.py", "check.py", "versions.py", "plan.py", "runner.py",
-                                         "registry.py", "pooling.py", "scaffold.py"))])
+                                         "registry.py", "pooling.py", "scaffold.py", "comparison.py",
+                                         "sitedata.py", "claims/summary.py", "claims/table.py"))])
 # Names that are also the shared vocabulary of every profile and model: the profile's data section and the
 # results' data folder (the one experiment of kind data), a model's position setting and parameter part, a
 # model's parameters. As words they are not looked for; as module paths they are.

@@ -72,7 +72,6 @@ def check_claims(cfg: dict) -> None:
     from attnlab.claims.registry import load_registry
     from attnlab.config import chosen
     from attnlab.registry import ROOT, get, relative
-    from attnlab.registry import ROOT
 
     profiles = ROOT / "config"
     registry = load_registry()  # loads (and checks) the experiment registry too

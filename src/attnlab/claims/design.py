@@ -10,7 +10,6 @@ from pathlib import Path
 
 from attnlab.errors import AttnlabError
 from attnlab.stats import Estimate, jackknife_se, of_values, ppl_without, t_quantile
-from attnlab.stats import T95, t95  # noqa: F401 (the 95 % table lives with Student's t; pages read it here)
 
 COVERAGE = "95 %"
 

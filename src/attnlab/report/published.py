@@ -7,7 +7,6 @@ import html
 
 from attnlab.claims.outcome import Outcome
 from attnlab.claims.table import MEASURED_THEN, Frozen, moved, same_verdict, unread
-from attnlab.claims.table import frozen_verdicts  # noqa: F401 (the pages read a version's claims.csv through here)
 from attnlab.claims.verdicts import Verdict
 from attnlab.report.format import badge
 

@@ -8,8 +8,8 @@ they judge (Estimate, side) are attnlab.stats', those with the verdicts' error (
 """
 from __future__ import annotations
 
-from attnlab.claims.design import of_seeds, paired  # noqa: F401 (of_seeds, of_values: the pages read them here)
-from attnlab.stats import Estimate, of_values, side  # noqa: F401
+from attnlab.claims.design import paired
+from attnlab.stats import Estimate, side
 
 NOISE = "within the noise"
 NO_ERROR = "no error to judge it by"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from attnlab.results import per_seed_csv, row_order  # noqa: F401 (the pages read them here)
 
 
 def seeds_named(table: pd.DataFrame) -> str:

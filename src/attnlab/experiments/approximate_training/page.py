@@ -8,7 +8,9 @@ import yaml
 from attnlab.experiments.approximate_training import derive
 from attnlab.report.format import chart, md_table, spread
 from attnlab.report.protocols import approximations
-from attnlab.report.readings import side, NOISE, interval, paired, said, versus
+from attnlab.report.readings import NOISE, interval, said, versus
+from attnlab.stats import side
+from attnlab.claims.design import paired
 from attnlab.report.context import experiment_page
 
 NAME = "approximate_training"

@@ -12,7 +12,8 @@ from attnlab.experiments.approximation import derive
 from attnlab.report.charts import log_ticks
 from attnlab.report.format import chart, diverged_note, md_table
 from attnlab.experiments.cost.page import window_error_words
-from attnlab.report.readings import Estimate, said
+from attnlab.report.readings import said
+from attnlab.stats import Estimate
 from attnlab.report.context import experiment_page
 
 NAME, RUN = "approximation", derive.RUN

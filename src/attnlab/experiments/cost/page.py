@@ -8,7 +8,8 @@ import yaml
 from attnlab.experiments.cost import derive
 from attnlab.report.charts import lines_with_marks
 from attnlab.report.format import chart, gpu_region, machine, md_table, num
-from attnlab.report.readings import Estimate, growth, interval, said, side
+from attnlab.report.readings import growth, interval, said
+from attnlab.stats import Estimate, side
 from attnlab.report.context import experiment_page
 
 NAME = "cost"

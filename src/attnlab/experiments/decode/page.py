@@ -7,7 +7,8 @@ import yaml
 
 from attnlab.report.charts import line_legend, lines_with_marks
 from attnlab.report.format import chart, machine, md_table, num
-from attnlab.report.readings import Estimate, count, interval, said
+from attnlab.report.readings import count, interval, said
+from attnlab.stats import Estimate
 from attnlab.report.context import experiment_page
 
 NAME = "decode"

@@ -7,8 +7,11 @@ import pandas as pd
 from attnlab.experiments.depth import derive
 from attnlab.report import charts
 from attnlab.report.format import chart, finite, md_table, num, spread
-from attnlab.report.readings import PPL_ERROR, at_seeds, Estimate, interval, of_values, paired, said, versus
-from attnlab.report.tables import per_seed_csv, seeds_named
+from attnlab.report.readings import PPL_ERROR, at_seeds, interval, said, versus
+from attnlab.stats import Estimate, of_values
+from attnlab.claims.design import paired
+from attnlab.report.tables import seeds_named
+from attnlab.results import per_seed_csv
 from attnlab.report.context import experiment_page, one_run_then_every
 
 EXPERIMENT = "depth"

@@ -9,7 +9,8 @@ from attnlab.errors import is_diverged
 from attnlab.experiments.explanation import derive
 from attnlab.report.format import chart, diverged_note, md_table
 from attnlab.report.protocols import described
-from attnlab.report.readings import Estimate, said, side
+from attnlab.report.readings import said
+from attnlab.stats import Estimate, side
 from attnlab.report.context import experiment_page
 
 NAME = "explanation"

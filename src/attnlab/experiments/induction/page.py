@@ -8,7 +8,8 @@ import yaml
 from attnlab.experiments.induction import derive
 from attnlab.report.format import chart, diverged_note, fmt, md_table, num
 from attnlab.report.protocols import counted, shown
-from attnlab.report.readings import Estimate, count, side
+from attnlab.report.readings import count
+from attnlab.stats import Estimate, side
 from attnlab.report.context import experiment_page
 from attnlab.results import measured
 

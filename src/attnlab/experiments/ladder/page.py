@@ -6,10 +6,11 @@ import pandas as pd
 from attnlab.claims.outcome import Outcome
 from attnlab.experiments.ladder import derive
 from attnlab.experiments.ladder.derive import pct, variants
-from attnlab.report import charts, tables
+from attnlab.report import charts
 from attnlab.report.format import chart, md_table, not_run, num, spread
-from attnlab.report.readings import PPL_ERROR, at_seeds, count, interval, paired, said
-from attnlab.results import Results, Spread
+from attnlab.report.readings import PPL_ERROR, at_seeds, count, interval, said
+from attnlab.claims.design import paired
+from attnlab.results import Results, Spread, per_seed_csv, row_order as row_order_of
 from attnlab.runs import LIKE, entries
 from attnlab.report.context import experiment_page
 
@@ -34,7 +35,7 @@ ROWS = {
 def row_order(rows, declared: dict | None = None) -> list[str]:
     """The chapter's rungs in ladder order, then the profile's other runs (a reader's variants) as it declares
     them, then any others alphabetically."""
-    return tables.row_order(rows, [*ROWS, *entries(declared)])
+    return row_order_of(rows, [*ROWS, *entries(declared)])
 
 
 def described(name: str, declared: dict | None) -> str:
@@ -63,7 +64,7 @@ def ladder_table(res: Results, reference: dict | None = None, declared: dict | N
 
 def curves(res: Results, declared: dict | None) -> dict[str, pd.DataFrame]:
     """Each rung that ran (in ladder order) -> its curve.csv at every seed."""
-    return {row: tables.per_seed_csv(res, row, "curve.csv") for row in row_order(res.experiment(NAME), declared)}
+    return {row: per_seed_csv(res, row, "curve.csv") for row in row_order(res.experiment(NAME), declared)}
 
 
 def runs_table(table: pd.DataFrame) -> str:

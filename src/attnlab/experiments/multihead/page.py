@@ -6,7 +6,8 @@ import yaml
 
 from attnlab.claims.summary import upper_bound
 from attnlab.report.format import chart, clocks, fmt, gpu_region, md_table, num
-from attnlab.report.readings import Estimate, interval, said
+from attnlab.report.readings import interval, said
+from attnlab.stats import Estimate
 from attnlab.report.context import experiment_page
 from attnlab.experiments.multihead import derive
 

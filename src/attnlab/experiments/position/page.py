@@ -8,7 +8,9 @@ from attnlab.experiments.position import derive
 from attnlab.experiments.position.derive import ORDER
 from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, finite, md_table, spread
-from attnlab.report.readings import PPL_ERROR, Estimate, interval, paired, said
+from attnlab.report.readings import PPL_ERROR, interval, said
+from attnlab.stats import Estimate
+from attnlab.claims.design import paired
 from attnlab.report.context import experiment_page, one_run_then_every
 
 EXPERIMENT = "position"

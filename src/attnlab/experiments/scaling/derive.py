@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from attnlab.results import Results, Spread
+from attnlab.results import Results
 
 NAME = "scaling"
 TWIN = {"E3-block-raw": "L9"}  # the divided twin of a run that lives in another experiment

@@ -5,9 +5,11 @@ import altair as alt
 import pandas as pd
 
 from attnlab.report.format import chart, md_table, spread
-from attnlab.report.readings import PPL_ERROR, interval, paired, said, versus
+from attnlab.report.readings import PPL_ERROR, interval, said, versus
+from attnlab.claims.design import paired
 from attnlab.experiments.scaling import derive
-from attnlab.report.tables import per_seed_csv, seeds_named
+from attnlab.report.tables import seeds_named
+from attnlab.results import per_seed_csv
 from attnlab.report.context import experiment_page, one_run_then_every
 
 

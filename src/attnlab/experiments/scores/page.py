@@ -7,9 +7,9 @@ import altair as alt
 import pandas as pd
 
 from attnlab.report import charts
-from attnlab.claims.design import t95
+from attnlab.stats import t95
 from attnlab.report.format import chart, md_table, num
-from attnlab.report.readings import Estimate, side
+from attnlab.stats import Estimate, side
 from attnlab.report.context import experiment_page
 
 NAME = "scores"

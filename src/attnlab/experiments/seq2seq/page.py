@@ -11,7 +11,8 @@ from attnlab.experiments.seq2seq import derive
 from attnlab.report.charts import fit_page
 from attnlab.report.format import chart, diverged_note, md_table, recorded
 from attnlab.report.protocols import shown
-from attnlab.report.readings import Estimate, count, interval, said, side
+from attnlab.report.readings import count, interval, said
+from attnlab.stats import Estimate, side
 from attnlab.report.context import experiment_page
 
 NAME = "seq2seq"

@@ -9,7 +9,8 @@ import pandas as pd
 from attnlab.experiments.throughput import derive
 from attnlab.report import charts
 from attnlab.report.format import chart, fmt, md_table, num
-from attnlab.report.readings import interval, of_values, said, side
+from attnlab.report.readings import interval, said
+from attnlab.stats import of_values, side
 from attnlab.report.context import experiment_page
 
 NAME = "throughput"

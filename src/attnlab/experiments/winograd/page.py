@@ -7,7 +7,8 @@ import pandas as pd
 from attnlab.errors import is_diverged
 from attnlab.experiments.winograd import derive
 from attnlab.report.format import chart, diverged_note, md_table, spread
-from attnlab.report.readings import count, interval, of_seeds, said
+from attnlab.report.readings import count, interval, said
+from attnlab.claims.design import of_seeds
 from attnlab.report.context import experiment_page
 
 NAME = "winograd"

@@ -7,7 +7,7 @@ import html
 
 from attnlab.comparison import NOT_BOTH, changes, differing_settings, others, paired_up, profile_of, variants
 from attnlab.report.format import badge, fmt
-from attnlab.report.published import frozen_verdicts, unread
+from attnlab.claims.table import frozen_verdicts, unread
 from attnlab.report.site import cards_table, holds, origin_mark, parts_cell
 from attnlab.report.readings import versus
 from attnlab.claims.verdicts import Verdict
