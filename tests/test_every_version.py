@@ -238,24 +238,29 @@ def test_the_seeds_said_are_those_of_the_run_files():
     assert seed_folders(gather(REPO / "results" / "2026-11-30-quick-cpu-6211b28")) == []  # before seed folders
 
 
+def site_command(monkeypatch, tmp_path, config, results) -> tuple[int, dict | None]:
+    """What `attnlab site --config CONFIG` returns, and the profile it hands the site builder (captured, not run)."""
+    from attnlab import cli
+    from attnlab.report import build
+
+    handed = {}
+    monkeypatch.setattr(build, "build_site", lambda results, claims, cfg, site: handed.setdefault("cfg", cfg))
+    rc = cli.main(["site", "--config", str(config), "--results", str(results), "--site", str(tmp_path / "site")])
+    return rc, handed.get("cfg")
+
+
 @pytest.mark.parametrize("version", VERSIONS)
-def test_the_site_command_reads_every_committed_versions_own_config(version):
+def test_the_site_command_reads_every_committed_versions_own_config(version, monkeypatch, tmp_path):
     """`attnlab site --config results/V/config.yaml` (the README's one-version build) reads each version's profile
     as that version wrote it: 6ec7a8b's per-experiment `seq2seq.seeds: 3` predates today's list and failed here."""
-    from attnlab.cli import parser, site_settings
-
     folder = REPO / "results" / version
-    a = parser().parse_args(["site", "--config", str(folder / "config.yaml"), "--results", str(folder), "--site", "site"])
-    assert site_settings(a) == versions.settings_of(folder / "config.yaml")
+    assert site_command(monkeypatch, tmp_path, folder / "config.yaml", folder) == (
+        0, versions.settings_of(folder / "config.yaml"))
 
 
-def test_the_site_command_still_validates_a_profile_that_is_not_a_version(tmp_path):
+def test_the_site_command_still_validates_a_profile_that_is_not_a_version(tmp_path, monkeypatch, capsys):
     """Outside a version's folder (no manifest.json beside it), --config is a profile and today's schema judges it."""
-    from attnlab.cli import parser, site_settings
-    from attnlab.errors import AttnlabError
-
     bad = tmp_path / "config.yaml"
     bad.write_text((REPO / "results" / "2026-11-30-quick-cpu-6ec7a8b" / "config.yaml").read_text())
-    a = parser().parse_args(["site", "--config", str(bad), "--results", str(tmp_path), "--site", "site"])
-    with pytest.raises(AttnlabError, match="seq2seq.seeds"):
-        site_settings(a)
+    assert site_command(monkeypatch, tmp_path, bad, tmp_path) == (2, None)
+    assert "config error at 'seq2seq.seeds'" in capsys.readouterr().err

@@ -115,20 +115,11 @@ def cmd_second_look(a):
         print(f"# {cid}: no second look: {why}")
 
 
-def site_settings(a) -> dict:
-    """--config for the site: a published version's config.yaml reads as that version wrote it (an older one's
-    per-experiment seed count included); any other profile as `settings`."""
-    from attnlab.versions import settings_of
-
-    path = Path(a.config)
-    published = path.name == "config.yaml" and (path.parent / "manifest.json").is_file()
-    return settings_of(path) if published else settings(a)
-
-
 def cmd_site(a):
     from attnlab.report.build import build_site
+    from attnlab.versions import own_settings
 
-    build_site(Path(a.results), claims_folder(a), site_settings(a), Path(a.site))
+    build_site(Path(a.results), claims_folder(a), own_settings(Path(a.config)) or settings(a), Path(a.site))
     print(f"site built into {a.site}")
 
 

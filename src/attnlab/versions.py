@@ -96,6 +96,14 @@ def settings_of(config_yaml: Path) -> dict:
     return copy.deepcopy(_validated(str(path), stat and (stat.st_mtime_ns, stat.st_size)))
 
 
+def own_settings(config: Path) -> dict | None:
+    """`config` read as a published version wrote it, when it is one's config.yaml (a manifest.json beside it):
+    `attnlab site --config results/V/config.yaml` builds an older version whose profile today's schema refuses
+    (6ec7a8b's per-experiment `seq2seq.seeds: 3`). None for any other file: a profile, judged by today's schema."""
+    path = Path(config)
+    return settings_of(path) if path.name == "config.yaml" and (path.parent / "manifest.json").is_file() else None
+
+
 @functools.lru_cache(maxsize=64)
 def _validated(config_yaml: str, state) -> dict:
     doc = read_yaml(config_yaml, "version settings")
