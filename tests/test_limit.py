@@ -124,3 +124,12 @@ def test_a_tiny_models_step_breaks_down_into_every_category():
     assert sum(shares.values()) == pytest.approx(1)
     assert all(shares[cat] > 0 for cat in limit.CATEGORIES), shares  # the model has each, and a step's rest
     assert t["operators_ms"] <= t["step_ms"]
+
+
+def test_a_moment_the_machine_took_from_one_step_moves_no_category():
+    quiet = limit.tally([event("aten::mm", 1000), event("Optimizer.step#AdamW.step", 500)], 0.002, steps=1)
+    slowed = limit.tally([event("aten::mm", 6000), event("Optimizer.step#AdamW.step", 500)], 0.007, steps=1)
+    t = limit.median_tally([quiet, slowed, quiet])
+    assert t["categories"]["matmul"]["ms"] == 1 and t["categories"]["optimiser"]["ms"] == 0.5
+    assert t["step_ms"] == 2 and t["categories"]["rest"]["ms"] == 0.5 and t["step_ms_each"] == [2, 7, 2]
+    assert sum(c["share"] for c in t["categories"].values()) == pytest.approx(1) and t["steps"] == 3

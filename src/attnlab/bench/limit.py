@@ -11,6 +11,7 @@ torch's own SDPA formulas.
 from __future__ import annotations
 
 import re
+import statistics
 import time
 from collections import Counter
 from pathlib import Path
@@ -135,17 +136,36 @@ def tally(events, wall_seconds: float, steps: int, on_device: bool = False) -> d
             "rest_operators": [[name, v] for name, v in rest.most_common(5)]}
 
 
-def breakdown(step, device, steps: int = 3) -> dict:
-    """Where the time of `steps` calls of step() goes, by category (tally), under torch's profiler."""
+def profile_step(step, device) -> dict:
+    """One call of step() under torch's profiler, tallied by category (tally)."""
     from torch.profiler import ProfilerActivity, profile
 
-    device = torch.device(device)
     on_device = device.type == "cuda"
     sync(device)
     with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_device else [])) as prof:
         started = time.perf_counter()
-        for _ in range(steps):
-            step()
+        step()
         sync(device)
         wall = time.perf_counter() - started
-    return tally(prof.events(), wall, steps, on_device)
+    return tally(prof.events(), wall, 1, on_device)
+
+
+def median_tally(tallies: list[dict]) -> dict:
+    """Several steps' tallies as one: each named category's median milliseconds, the median step, and the rest
+    what the named categories leave of it; so a moment the machine took from one step moves no category."""
+    named = {cat: statistics.median(t["categories"][cat]["ms"] for t in tallies) for cat in CATEGORIES[:-1]}
+    step_ms = max(statistics.median(t["step_ms"] for t in tallies), sum(named.values()))
+    ms = {**named, "rest": step_ms - sum(named.values())}
+    rest = Counter()
+    for t in tallies:
+        rest.update({name: v / len(tallies) for name, v in t["rest_operators"]})
+    return {"steps": len(tallies), "step_ms": step_ms, "step_ms_each": [t["step_ms"] for t in tallies],
+            "operators_ms": statistics.median(t["operators_ms"] for t in tallies),
+            "categories": {cat: {"ms": v, "share": v / step_ms} for cat, v in ms.items()},
+            "rest_operators": [[name, v] for name, v in rest.most_common(5)]}
+
+
+def breakdown(step, device, steps: int = 5) -> dict:
+    """Where the time of a call of step() goes, by category: `steps` calls, each profiled on its own, their
+    median (median_tally)."""
+    return median_tally([profile_step(step, torch.device(device)) for _ in range(steps)])

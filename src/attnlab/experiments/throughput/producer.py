@@ -35,7 +35,7 @@ ATTNLAB = [{}, {"adamw": "foreach"}, {"adamw": "fused"}, {"precision": "bf16"}, 
            {"compile": True, "precision": "bf16", "adamw": "fused"}]
 SETTINGS = REFERENCES + [("attnlab", s) for s in ATTNLAB]  # (model, speed settings over FP32)
 BREAKDOWN = ["attnlab fp32", "reference fp32"]  # the settings whose step is profiled by operator
-PROFILED_STEPS = 3  # steps per profile: the breakdown is their mean
+PROFILED_STEPS = 5  # steps profiled per setting, one at a time: the breakdown is their median
 
 
 def setting_name(model: str, settings: dict) -> str:
@@ -282,9 +282,9 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
                    "multiply-add, causal attention counted in full; the CPU's flash attention with torch's SDPA "
                    "formulas); flops_per_s = flops / median step seconds; share_of_peak = flops_per_s / the "
                    "median peak rate of the setting's precision (fp32's where there is no bf16 peak); breakdown: "
-                   f"{PROFILED_STEPS} steps of each profiled setting after the rounds under torch.profiler, every "
-                   "operator's own time put in the category of its outermost named caller, the rest the step's "
-                   "wall time less the named categories"),
+                   f"{PROFILED_STEPS} steps of each profiled setting after the rounds, each under torch.profiler, "
+                   "every operator's own time put in the category of its outermost named caller; per category "
+                   "the median over the steps, the rest the median step's wall time less the named categories"),
     }
     result["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start)
     provenance.write_json(out_path, result)
