@@ -32,6 +32,7 @@ PEAK = [0.02] * 5  # 100 GFLOP/s
 def test_a_step_near_the_peak_is_said_above_the_goal():
     text = page.limit_reading(limit_file([0.0125, 0.0124, 0.0126, 0.0125, 0.0125], PEAK))  # 80 %
     assert "80.0% of the fp32 matmul peak" in text and "above the goal of 70 %" in text and "2 threads" in text
+    assert "(geometric mean over 5 rounds; 95 % interval 79." in text
 
 
 def test_a_slow_step_is_said_short_of_the_goal_with_how_much_faster_it_must_run():
@@ -43,7 +44,8 @@ def test_a_slow_step_is_said_short_of_the_goal_with_how_much_faster_it_must_run(
 def test_a_share_whose_interval_holds_the_goal_or_has_none_is_not_judged():
     near = page.limit_reading(limit_file([1 / 70, 1 / 50, 1 / 90, 1 / 70, 1 / 70], [0.02] * 5))
     assert "the noise cannot tell" in near
-    assert "one round cannot judge" in page.limit_reading(limit_file([0.02], [0.02]))
+    one = page.limit_reading(limit_file([0.02], [0.02]))
+    assert "one round cannot judge" in one and "50.0% (geometric mean over 1 round: no interval)" in one
 
 
 def test_the_table_gives_each_settings_share_and_the_peaks_spread_and_the_cpus_bf16():

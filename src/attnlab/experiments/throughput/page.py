@@ -151,29 +151,34 @@ def limit_table(b: dict) -> str:
     return peak_table(b) + "\n\n" + md_table(table)
 
 
-def percent(e) -> str:
-    """A share's mean over rounds with its 95 % interval, in percent."""
-    return f"{e.value:.1%}" + (f" ± {e.half:.1%} (k·SE)" if e.half is not None else " (one round: no interval)")
+def geometric(e, n: int) -> str:
+    """A share's geometric mean over n rounds (e: the mean of its logs) with its 95 % interval, in percent."""
+    mean = f"{math.exp(e.value):.1%} (geometric mean over {count(n, 'round')}"
+    if e.half is None:
+        return mean + ": no interval)"
+    return mean + f"; 95 % interval {math.exp(e.value - e.half):.1%}–{math.exp(e.value + e.half):.1%})"
 
 
 def limit_reading(b: dict) -> str:
     """The fp32 step's FLOP rate as a share of the fp32 peak, and how far that is from SHARE_GOAL, judged on the
-    rounds' shares ('' where the run file has no share)."""
+    rounds' shares by their logs, as the speedups are (a round whose matmul the machine slowed weighs no more than
+    one whose step it slowed); '' where the run file has no share."""
     row = derive.setting(b, FP32_STEP)
     shares = derive.round_shares(b, row) if row else None
     if not shares:  # limit_table says what the file did not record
         return ""
-    peak, e, goal = b["peak"][row["peak"]], of_values(shares), percent_of(SHARE_GOAL)
+    peak, e, goal = b["peak"][row["peak"]], of_values([math.log(x) for x in shares]), percent_of(SHARE_GOAL)
     gap = SHARE_GOAL / row["share_of_peak"]
-    verdict = said(e, of=SHARE_GOAL, above=f"above the goal of {goal}",
+    verdict = said(e, of=math.log(SHARE_GOAL), above=f"above the goal of {goal}",
                    below=f"short of the goal of {goal}: the step would have to run {gap:.2f}× faster to reach it",
                    within=f"whether it reaches the goal of {goal} the noise cannot tell",
                    unknown=f"one round cannot judge it against the goal of {goal}")
     return (f"The {FP32_STEP} step does {gflop(row['flops'])} GFLOP (counted) in a median "
             f"{statistics.median(row['step_seconds']) * 1e3:,.1f} ms: {rate(row['flops_per_s'])} GFLOP/s, "
             f"{row['share_of_peak']:.1%} of the {row['peak']} matmul peak measured in the same rounds "
-            f"({rate(peak['flops_per_s'])} GFLOP/s, one {peak['n']} × {peak['n']} matmul a round, "
-            f"{count(b['threads'], 'thread')}). Round by round its share is {percent(e)}: {verdict}.")
+            f"({rate(peak['flops_per_s'])} GFLOP/s, the median of one {peak['n']} × {peak['n']} matmul a round, "
+            f"{count(b['threads'], 'thread')}). Taken round by round, each step's rate over the same round's peak, "
+            f"its share is {geometric(e, len(shares))}: {verdict}.")
 
 
 def breakdown_table(b: dict) -> str:
