@@ -1,5 +1,6 @@
 import json
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -144,6 +145,37 @@ def test_main_writes_throughput_json(repo, tmp_path, capsys):
     assert all(len(r["step_seconds"]) == 2 and r["first_step_seconds"] > 0 and math.isfinite(r["last_loss"])
                for r in rows.values())
     assert rows["attnlab fp32"]["step_seconds"] == written["attnlab_step_seconds"]
+    assert_against_the_peak(written, rows)
+
+
+def assert_against_the_peak(written: dict, rows: dict) -> None:
+    """The peak timed in the same rounds, every setting's counted FLOPs (one arithmetic: the same count) and its
+    share of its precision's peak as the file's own numbers give it, and two steps broken down by category."""
+    peak = written["peak"]["fp32"]
+    assert len(peak["seconds"]) == written["steps"] and peak["flops"] == 2 * peak["n"] ** 3
+    assert peak["flops_per_s"] == pytest.approx(peak["flops"] / statistics.median(peak["seconds"]))
+    assert isinstance(written["native_bf16"], bool) and written["native_bf16_why"]
+    assert set(written["peak"]) == ({"fp32", "bf16"} if written["native_bf16"] else {"fp32"})
+    assert len({r["flops"] for r in rows.values()}) == 1 and rows["attnlab fp32"]["flops"] > 0
+    for r in rows.values():
+        assert r["peak"] == (r["precision"] if r["precision"] in written["peak"] else "fp32")
+        rate = r["flops"] / statistics.median(r["step_seconds"])
+        assert r["flops_per_s"] == pytest.approx(rate)
+        assert r["share_of_peak"] == pytest.approx(rate / written["peak"][r["peak"]]["flops_per_s"])
+    assert [b["setting"] for b in written["breakdown"]] == ["attnlab fp32", "reference fp32"]
+    for b in written["breakdown"]:
+        assert sum(c["share"] for c in b["categories"].values()) == pytest.approx(1)
+        assert list(b["categories"]) == ["matmul", "attention", "normalisation", "activation", "loss", "optimiser",
+                                         "rest"]
+    assert "timing" in written and set(written["timing"]) == set(rows)  # the peak is not a setting
+
+
+def test_a_settings_share_is_against_its_own_precisions_peak_where_there_is_one():
+    row = {"precision": "bf16", "step_seconds": [0.5, 0.25, 1.0]}  # median 0.5 s
+    fp32, bf16 = {"flops_per_s": 10.0}, {"flops_per_s": 40.0}
+    assert throughput.against_peak(row, 2, {"fp32": fp32}) == \
+        {"flops": 2, "flops_per_s": 4.0, "peak": "fp32", "share_of_peak": 0.4}
+    assert throughput.against_peak(row, 2, {"fp32": fp32, "bf16": bf16})["share_of_peak"] == 0.1
 
 
 def test_main_without_tokenizer_notes_the_skip(repo, tmp_path):

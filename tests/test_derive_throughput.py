@@ -36,3 +36,33 @@ def test_the_fastest_is_attnlabs_setting_with_the_highest_mean_log_speedup():
     b["settings"][0]["step_seconds"] = [0.5, 0.5]  # a reference faster than every attnlab setting: still attnlab's
     assert derive.fastest(b)[0]["name"] == "steady"
     assert derive.fastest({}) is None
+
+
+def test_a_rounds_share_is_the_settings_flop_rate_over_the_peaks_in_the_same_round():
+    row = {"flops": 10.0, "peak": "fp32", "step_seconds": [1.0, 0.5]}  # 10 and 20 FLOP/s
+    b = {"peak": {"fp32": {"flops": 100.0, "seconds": [2.0, 4.0]}}}  # 50 and 25 FLOP/s
+    assert derive.round_shares(b, row) == pytest.approx([0.2, 0.8])
+    assert derive.round_shares({}, row) is None  # a run file from before the peak
+    assert derive.round_shares(b, {"peak": "fp32", "step_seconds": [1.0]}) is None
+
+
+def profiled_file(matmul_ms: float, attention_ms: float, step_ms: float = 50.0) -> dict:
+    """A run file whose attnlab fp32 step does 1 GFLOP against a peak of 100 GFLOP/s (10 ms at the peak)."""
+    named = {"matmul": matmul_ms, "attention": attention_ms, "normalisation": 2.0, "activation": 1.0, "loss": 3.0,
+             "optimiser": 4.0}
+    cats = {**named, "rest": step_ms - sum(named.values())}
+    return {"peak": {"fp32": {"flops": 2e9, "flops_per_s": 1e11, "seconds": [0.02]}},
+            "settings": [{"name": "attnlab fp32", "peak": "fp32", "flops": 1e9, "step_seconds": [0.05]}],
+            "breakdown": [{"setting": "attnlab fp32", "step_ms": step_ms, "steps": 5,
+                           "categories": {c: {"ms": v, "share": v / step_ms} for c, v in cats.items()}}]}
+
+
+def test_the_counted_time_bounds_the_share_a_step_can_reach_at_the_peak():
+    c = derive.counted_time(profiled_file(15.0, 5.0), "attnlab fp32")
+    assert c["counted_ms"] == 20 and c["counted_share"] == pytest.approx(0.4)
+    assert c["running_share"] == pytest.approx(0.5)  # 10 ms of work at the peak done in 20 ms
+    assert c["bound"] == pytest.approx(10 / (10 + 30))  # the 30 ms that count no FLOPs stay
+    assert derive.counted_time(profiled_file(15.0, 5.0), "reference fp32") is None
+    assert derive.counted_time({"settings": profiled_file(1, 1)["settings"]}, "attnlab fp32") is None
+    rows = derive.breakdown_rows(profiled_file(15.0, 5.0))
+    assert [r["category"] for r in rows][:2] == ["matmul", "attention"] and sum(r["share"] for r in rows) == 1

@@ -29,3 +29,45 @@ def fastest(b: dict) -> tuple[dict, list[float]] | None:
     measured)."""
     return max(((r, logs) for r, logs in log_speedups(b) if r["model"] == "attnlab"),
                key=lambda pair: sum(pair[1]) / len(pair[1]), default=None)
+
+
+def setting(b: dict, name: str) -> dict | None:
+    """The measured setting called `name` (None: not measured, or a run file from before the settings)."""
+    return next((r for r in b.get("settings") or [] if r["name"] == name), None)
+
+
+def round_shares(b: dict, row: dict) -> list[float] | None:
+    """Each round's share of the peak for a setting: its FLOP rate in that round over the peak's rate in the same
+    round (the matmul of its precision, timed in that round); None for a run file from before the peak."""
+    peak = (b.get("peak") or {}).get(row.get("peak"))
+    if peak is None or "flops" not in row:
+        return None
+    return [row["flops"] / s / (peak["flops"] / p) for s, p in zip(row["step_seconds"], peak["seconds"])]
+
+
+def profiled(b: dict, name: str) -> dict | None:
+    """The breakdown by operator category of the setting called `name` (None: not profiled in this file)."""
+    return next((p for p in b.get("breakdown") or [] if p["setting"] == name), None)
+
+
+def breakdown_rows(b: dict) -> list[dict]:
+    """One row per profiled setting and category: its milliseconds per step and its share of the step."""
+    return [{"setting": p["setting"], "category": cat, "ms": v["ms"], "share": v["share"]}
+            for p in b.get("breakdown") or [] for cat, v in p["categories"].items()]
+
+
+def counted_time(b: dict, name: str) -> dict | None:
+    """Where a profiled step stands against the peak: the time of its matmuls and attention (the operators whose
+    FLOPs are counted) and their share of the step; the rate those operators reach while they run, as a share of
+    the peak; and `bound`, the share of the peak the whole step would reach were they at the full peak and every
+    other operator's time unchanged. None without a breakdown or a count."""
+    row, p = setting(b, name), profiled(b, name)
+    peak = (b.get("peak") or {}).get((row or {}).get("peak"))
+    if p is None or peak is None or "flops" not in row:
+        return None
+    cats = p["categories"]
+    counted_ms = cats["matmul"]["ms"] + cats["attention"]["ms"]
+    at_peak_ms = row["flops"] / peak["flops_per_s"] * 1e3
+    return {"step_ms": p["step_ms"], "counted_ms": counted_ms, "counted_share": counted_ms / p["step_ms"],
+            "running_share": at_peak_ms / counted_ms if counted_ms else None,
+            "bound": at_peak_ms / (at_peak_ms + p["step_ms"] - counted_ms)}

@@ -3,13 +3,15 @@ reference in float32."""
 from __future__ import annotations
 
 import math
+import statistics
 
+import altair as alt
 import pandas as pd
 
 from attnlab.experiments.throughput import derive
 from attnlab.report import charts
-from attnlab.report.format import chart, fmt, md_table, num
-from attnlab.report.readings import interval, said
+from attnlab.report.format import NOT_RECORDED, chart, fmt, md_table, num
+from attnlab.report.readings import count, interval, said
 from attnlab.stats import of_values, side
 from attnlab.report.context import experiment_page
 
@@ -107,6 +109,132 @@ def goal_reading(b: dict) -> str:
             f"(geometric mean over {len(r['step_seconds'])} paired rounds): {verdict}.")
 
 
+SHARE_GOAL = 0.70  # issue 33: the fp32 step at 70 % or more of the measured matmul peak
+FP32_STEP = "attnlab fp32"  # the step the goal is set for: attnlab's training default
+COLORS = {"matmul": "#1f77b4", "attention": "#17becf", "normalisation": "#9467bd", "activation": "#e377c2",
+          "loss": "#ff7f0e", "optimiser": "#d62728", "rest": "#bdbdbd"}
+
+
+def percent_of(x: float) -> str:
+    return f"{x * 100:.0f} %"
+
+
+def gflop(x: float) -> str:
+    return f"{x / 1e9:,.3f}"
+
+
+def rate(flops_per_s: float) -> str:
+    return f"{flops_per_s / 1e9:,.1f}"
+
+
+def peak_table(b: dict) -> str:
+    """The peak of each precision measured: its matmul, median rate and spread; and whether the CPU has bf16."""
+    table = pd.DataFrame([(p["precision"], f"{p['n']} × {p['n']}", rate(p["flops_per_s"]),
+                           f"{rate(p['flops_per_s_p20'])}–{rate(p['flops_per_s_p80'])}", f"{p['rsd']:.1%}",
+                           p["samples"]) for p in b["peak"].values()],
+                         columns=["peak", "matmul", "GFLOP/s (median)", "GFLOP/s, 20th–80th percentile of time",
+                                  "spread (rsd of time)", "rounds"])
+    has = "has" if b["native_bf16"] else "has no"
+    return (md_table(table) + f"\n\nThe device {has} native bf16 ({b['native_bf16_why']})"
+            + ("." if b["native_bf16"] else ": bf16 settings are set against the fp32 peak, its fastest matmul."))
+
+
+def limit_table(b: dict) -> str:
+    """The peak, then every setting's counted FLOPs per step, their rate and its share of the peak."""
+    rows = [r for r in b.get("settings") or [] if "share_of_peak" in r]
+    if not b.get("peak") or not rows:
+        return f"*The FLOPs per step and the share of the machine's matmul peak: {NOT_RECORDED}.*"
+    table = pd.DataFrame([(r["name"], gflop(r["flops"]), rate(r["flops_per_s"]), r["peak"],
+                           f"{r['share_of_peak']:.1%}") for r in rows],
+                         columns=["setting", "GFLOP per step (counted)", "GFLOP/s (median step)", "peak",
+                                  "share of the peak"])
+    return peak_table(b) + "\n\n" + md_table(table)
+
+
+def geometric(e, n: int) -> str:
+    """A share's geometric mean over n rounds (e: the mean of its logs) with its 95 % interval, in percent."""
+    mean = f"{math.exp(e.value):.1%} (geometric mean over {count(n, 'round')}"
+    if e.half is None:
+        return mean + ": no interval)"
+    return mean + f"; 95 % interval {math.exp(e.value - e.half):.1%}–{math.exp(e.value + e.half):.1%})"
+
+
+def limit_reading(b: dict) -> str:
+    """The fp32 step's FLOP rate as a share of the fp32 peak, and how far that is from SHARE_GOAL, judged on the
+    rounds' shares by their logs, as the speedups are (a round whose matmul the machine slowed weighs no more than
+    one whose step it slowed); '' where the run file has no share."""
+    row = derive.setting(b, FP32_STEP)
+    shares = derive.round_shares(b, row) if row else None
+    if not shares:  # limit_table says what the file did not record
+        return ""
+    peak, e, goal = b["peak"][row["peak"]], of_values([math.log(x) for x in shares]), percent_of(SHARE_GOAL)
+    gap = SHARE_GOAL / row["share_of_peak"]
+    verdict = said(e, of=math.log(SHARE_GOAL), above=f"above the goal of {goal}",
+                   below=f"short of the goal of {goal}: the step would have to run {gap:.2f}× faster to reach it",
+                   within=f"whether it reaches the goal of {goal} the noise cannot tell",
+                   unknown=f"one round cannot judge it against the goal of {goal}")
+    return (f"The {FP32_STEP} step does {gflop(row['flops'])} GFLOP (counted) in a median "
+            f"{statistics.median(row['step_seconds']) * 1e3:,.1f} ms: {rate(row['flops_per_s'])} GFLOP/s, "
+            f"{row['share_of_peak']:.1%} of the {row['peak']} matmul peak measured in the same rounds "
+            f"({rate(peak['flops_per_s'])} GFLOP/s, the median of one {peak['n']} × {peak['n']} matmul a round, "
+            f"{count(b['threads'], 'thread')}). Taken round by round, each step's rate over the same round's peak, "
+            f"its share is {geometric(e, len(shares))}: {verdict}.")
+
+
+def breakdown_table(b: dict) -> str:
+    rows = derive.breakdown_rows(b)
+    if not rows:
+        return f"*The breakdown of a step by operator: {NOT_RECORDED}.*"
+    table = pd.DataFrame(rows).pivot_table(index="category", columns="setting", values="ms", sort=False)
+    table = table.reset_index()[["category", *[p["setting"] for p in b["breakdown"]]]]
+    shares = {(r["setting"], r["category"]): r["share"] for r in rows}
+    for name in table.columns[1:]:
+        table[name] = [f"{ms:,.2f} ms ({shares[name, cat]:.0%})" for cat, ms in zip(table["category"], table[name])]
+    steps = ", ".join(f"{p['setting']} {p['step_ms']:,.2f} ms" for p in b["breakdown"])
+    return md_table(table) + f"\n\nOne step under the profiler (median of {b['breakdown'][0]['steps']}, each profiled on its own): {steps}."
+
+
+def breakdown_chart(rows: pd.DataFrame) -> dict:
+    """Each profiled setting's step as one bar, split by operator category (shares of the step, in their order)."""
+    order = list(dict.fromkeys(rows["category"]))
+    rows = rows.assign(order=[order.index(c) for c in rows["category"]])
+    return charts.fit_page(alt.Chart(rows).mark_bar().encode(
+        x=alt.X("share:Q", title="share of one training step's time (under the profiler)", stack="zero",
+                scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%", labelFlush=True)),
+        y=alt.Y("setting:N", title=None, sort=None, axis=alt.Axis(labelLimit=0)),
+        color=alt.Color("category:N", sort=order, title="operator category",
+                        scale=alt.Scale(domain=order, range=[COLORS.get(c, "#7f7f7f") for c in order])),
+        order=alt.Order("order:Q"),
+        tooltip=["setting", "category", alt.Tooltip("ms:Q", format=",.2f"), alt.Tooltip("share:Q", format=".1%")],
+    ).properties(width=520, height=max(60, 40 * rows["setting"].nunique())).to_dict()) | {"padding": {"right": 12}}
+
+
+def breakdown_block(b: dict) -> str:
+    rows = derive.breakdown_rows(b)
+    return chart("chart-breakdown", breakdown_chart(pd.DataFrame(rows))) if rows else ""
+
+
+def breakdown_reading(b: dict) -> str:
+    """Where the fp32 step's time goes against the peak: the matmuls' and attention's part of it, the rate they run
+    at, and the share of the peak the step could reach were they at the full peak (derive.counted_time), said
+    against SHARE_GOAL."""
+    c = derive.counted_time(b, FP32_STEP)
+    if c is None:
+        return ""
+    p = derive.profiled(b, FP32_STEP)["categories"]
+    others = sorted((cat for cat in p if cat not in ("matmul", "attention")), key=lambda cat: -p[cat]["share"])
+    largest = ", ".join(f"{cat} {p[cat]['share']:.0%}" for cat in others[:3])
+    running = "" if c["running_share"] is None else f", and while they run they reach {c['running_share']:.0%} of the peak"
+    goal = f"the goal of {percent_of(SHARE_GOAL)}"
+    reach = (f"faster matmuls alone could take it to {goal}" if c["bound"] >= SHARE_GOAL
+             else f"faster matmuls alone cannot take it to {goal}: the other operators' time has to shrink")
+    return (f"Under the profiler, the matmuls and attention (the operators whose FLOPs are counted) take "
+            f"{c['counted_share']:.0%} of the {FP32_STEP} step ({c['counted_ms']:,.2f} of {c['step_ms']:,.2f} ms)"
+            f"{running}. The other {1 - c['counted_share']:.0%} (largest: {largest}) counts no FLOPs: were the "
+            f"matmuls and attention at the full peak and the rest unchanged, the step would reach "
+            f"{c['bound']:.0%} of the peak, so {reach}.")
+
+
 def tokenizer_reading(b: dict, data: dict | None) -> str:
     """How long training the BPE took, on how much text and for how many merges (the data stage's counts)."""
     seconds = b.get("tokenizer_train_seconds")
@@ -141,6 +269,9 @@ def render(ctx) -> dict[str, str]:
             "throughput_chart": chart("chart-throughput", charts.throughput_chart(speed)),
             "tokenizer_table": md_table(tok, formats={"seconds": num(3)}),
             "settings_table": settings_table(b), "goal_reading": goal_reading(b),
+            "limit_table": limit_table(b), "limit_reading": limit_reading(b),
+            "breakdown_table": breakdown_table(b), "breakdown_chart": breakdown_block(b),
+            "breakdown_reading": breakdown_reading(b),
             "speed_reading": speed_reading(b), "tokenizer_reading": tokenizer_reading(b, site.res.result("data"))}
 
 

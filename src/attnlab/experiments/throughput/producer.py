@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from attnlab import layout, provenance
+from attnlab.bench import limit
 from attnlab.bench.harness import interleaved, measure, setup
 from attnlab.bench.reference import DESCRIPTION, copy_weights, from_spec
 from attnlab.data.prepare import load_tokens
@@ -33,6 +34,8 @@ ATTNLAB = [{}, {"adamw": "foreach"}, {"adamw": "fused"}, {"precision": "bf16"}, 
            {"compile": True}, {"compile": True, "adamw": "fused"}, {"compile": True, "precision": "bf16"},
            {"compile": True, "precision": "bf16", "adamw": "fused"}]
 SETTINGS = REFERENCES + [("attnlab", s) for s in ATTNLAB]  # (model, speed settings over FP32)
+BREAKDOWN = ["attnlab fp32", "reference fp32"]  # the settings whose step is profiled by operator
+PROFILED_STEPS = 5  # steps profiled per setting, one at a time: the breakdown is their median
 
 
 def setting_name(model: str, settings: dict) -> str:
@@ -128,6 +131,30 @@ def first_step(stepper: Stepper) -> float:
     return time.perf_counter() - t0
 
 
+def peak_name(precision: str) -> str:
+    return f"peak: {precision} matmul"
+
+
+def peak_matmuls(device, native_bf16: bool) -> dict[str, tuple]:
+    """The matmuls whose rate is the machine's peak (limit.matmul): fp32, and bf16 where the device has it
+    natively (elsewhere torch converts bf16, and the fastest matmul is fp32's)."""
+    return {p: limit.matmul(p, device) for p in (["fp32", "bf16"] if native_bf16 else ["fp32"])}
+
+
+def against_peak(row: dict, flops: int, peaks: dict) -> dict:
+    """A setting's FLOPs per step, their rate at its median step time, and its share of the peak of its precision
+    (fp32's where the device has no bf16 peak), from the recorded step seconds and peak."""
+    precision = row["precision"] if row["precision"] in peaks else "fp32"
+    rate = flops / statistics.median(row["step_seconds"])
+    return {"flops": flops, "flops_per_s": rate, "peak": precision,
+            "share_of_peak": rate / peaks[precision]["flops_per_s"]}
+
+
+def count_step(stepper: Stepper) -> tuple[int, dict[str, int]]:
+    """The FLOPs of one training step of `stepper`, counted (limit.count_flops)."""
+    return limit.count_flops(stepper.step)
+
+
 def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -> dict:
     """Time `settings` ((model, speed settings) pairs; the first of them a reference's) and write the result."""
     t_start = time.perf_counter()
@@ -153,7 +180,9 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
     lm.eval(), ref.eval()
     diff = max_logit_diff(lm, ref, tokens, T, B, device)
 
-    steppers, first, chosen, notes = {}, {}, [], []
+    bf16, bf16_why = limit.native_bf16(device)
+    matmuls = peak_matmuls(device, bf16)
+    steppers, first, counted, chosen, notes = {}, {}, {}, [], []
     for model, these in settings:
         name = setting_name(model, these)
         if these.get("compile") and not bench["compile"]:
@@ -168,9 +197,15 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
         net = fresh(model).train()
         steppers[name] = Stepper(net, {**tc, **FP32, **these}, cfg["seed"], tokens, T, B, device)
         first[name] = round(first_step(steppers[name]), 4)
-    timed = interleaved({name: st.step for name, st in steppers.items()}, device, warmup=bench["warmup"],
-                        min_rounds=bench["steps"], max_rounds=bench["steps"], max_seconds=math.inf)
+        # its eager twin (same weights, batches and precision): the flop counter does not see inside compiled code
+        counted[name] = count_step(Stepper(fresh(model).train(), {**tc, **FP32, **these, "compile": False},
+                                           cfg["seed"], tokens, T, B, device))
+    fns = {**{name: st.step for name, st in steppers.items()},
+           **{peak_name(p): call for p, (call, _, _) in matmuls.items()}}  # the peak takes its turn in every round
+    timed = interleaved(fns, device, warmup=bench["warmup"], min_rounds=bench["steps"], max_rounds=bench["steps"],
+                        max_seconds=math.inf)
     rounds = timed["rounds"]
+    peaks = {p: limit.peak_record(p, n, flops, rounds[peak_name(p)]) for p, (_, flops, n) in matmuls.items()}
     names = {"attnlab": setting_name("attnlab", {}), "reference": setting_name("reference", {})}
     yardstick = min((setting_name(m, st) for m, st in chosen if m == "reference" and not st.get("compile")),
                     key=lambda n: statistics.median(rounds[n]))
@@ -181,11 +216,18 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
                      "tokens_per_s": round(statistics.median(B * T / sec for sec in rounds[name]), 1),
                      "step_seconds": [round(sec, 5) for sec in rounds[name]], "first_step_seconds": first[name],
                      "last_loss": steppers[name].losses[-1]})
+        rows[-1].update(against_peak(rows[-1], counted[name][0], peaks), flops_by_op=counted[name][1])
     secs_a, secs_b = rounds[names["attnlab"]], rounds[names["reference"]]
     tps_a = statistics.median(B * T / s for s in secs_a)
     tps_b = statistics.median(B * T / s for s in secs_b)
     # the ratio within each round, then its median: a slow spell of the machine hits both halves of a round
     paired = statistics.median(sb / sa for sa, sb in zip(secs_a, secs_b))
+
+    last_loss = {"attnlab": steppers[names["attnlab"]].losses[-1],
+                 "reference": steppers[names["reference"]].losses[-1]}
+    # after the rounds, on the warm steppers: the profiler's own cost stays out of the timed steps
+    breakdown = [{"setting": name, **limit.breakdown(steppers[name].step, device, PROFILED_STEPS)}
+                 for name in BREAKDOWN if name in steppers]
 
     tok = tokenizer_timings(data_dir, tokens)
     notes += tok["notes"]
@@ -206,15 +248,18 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
         "reference": DESCRIPTION,  # what the yardstick was, for the page to say
         "settings": rows,  # every setting's step times, round by round (the page takes paired ratios)
         "yardstick": yardstick,
-        "timing": {name: stats for name, stats in timed["by"].items()},  # the harness's statistics per setting
+        "timing": {name: timed["by"][name] for name in steppers},  # the harness's statistics per setting
+        "peak": peaks,  # the matmul rate per precision, timed in the same rounds on the same threads
+        "native_bf16": bf16,
+        "native_bf16_why": bf16_why,
+        "breakdown": breakdown,  # one step's time by operator category, per profiled setting
         "nvml": timed["nvml"],
         "attnlab_step_seconds": [round(s, 5) for s in secs_a],
         "reference_step_seconds": [round(s, 5) for s in secs_b],
         "max_abs_logit_diff": diff,
         "logit_atol": LOGIT_ATOL,
         "logits_agree": diff <= LOGIT_ATOL,
-        "last_loss": {"attnlab": steppers[names["attnlab"]].losses[-1],
-                      "reference": steppers[names["reference"]].losses[-1]},
+        "last_loss": last_loss,
         "tokenizer_train_seconds": tok["tokenizer_train_seconds"],
         "tokenizer_encode_seconds": tok["tokenizer_encode_seconds"],
         "encode_100kb_seconds": tok["encode_100kb_seconds"],
@@ -229,7 +274,17 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
                    "speedup of a setting = the yardstick's step seconds over the setting's, round by round; the "
                    "yardstick is the faster (by median) of the reference's fp32 settings; ratio = attnlab fp32 "
                    "over reference fp32 (both eager, torch's AdamW), of medians; ratio_paired_median = median "
-                   "over rounds of reference seconds / attnlab seconds"),
+                   "over rounds of reference seconds / attnlab seconds; "
+                   f"the peak: one {limit.PEAK_N[device.type]}-square matmul per precision measured (fp32, and "
+                   "bf16 where the device computes it natively), timed as one more function "
+                   "in every round; flops: one training step of each setting's eager twin (same weights, batches "
+                   "and precision) counted by torch.utils.flop_counter (matmuls and attention, 2 per "
+                   "multiply-add, causal attention counted in full; the CPU's flash attention with torch's SDPA "
+                   "formulas); flops_per_s = flops / median step seconds; share_of_peak = flops_per_s / the "
+                   "median peak rate of the setting's precision (fp32's where there is no bf16 peak); breakdown: "
+                   f"{PROFILED_STEPS} steps of each profiled setting after the rounds, each under torch.profiler, "
+                   "every operator's own time put in the category of its outermost named caller; per category "
+                   "the median over the steps, the rest the median step's wall time less the named categories"),
     }
     result["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start)
     provenance.write_json(out_path, result)
@@ -239,7 +294,15 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
     for row in rows:
         up = statistics.median(y / x for x, y in zip(row["step_seconds"], rounds[yardstick]))
         print(f"  {row['name']:<42} {row['tokens_per_s']:10,.0f} tokens/s  x{up:.3f}  "
-              f"first step {row['first_step_seconds']:.2f} s")
+              f"first step {row['first_step_seconds']:.2f} s  {row['flops'] / 1e9:.3f} GFLOP/step  "
+              f"{row['share_of_peak']:.1%} of the {row['peak']} peak")
+    for p in peaks.values():
+        print(f"  peak {p['precision']} ({p['n']}-square matmul): {p['flops_per_s'] / 1e9:.1f} GFLOP/s "
+              f"(p20-p80 {p['flops_per_s_p20'] / 1e9:.1f}-{p['flops_per_s_p80'] / 1e9:.1f}); "
+              f"native bf16: {bf16} ({bf16_why})")
+    for b in breakdown:
+        shares = ", ".join(f"{cat} {v['share']:.0%}" for cat, v in b["categories"].items())
+        print(f"  one step of {b['setting']} ({b['step_ms']:.1f} ms under the profiler): {shares}")
     print(f"  ratio attnlab/reference fp32 {tps_a / tps_b:.3f} (of medians), {paired:.3f} (median of per-round ratios)")
     print(f"  max |logit diff| with copied weights: {diff:.2e}")
     if tok["encode_100kb_seconds"] is not None:
