@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from attnlab import calibration
 from attnlab.config import digest
 from attnlab.errors import AttnlabError, refused
 
@@ -84,6 +85,7 @@ def record(cfg: dict, *, device="cpu", wall_seconds: float | None = None, seed: 
         "wall_seconds": None if wall_seconds is None else round(wall_seconds, 3),
         "seed": cfg.get("seed") if seed is None else seed,
         "host": platform.node(),
+        "calibration": calibration.here(),  # this machine's speed, so that the run time scales to another (eta)
         **({"speed": speed} if speed is not None else {}),
     }
 
