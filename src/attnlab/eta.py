@@ -10,6 +10,7 @@ The wall time is the jobs laid out as the runner and Snakemake start them: each 
 """
 from __future__ import annotations
 
+import datetime as dt
 import heapq
 import re
 from dataclasses import dataclass, field
@@ -51,21 +52,60 @@ def seedless(rel: str) -> str:
     return SEED.sub("", rel)
 
 
-def records_of(folder: Path, name: str | None = None) -> dict[str, Record]:
-    """Every JSON run file under `folder` whose provenance has a wall time, by its path relative to it."""
-    out = {}
+def timed(folder: Path) -> dict[str, dict]:
+    """The provenance of every JSON run file of an experiment under `folder` that records a wall time, by its path
+    relative to it (the site's copies, logs and ledgers are not run files)."""
+    names, out = {e.name for e in registry.load()}, {}
     for path in sorted(Path(folder).rglob("*.json")):
-        if path.name == versions.MANIFEST or "site" in path.relative_to(folder).parts[:1]:
+        rel = path.relative_to(folder)
+        if rel.parts[0] not in names:
             continue
         try:
             prov = read_json(path).get("provenance") or {}
         except Exception:  # a file that is not a run file (or not whole) records nothing
             continue
         if isinstance(prov, dict) and isinstance(prov.get("wall_seconds"), (int, float)):
-            cal = prov.get("calibration") or {}
-            figure = cal.get("seconds") if cal.get("workload") == calibration_workload() else None
-            out[str(path.relative_to(folder))] = Record(float(prov["wall_seconds"]), figure, name or str(folder))
+            out[str(rel)] = prov
     return out
+
+
+def records_of(folder: Path, name: str | None = None) -> dict[str, Record]:
+    """Every run file's record under `folder`: its wall time and its machine's calibration figure."""
+    out = {}
+    for rel, prov in timed(folder).items():
+        cal = prov.get("calibration") or {}
+        figure = cal.get("seconds") if cal.get("workload") == calibration_workload() else None
+        out[rel] = Record(float(prov["wall_seconds"]), figure, name or str(folder))
+    return out
+
+
+@dataclass(frozen=True)
+class Spent:
+    """Where a run's time went, from its run files' provenance."""
+    run: dict[str, float]   # experiment -> the run time of its run files (s), in the registry's order
+    files: dict[str, int]   # experiment -> how many run files record it
+    wall: float | None      # from the first run file's start to the last one's end (s); None without dates
+
+    @property
+    def total(self) -> float:
+        return sum(self.run.values())
+
+
+def spent(folder: Path) -> Spent:
+    """The run time of each experiment's run files under `folder`, and the wall time from the first one's start
+    (its end less its wall time) to the last one's end."""
+    prov = timed(folder)
+    run, files, starts, ends = {}, {}, [], []
+    for e in registry.load():
+        mine = [p for rel, p in prov.items() if rel.split("/")[0] == e.name]
+        if mine:
+            run[e.name], files[e.name] = sum(p["wall_seconds"] for p in mine), len(mine)
+    for p in prov.values():
+        if isinstance(p.get("date"), str):
+            end = dt.datetime.fromisoformat(p["date"])
+            ends.append(end)
+            starts.append(end - dt.timedelta(seconds=p["wall_seconds"]))
+    return Spent(run, files, (max(ends) - min(starts)).total_seconds() if ends else None)
 
 
 def calibration_workload() -> str:
