@@ -1,6 +1,7 @@
 """The expected time of a run, before it starts: each job's recorded run time, scaled to this machine.
 
-A job's record is the `wall_seconds` in the provenance of its run file in a published version of the same profile
+A job's record is the `process_seconds` (the job's whole process; else the `wall_seconds`, its work alone) in the
+provenance of its run file in a published version of the same profile
 (the version of record first, then the others, newest first), or in a folder named with `--from`; a training run
 recorded at another seed stands for its seeds (a seed changes no arithmetic's size). The record is scaled by the
 ratio of this machine's calibration figure to the one the run file recorded (attnlab.calibration); a record without
@@ -75,7 +76,9 @@ def records_of(folder: Path, name: str | None = None) -> dict[str, Record]:
     for rel, prov in timed(folder).items():
         cal = prov.get("calibration") or {}
         figure = cal.get("seconds") if cal.get("workload") == calibration_workload() else None
-        out[rel] = Record(float(prov["wall_seconds"]), figure, name or str(folder))
+        whole = prov.get("process_seconds")  # the job's whole process, where recorded; else its work alone
+        seconds = whole if isinstance(whole, (int, float)) and whole >= prov["wall_seconds"] else prov["wall_seconds"]
+        out[rel] = Record(float(seconds), figure, name or str(folder))
     return out
 
 
@@ -127,7 +130,8 @@ def lookup(folders: list[Path]) -> tuple[dict[str, Record], dict[str, Record]]:
     """Each run file's record from the first folder holding it, by path and by its seedless path."""
     exact, any_seed = {}, {}
     for folder in folders:
-        for rel, rec in records_of(folder, folder.name).items():
+        name = folder.name if versions.NAME.match(folder.name) else str(folder)  # a version, or any folder
+        for rel, rec in records_of(folder, name).items():
             exact.setdefault(rel, rec)
             any_seed.setdefault(seedless(rel), rec)
     return exact, any_seed
