@@ -39,7 +39,8 @@ def run_file(folder: Path, rel: str, wall: float, figure: float | None, date: st
 
 @pytest.fixture
 def version(tmp_path) -> Path:
-    """A hand-made version: two run files of the ladder, recorded on machines of calibration 0.02 s and 0.04 s."""
+    """A hand-made version: two run files of the ladder, whose calibration was timed at 0.02 s and (the machine
+    busier then) 0.04 s: the machine's figure is the best, 0.02 s."""
     folder = tmp_path / "2026-12-01-quick-cpu-abc1234"
     run_file(folder, "ladder/L1/seed1337/metrics.json", 100.0, 0.02, "2026-12-01T10:01:40+00:00")
     run_file(folder, "ladder/L2/seed1337/metrics.json", 50.0, 0.04, "2026-12-01T10:02:30+00:00")
@@ -53,9 +54,11 @@ TODO = [job("ladder/L1/seed1337", "ladder", "ladder/L1/seed1337/metrics.json"),
 
 def test_the_estimate_is_each_record_scaled_by_the_ratio_of_calibrations(version):
     est = eta.estimate(TODO, [version], here=0.03, slots=2)
-    assert est.cpu == {"ladder": pytest.approx(100 * 0.03 / 0.02 + 50 * 0.03 / 0.04)}  # 150 + 37.5
+    assert est.cpu == {"ladder": pytest.approx((100 + 50) * 0.03 / 0.02)}  # 225 s
     assert est.jobs == {"ladder": 2} and est.unscaled == {} and est.sources == [version.name]
-    assert est.wall == pytest.approx(187.5)  # L2 waits for L1, whatever the free slots
+    assert est.scale == pytest.approx(1.5)
+    assert est.wall == pytest.approx(225.0)  # L2 waits for L1, whatever the free slots
+    assert "(×1.50: calibration 0.0300 s here)" in eta.lines(est, "the 3 jobs")[0]
 
 
 def test_a_job_with_no_record_is_counted_apart_and_said_so(version):
@@ -63,7 +66,7 @@ def test_a_job_with_no_record_is_counted_apart_and_said_so(version):
     assert est.unrecorded == ["winograd"] and "winograd" not in est.cpu
     lines = eta.lines(est, "the 3 jobs")
     assert lines[-1] == "  1 jobs with no recorded time, not counted above: winograd"
-    assert any(re.fullmatch(r"  ladder\s+2 jobs\s+188 s", line) for line in lines)
+    assert any(re.fullmatch(r"  ladder\s+2 jobs\s+225 s", line) for line in lines)
 
 
 def test_the_calibration_scales_the_estimate_and_an_unknown_scale_is_taken_as_one(version, tmp_path):
@@ -79,8 +82,8 @@ def test_the_calibration_scales_the_estimate_and_an_unknown_scale_is_taken_as_on
 def test_another_seed_of_the_same_run_stands_for_it_and_independent_jobs_share_the_slots(version):
     other = [job("ladder/L1/seed1338", "ladder", "ladder/L1/seed1338/metrics.json"),
              job("ladder/L2/seed1338", "ladder", "ladder/L2/seed1338/metrics.json")]
-    assert eta.estimate(other, [version], here=0.02, slots=2).wall == pytest.approx(100.0)  # max(100, 25)
-    assert eta.estimate(other, [version], here=0.02, slots=1).wall == pytest.approx(125.0)
+    assert eta.estimate(other, [version], here=0.02, slots=2).wall == pytest.approx(100.0)  # max(100, 50)
+    assert eta.estimate(other, [version], here=0.02, slots=1).wall == pytest.approx(150.0)
 
 
 def test_the_calibration_is_recorded_in_every_run_files_provenance():

@@ -42,6 +42,7 @@ class Estimate:
     slots: int
     here: float                          # this machine's calibration figure (s)
     sources: list[str] = field(default_factory=list)
+    scale: float | None = None           # the factor the records were scaled by, where it was one for all of them
 
     @property
     def total(self) -> float:
@@ -127,11 +128,17 @@ def sources(profile: str, root: Path = registry.ROOT) -> list[Path]:
 
 
 def lookup(folders: list[Path]) -> tuple[dict[str, Record], dict[str, Record]]:
-    """Each run file's record from the first folder holding it, by path and by its seedless path."""
+    """Each run file's record from the first folder holding it, by path and by its seedless path, with its folder's
+    machine figure: the best of its files' calibration figures. A file's own figure was timed beside the other jobs
+    of its run, so it says how busy the machine was; the best of them, at a quiet moment, says how fast it is."""
     exact, any_seed = {}, {}
     for folder in folders:
         name = folder.name if versions.NAME.match(folder.name) else str(folder)  # a version, or any folder
-        for rel, rec in records_of(folder, name).items():
+        records = records_of(folder, name)
+        figures = [r.calibration for r in records.values() if r.calibration]
+        machine = min(figures) if figures else None
+        for rel, rec in records.items():
+            rec = Record(rec.seconds, machine if rec.calibration else None, rec.source)
             exact.setdefault(rel, rec)
             any_seed.setdefault(seedless(rel), rec)
     return exact, any_seed
@@ -140,7 +147,7 @@ def lookup(folders: list[Path]) -> tuple[dict[str, Record], dict[str, Record]]:
 def estimate(todo: list[Job], folders: list[Path], here: float, slots: int) -> Estimate:
     """The expected run time of `todo` per experiment and its wall time at `slots` jobs at once."""
     exact, any_seed = lookup(folders)
-    cpu, counted, unrecorded, unscaled, seconds, used = {}, {}, [], {}, {}, []
+    cpu, counted, unrecorded, unscaled, seconds, used, factors = {}, {}, [], {}, {}, [], set()
     for job in todo:
         rec = exact.get(job.output) or any_seed.get(seedless(job.output))
         if rec is None:
@@ -153,7 +160,9 @@ def estimate(todo: list[Job], folders: list[Path], here: float, slots: int) -> E
         cpu[job.experiment] = cpu.get(job.experiment, 0.0) + seconds[job.name]
         counted[job.experiment] = counted.get(job.experiment, 0) + 1
         used += [rec.source] if rec.source not in used else []
-    return Estimate(cpu, counted, unrecorded, unscaled, wall_time(todo, seconds, slots), slots, here, used)
+        factors.add(round(here / rec.calibration, 6) if rec.calibration else None)
+    return Estimate(cpu, counted, unrecorded, unscaled, wall_time(todo, seconds, slots), slots, here, used,
+                    next(iter(factors)) if len(factors) == 1 else None)
 
 
 def wall_time(todo: list[Job], seconds: dict[str, float], slots: int) -> float:
@@ -192,6 +201,8 @@ def lines(est: Estimate, what: str) -> list[str]:
     scaled = ("at the scale of their machine: unknown, as they recorded no calibration; taken as 1" if every else
               "scaled to this machine" + (f" (scale unknown for {len(est.unscaled)} jobs: their records have no "
                                           "calibration, taken as 1)" if est.unscaled else ""))
+    if not every:
+        scaled += f" (×{est.scale:.2f}: calibration {est.here:.4f} s here)" if est.scale else ""
     out = [f"expected time of {what}, from the run times recorded in {', '.join(est.sources)}, {scaled}:"]
     width = max(map(len, est.cpu), default=0)
     for name, secs in est.cpu.items():
