@@ -7,11 +7,13 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from attnlab import calibration, eta, provenance, runner
 from attnlab.plan import Job
@@ -109,10 +111,17 @@ def test_the_runners_dry_run_prints_the_expected_time_per_experiment(tmp_path, c
 
 
 def test_snakemakes_dry_run_prints_the_expected_time(tmp_path):
+    shutil.copytree(REPO / "config", tmp_path / "config")  # the smoke profile, reading the corpus where it lies
+    for name in ("src", "docs", "mkdocs.yml", "claims"):  # the rules' inputs, read from the working folder
+        if (REPO / name).exists():
+            (tmp_path / name).symlink_to(REPO / name)
+    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    smoke["data"]["path"] = str((REPO / smoke["data"]["path"]).resolve())
+    (tmp_path / "config" / "smoke.yaml").write_text(yaml.safe_dump(smoke, sort_keys=False))
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     proc = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
-                           "-n", "--cores", "2", "--config", f"profile={REPO / 'config' / 'smoke.yaml'}"], cwd=REPO, env=env,
+                           "-n", "--cores", "2", "--config", "profile=smoke"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     line = next(x for x in proc.stderr.splitlines() if x.startswith("attnlab: expected time of"))
