@@ -170,3 +170,24 @@ def test_the_readmes_quick_figures_are_the_version_of_records_recorded_times():
     assert f"{spent.wall:,.0f} s from the first job's start to the last one's end" in row
     assert f"{spent.total:,.0f} s of run time" in row
     assert f"{eta.duration(spent.wall)} measured" in row
+
+
+def test_the_progress_probe_changes_no_run(tmp_path):
+    """A run shown on the terminal (a line at every step: interval 0) has the run id, curve and numbers of one that
+    is not."""
+    import csv
+
+    from attnlab.data.prepare import load_tokens
+    from attnlab.runs import spec_from_config
+    from attnlab.train import train
+    from helpers import tiny_config, write_tokens
+
+    cfg, d = tiny_config(steps=12), write_tokens(tmp_path / "data")
+    tokens = load_tokens(d, "train"), load_tokens(d, "val")
+    shown, out = io.StringIO(), {}
+    for name, probes in (("plain", []), ("shown", [Progress("ladder/L9/seed1337", 12, 32, every=0.0, stream=shown)])):
+        m = train(spec_from_config(cfg, "L9"), cfg, *tokens, tmp_path / name, name="L9", progress=False, probes=probes)
+        curve = list(csv.DictReader((tmp_path / name / "curve.csv").open()))
+        out[name] = ({k: v for k, v in m.items() if k not in ("provenance", "tokens_per_second")}, curve)
+    assert out["plain"] == out["shown"]
+    assert len(shown.getvalue().splitlines()) == 12  # it did print: a line at every step after the first call
