@@ -191,3 +191,9 @@ def test_the_progress_probe_changes_no_run(tmp_path):
         out[name] = ({k: v for k, v in m.items() if k not in ("provenance", "tokens_per_second")}, curve)
     assert out["plain"] == out["shown"]
     assert len(shown.getvalue().splitlines()) == 12  # it did print: a line at every step after the first call
+
+
+def test_a_times_from_folder_that_is_not_there_is_one_line_before_any_job(tmp_path, capsys):
+    assert runner.main(["smoke", "--results", str(tmp_path / "r"), "-n", "--times-from", str(tmp_path / "nowhere")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"attnlab.runner: error: --times-from {tmp_path / 'nowhere'}: no such folder of run files"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attnlab import registry, versions
+from attnlab.errors import AttnlabError
 from attnlab.plan import Job
 from attnlab.runfiles import read_json
 
@@ -225,5 +226,10 @@ def here() -> float:
 
 def expected(todo: list[Job], profile: str, slots: int, what: str, source: Path | None = None) -> str:
     """The lines for `todo`, read from `source` (a folder of run files) or the profile's published versions."""
-    folders = [Path(source)] if source else sources(profile)
+    if source and not Path(source).is_dir():
+        raise AttnlabError(f"--times-from {source}: no such folder of run files")
+    try:
+        folders = [Path(source)] if source else sources(profile)
+    except AttnlabError as err:  # a damaged results/LATEST, say: the run goes on without an estimate
+        return f"expected time of {what}: not known ({err})"
     return "\n".join(lines(estimate(todo, folders, here(), slots), what))
