@@ -197,3 +197,12 @@ def test_a_times_from_folder_that_is_not_there_is_one_line_before_any_job(tmp_pa
     assert runner.main(["smoke", "--results", str(tmp_path / "r"), "-n", "--times-from", str(tmp_path / "nowhere")]) == 1
     err = capsys.readouterr().err.strip()
     assert err == f"attnlab.runner: error: --times-from {tmp_path / 'nowhere'}: no such folder of run files"
+
+
+def test_a_version_whose_files_record_no_dates_says_its_wall_time_is_not_recorded():
+    from attnlab.report.pages.index import time_chart, time_words
+
+    undated = eta.Spent({"ladder": 120.0}, {"ladder": 2}, None)
+    assert time_words(undated) == ("The 2 run files record 120 s of run time (2 min); their dates, and so the wall "
+                                   "time, are not recorded in this version.")
+    assert "layer" not in time_chart(undated)  # no rule for a wall time it does not know
