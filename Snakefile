@@ -2,6 +2,7 @@
 #   snakemake --cores 4 --resources gpu=1                                  # the quick profile
 #   snakemake --cores 4 --resources gpu=1 --config profile=chapter         # the chapter's exact settings
 #   snakemake --cores 4 --resources gpu=1 --config profile=my/profile.yaml seeds=[7,8,9]   # or seed=7: one seed
+import re
 import sys
 from pathlib import Path
 
@@ -28,7 +29,24 @@ R = f"results/{PROFILE}"
 LOGS = f"{R}/logs"
 
 
+def expected_time(jobs):
+    """The expected run time of `jobs` (those whose run file is not there yet), per experiment, and the wall time
+    at the jobs this run takes at once (`--cores` over a training job's threads), from recorded run times."""
+    import attnlab.eta
+
+    todo = [job for job in PLAN if job.name in jobs]
+    slots = max(1, (workflow.resource_settings.cores or 1) // (config["threads"] or 2))
+    print("attnlab: " + attnlab.eta.expected(todo, PROFILE, slots, f"the {len(todo)} jobs whose run file is not "
+                                             "there yet (Snakemake may rerun others whose code or settings changed)"),
+          file=sys.stderr, flush=True)
+
+
+def missing():
+    return {job.name for job in PLAN if not Path(R, job.output).is_file()}
+
+
 onstart:  # a real run (not a dry one), before its first job
+    expected_time(missing())
     try:
         if workflow.executor_plugin.name == "slurm":  # resources the plugin would silently drop
             res = workflow.resource_settings
@@ -44,6 +62,11 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/analyses.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/report.smk"
+
+# A dry run has no hook of its own (onstart is a real run's) and Snakemake tells the Snakefile nothing of -n while
+# it reads it: its command line does.
+if any(re.fullmatch(r"-[A-Za-z]*n[A-Za-z]*|--dry-?run", arg) for arg in sys.argv[1:]):
+    expected_time(missing())
 
 
 rule all:

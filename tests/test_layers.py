@@ -22,13 +22,16 @@ LAYERS = [  # (layer, what it holds, as module-name patterns), lowest first
               r"attnlab\.claims\.outcome",  # the outcomes' enum: a leaf every layer may name
               r"attnlab\.experiments\.\w+\.settings", r"attnlab\.experiments(\.\w+)?"]),
     ("plan", [r"attnlab\.results", r"attnlab\.config", r"attnlab\.plan", r"attnlab\.runs", r"attnlab\.runfiles",
-              r"attnlab\.runlock", r"attnlab\.cluster", r"attnlab\.provenance"]),
-    ("work", [r"attnlab\.data\.prepare", r"attnlab\.train", r"attnlab\.probes", r"attnlab\.bench(\..+)?",
+              r"attnlab\.runlock", r"attnlab\.cluster", r"attnlab\.provenance",
+              r"attnlab\.calibration"]),  # the machine's speed, which provenance records
+    ("work", [r"attnlab\.data\.prepare", r"attnlab\.train", r"attnlab\.probes", r"attnlab\.progress",
+              r"attnlab\.bench(\..+)?",
               r"attnlab\.experiments\.\w+\.producer",
               r"attnlab\.experiments\.\w+\.derive"]),  # the numbers a page shows, derived from run files
     ("claims", [r"attnlab\.claims(\..+)?"]),
     ("publishing", [r"attnlab\.check", r"attnlab\.versions", r"attnlab\.pooling", r"attnlab\.comparison",
-                    r"attnlab\.sitedata"]),  # they read the claims; sitedata: what a site shows, with no words
+                    r"attnlab\.sitedata",  # they read the claims; sitedata: what a site shows, with no words
+                    r"attnlab\.eta"]),  # a run's expected time, from the published versions' recorded times
     ("report", [r"attnlab\.report(\..+)?", r"attnlab\.experiments\.\w+\.page"]),
     ("top", [r"attnlab\.__main__", r"attnlab\.cli", r"attnlab\.runner", r"attnlab\.scaffold"]),
 ]

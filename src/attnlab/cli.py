@@ -7,7 +7,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from attnlab import runlock
+from attnlab import layout, progress, runlock
 from attnlab.errors import AttnlabError, Diverged, refused
 
 
@@ -73,6 +73,7 @@ def cmd_train(a):
     from attnlab.probes import AttentionProbe, GradNormProbe
     from attnlab.runs import spec_from_config
     from attnlab.train import initial_weights, not_started, train
+    from attnlab.progress import Progress
 
     cfg = settings(a)  # the job's settings, checked once (config.validate), before any data is read
     spec = spec_from_config(cfg, a.run)
@@ -83,6 +84,9 @@ def cmd_train(a):
     probes = [AttentionProbe(val_tokens, spec.context, run["probe_every"])] if run.get("probe_every") else []
     if run.get("grad_probe_steps") is not None:
         probes.append(GradNormProbe(train_tokens, spec.context, run["grad_probe_steps"]))
+    if not a.quiet:  # a line to the terminal every so often; it adds no row and changes no run
+        probes.append(Progress(layout.run_dir(experiment, a.run, cfg["seed"]), run_cfg["train"]["steps"],
+                               run_cfg["train"]["batch_size"] * spec.context))
     try:
         init = initial_weights(cfg, run, spec, Path(a.out)) if run.get("init_from") else None
     except Diverged as source:  # nothing to start from: recorded as a result, not a failure
@@ -271,6 +275,7 @@ def execute(args) -> int:
     terminal = None
     try:
         terminal = log_to(args.log) if args.log else None
+        progress.to_terminal(terminal)
         args.fn(args)
     except Exception as err:
         if isinstance(err, AttnlabError):

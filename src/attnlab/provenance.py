@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from attnlab import calibration
 from attnlab.config import digest
 from attnlab.errors import AttnlabError, refused
 
@@ -82,10 +83,23 @@ def record(cfg: dict, *, device="cpu", wall_seconds: float | None = None, seed: 
         "python": sys.version.split()[0],
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": None if wall_seconds is None else round(wall_seconds, 3),
+        "process_seconds": process_seconds(),  # the job's whole process so far: its start and imports too
         "seed": cfg.get("seed") if seed is None else seed,
         "host": platform.node(),
+        "calibration": calibration.here(),  # this machine's speed, so that the run time scales to another (eta)
         **({"speed": speed} if speed is not None else {}),
     }
+
+
+def process_seconds() -> float | None:
+    """Seconds since this process started (Linux's /proc; None elsewhere): what a job costs from its command to its
+    run file, the interpreter's start and torch's import included, which `wall_seconds` leaves out."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])  # field 22: starttime
+        uptime = float(Path("/proc/uptime").read_text().split()[0])  # both count from the boot
+        return round(uptime - ticks / os.sysconf("SC_CLK_TCK"), 3)
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def replace_into(path: str | Path, write) -> None:

@@ -172,7 +172,11 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="+", metavar="EXPERIMENT",
                    help="only these experiments (and the jobs they need), e.g. --only ladder position")
     p.add_argument("-n", "--dry-run", action="store_true",
-                   help="check the profile and list every job it would run, one a line, without running any")
+                   help="check the profile and list every job it would run, one a line, and their expected time, "
+                        "without running any")
+    p.add_argument("--times-from", metavar="FOLDER",
+                   help="read the expected run times from this folder of run files (a version, or an earlier "
+                        "run's results) rather than the profile's published versions")
     a = p.parse_args(argv)
     results = None
     try:  # a stop can come at any line, the imports (torch's takes seconds) included
@@ -186,12 +190,16 @@ def main(argv=None) -> int:
         cfg = check(chosen({"profile": a.profile, **overrides}, []), only=only)  # before anything runs
         results = Path(a.results or f"results/{cfg['profile']}")
         todo = jobs(cfg, results, a.threads, only)
+        commit = git_commit()
+        to_run = [job for job in todo if not (done(job, results, commit) and "unknown" not in commit)]
         if a.dry_run:
             print(dry_run_lines(todo, cfg), flush=True)
+            print(expected_time(cfg, only, to_run, a.jobs, a.times_from), flush=True)
             return 0
         check_results(results, write=True)  # as the Snakefile does: one line if it cannot take the run files
+        print(expected_time(cfg, only, to_run, a.jobs, a.times_from), flush=True)
         stopping()
-        failed = execute(todo, results, a.jobs, git_commit())
+        failed = execute(todo, results, a.jobs, commit)
         if failed:
             raise AttnlabError(f"{len(failed)} jobs failed or were skipped ({', '.join(failed[:3])}"
                                f"{', …' if len(failed) > 3 else ''}); their logs are under {results}/logs/")
@@ -215,6 +223,17 @@ def dry_run_lines(todo: list[Job], cfg: dict) -> str:
     head = (f"attnlab.runner: dry run of the {cfg['profile']} profile: {len(todo)} jobs (training runs at seeds "
             f"{seeds}), none run")
     return "\n".join([head, *(f"  {job.name}" for job in todo)])
+
+
+def expected_time(cfg: dict, only: list[str] | None, to_run: list[Job], n_jobs: int, source: str | None) -> str:
+    """The expected run time of the jobs about to run, per experiment, and the wall time at n_jobs at once."""
+    from attnlab.eta import expected
+
+    names = {job.name for job in to_run}
+    planned = [job for job in with_needs(cfg, only) if job.name in names]
+    kept = len({job.name for job in with_needs(cfg, only)} - names)
+    what = f"the {len(planned)} jobs to run" + (f" ({kept} kept from an earlier run)" if kept else "")
+    return "attnlab.runner: " + expected(planned, cfg["profile"], n_jobs, what, source and Path(source))
 
 
 def check_counts(jobs: int, threads: int) -> None:

@@ -4,12 +4,17 @@ from __future__ import annotations
 import html
 from functools import partial
 
+import altair as alt
+import pandas as pd
+
 from attnlab import registry
+from attnlab.eta import Spent, duration, spent
 from attnlab.claims.summary import at_larger
 from attnlab.claims.outcome import Outcome
 from attnlab.report import budget
 from attnlab.report.differences import budget_differences
-from attnlab.report.format import badge
+from attnlab.report.charts import WIDTH, _spec, fit_page
+from attnlab.report.format import badge, chart
 from attnlab.report.site import OURS, anchor, cards_table, origin_mark, tally
 
 
@@ -65,6 +70,46 @@ def larger_budget(site) -> str:
     return f"## At {budget.budget_words(first.above)}\n\n{budget.tally(larger, ours)}\n\n{table}"
 
 
+def time_chart(time: Spent) -> dict:
+    """One bar per experiment: the run time its run files record, longest first; the wall time of the whole run
+    (where its files record dates) as a dashed rule across them, on the same axis."""
+    rows = pd.DataFrame([{"experiment": name, "run time (s)": round(secs, 1), "run files": time.files[name]}
+                         for name, secs in time.run.items()])
+    order = list(rows.sort_values("run time (s)", ascending=False)["experiment"])
+    bars = alt.Chart(rows, title="Run time per experiment").mark_bar().encode(
+        x=alt.X("run time (s):Q", title="run time (s), summed over its run files"),
+        y=alt.Y("experiment:N", sort=order, title=None),
+        tooltip=["experiment", alt.Tooltip("run time (s):Q", format=",.1f"), "run files"],
+    ).properties(width=WIDTH, height=20 * len(order))
+    if not time.wall:
+        return fit_page(_spec(bars))
+    wall = pd.DataFrame({"run time (s)": [round(time.wall, 1)], "what": ["wall time of the whole run (s)"]})
+    rule = alt.Chart(wall).mark_rule(color="#222", strokeDash=[6, 4], strokeWidth=2.5).encode(
+        x="run time (s):Q", tooltip=["what", alt.Tooltip("run time (s):Q", format=",.1f")])
+    label = alt.Chart(wall).mark_text(align="right", baseline="bottom", dx=-4, dy=-2, y=0, fontSize=12).encode(
+        x="run time (s):Q", text=alt.value(f"wall time of the whole run: {duration(time.wall)}"))
+    return fit_page(_spec(alt.layer(bars, rule, label)))
+
+
+def time_words(time: Spent) -> str:
+    """The totals the chart sums, in a sentence: the run time, the wall time and how many jobs that makes at once."""
+    n = sum(time.files.values())
+    out = f"The {n} run files record {time.total:,.0f} s of run time ({duration(time.total)})"
+    if not time.wall:
+        return out + "; their dates, and so the wall time, are not recorded in this version."
+    return (out + f"; from the first one's start to the last one's end, {time.wall:,.0f} s passed "
+            f"({duration(time.wall)}): {time.total / time.wall:.1f} jobs' worth of run time at once on average.")
+
+
+def where_time_went(site) -> str:
+    """The chart of where this version's (or these results') time went, and its totals; a line where no run file
+    records a time."""
+    time = spent(site.folder)
+    if not time.run:
+        return "No run file here records its run time.\n"
+    return chart("time-per-experiment", time_chart(time)) + "\n" + time_words(time) + "\n"
+
+
 def blocks(site) -> dict[str, str]:
     return {
         "profile": f"`{site.profile}`",
@@ -75,6 +120,7 @@ def blocks(site) -> dict[str, str]:
         "summary": headline(site),
         "budget": larger_budget(site),
         "pages": page_list(site),
+        "time": where_time_went(site),
         "verdicts": site.verdicts_block(None, link=True),
         "provenance": site.provenance_block(site.files_of(None)),
     }
