@@ -29,22 +29,6 @@ R = f"results/{PROFILE}"
 LOGS = f"{R}/logs"
 
 
-def expected_time(jobs):
-    """The expected run time of `jobs` (those whose run file is not there yet), per experiment, and the wall time
-    at the jobs this run takes at once (`--cores` over a training job's threads), from recorded run times."""
-    import attnlab.eta
-
-    todo = [job for job in PLAN if job.name in jobs]
-    slots = max(1, (workflow.resource_settings.cores or 1) // (config["threads"] or 2))
-    print("attnlab: " + attnlab.eta.expected(todo, PROFILE, slots, f"the {len(todo)} jobs whose run file is not "
-                                             "there yet (Snakemake may rerun others whose code or settings changed)"),
-          file=sys.stderr, flush=True)
-
-
-def missing():
-    return {job.name for job in PLAN if not Path(R, job.output).is_file()}
-
-
 onstart:  # a real run (not a dry one), before its first job
     expected_time(missing())
     try:

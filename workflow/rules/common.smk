@@ -3,6 +3,8 @@
 # Every job, its run files, its settings and what it needs come from the plan (attnlab.plan), which reads the
 # registry (src/attnlab/experiments.yaml) and the profile; the Snakemake-free runner and `publish` read it too.
 import os
+import sys
+from pathlib import Path
 
 import attnlab.check
 import attnlab.config
@@ -67,3 +69,19 @@ def needed(job):
     """An input: the run files of the work `job` reads (an up-trained run's source, an analysis's `needs`);
     the token files are inputs of their own."""
     return [f"{R}/{JOBS[name].output}" for name in job.needs if name != attnlab.plan.PREPARE]
+
+
+def expected_time(jobs):
+    """The expected run time of `jobs` (those whose run file is not there yet), per experiment, and the wall time
+    at the jobs this run takes at once (`--cores` over a training job's threads), from recorded run times."""
+    import attnlab.eta
+
+    todo = [job for job in PLAN if job.name in jobs]
+    slots = max(1, (workflow.resource_settings.cores or 1) // (config["threads"] or 2))
+    print("attnlab: " + attnlab.eta.expected(todo, PROFILE, slots, f"the {len(todo)} jobs whose run file is not "
+                                             "there yet (Snakemake may rerun others whose code or settings changed)"),
+          file=sys.stderr, flush=True)
+
+
+def missing():
+    return {job.name for job in PLAN if not Path(R, job.output).is_file()}
