@@ -46,15 +46,23 @@ def test_a_rounds_share_is_the_settings_flop_rate_over_the_peaks_in_the_same_rou
     assert derive.round_shares(b, {"peak": "fp32", "step_seconds": [1.0]}) is None
 
 
-def profiled_file(matmul_ms: float, attention_ms: float, step_ms: float = 50.0) -> dict:
-    """A run file whose attnlab fp32 step does 1 GFLOP against a peak of 100 GFLOP/s (10 ms at the peak)."""
+def profiled_file(matmul_ms: float, attention_ms: float, step_ms: float = 50.0, alone_ms=None) -> dict:
+    """A run file whose attnlab fp32 step does 1 GFLOP against a peak of 100 GFLOP/s (10 ms at the peak); with
+    alone_ms, (matmul, attention) milliseconds of its 0.8 and 0.2 GFLOP replayed alone beside the same peak."""
     named = {"matmul": matmul_ms, "attention": attention_ms, "normalisation": 2.0, "activation": 1.0, "loss": 3.0,
              "optimiser": 4.0}
     cats = {**named, "rest": step_ms - sum(named.values())}
     return {"peak": {"fp32": {"flops": 2e9, "flops_per_s": 1e11, "seconds": [0.02]}},
             "settings": [{"name": "attnlab fp32", "peak": "fp32", "flops": 1e9, "step_seconds": [0.05]}],
             "breakdown": [{"setting": "attnlab fp32", "step_ms": step_ms, "steps": 5,
-                           "categories": {c: {"ms": v, "share": v / step_ms} for c, v in cats.items()}}]}
+                           "categories": {c: {"ms": v, "share": v / step_ms} for c, v in cats.items()},
+                           **({} if alone_ms is None else {"alone": alone(*alone_ms)})}]}
+
+
+def alone(matmul_ms: float, attention_ms: float) -> dict:
+    return {"repeats": 5, "peak_flops": 2e9, "peak_seconds": 0.02,
+            "categories": {"matmul": {"calls": 6, "layouts": 4, "flops": 0.8e9, "seconds": matmul_ms / 1e3},
+                           "attention": {"calls": 2, "layouts": 2, "flops": 0.2e9, "seconds": attention_ms / 1e3}}}
 
 
 def test_the_counted_time_bounds_the_share_a_step_can_reach_at_the_peak():
@@ -64,5 +72,15 @@ def test_the_counted_time_bounds_the_share_a_step_can_reach_at_the_peak():
     assert c["bound"] == pytest.approx(10 / (10 + 30))  # the 30 ms that count no FLOPs stay
     assert derive.counted_time(profiled_file(15.0, 5.0), "reference fp32") is None
     assert derive.counted_time({"settings": profiled_file(1, 1)["settings"]}, "attnlab fp32") is None
+    assert "alone_bound" not in c  # a run file from before the replay
     rows = derive.breakdown_rows(profiled_file(15.0, 5.0))
     assert [r["category"] for r in rows][:2] == ["matmul", "attention"] and sum(r["share"] for r in rows) == 1
+
+
+def test_replayed_alone_the_counted_operators_bound_the_step_at_their_own_pace():
+    c = derive.counted_time(profiled_file(15.0, 5.0, alone_ms=(10.0, 4.0)), "attnlab fp32")
+    assert c["alone_share"] == pytest.approx({"matmul": 0.8, "attention": 0.5})  # 80 and 50 of 100 GFLOP/s
+    assert c["alone_ms"] == pytest.approx(14) and c["others_ms"] == pytest.approx(30)
+    assert c["alone_bound"] == pytest.approx(10 / (14 + 30))
+    quick = derive.counted_time(profiled_file(15.0, 5.0, step_ms=23.0, alone_ms=(8.0, 2.0)), "attnlab fp32")
+    assert quick["alone_share"]["matmul"] == pytest.approx(1.0) and quick["alone_bound"] == pytest.approx(10 / 13)

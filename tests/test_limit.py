@@ -133,3 +133,33 @@ def test_a_moment_the_machine_took_from_one_step_moves_no_category():
     assert t["categories"]["matmul"]["ms"] == 1 and t["categories"]["optimiser"]["ms"] == 0.5
     assert t["step_ms"] == 2 and t["categories"]["rest"]["ms"] == 0.5 and t["step_ms_each"] == [2, 7, 2]
     assert sum(c["share"] for c in t["categories"].values()) == pytest.approx(1) and t["steps"] == 3
+
+
+def test_a_steps_matmuls_and_attention_replay_alone_with_their_own_calls_and_flops():
+    spec = ModelSpec(**TINY)
+    torch.manual_seed(0)
+    x, y = torch.randint(97, (2, 16)), torch.randint(97, (2, 16))
+    step = training_step(build(spec), x, y)
+    flops, by_op = limit.count_flops(step)
+    a = limit.alone(step, "cpu", peak=limit.matmul("fp32", "cpu"), repeats=2)
+    cats = a["categories"]
+    assert set(cats) == {"matmul", "attention"}
+    assert cats["matmul"]["flops"] == by_op["aten.addmm"] + by_op["aten.mm"] and \
+        cats["matmul"]["flops"] + cats["attention"]["flops"] == flops
+    # five linear layers (q/k/v stacked, out, MLP up and down, the head): an addmm forward, and backward an mm for
+    # the weight's gradient and one for the input's
+    assert cats["matmul"]["calls"] == 15 and cats["attention"]["calls"] == 2  # SDPA forward and backward
+    assert 1 <= cats["matmul"]["layouts"] <= cats["matmul"]["calls"]
+    assert all(c["seconds"] > 0 for c in cats.values())
+    assert a["peak_flops"] == 2 * 1024 ** 3 and a["peak_seconds"] > 0 and a["repeats"] == 2
+    assert limit.alone(step, "cpu", repeats=1)["peak_seconds"] is None
+
+
+def test_a_replayed_argument_keeps_its_layout_and_other_arguments_stay_as_they_are():
+    gen = torch.Generator().manual_seed(0)
+    t = torch.randn(4, 6).t()  # a transposed view: strides (1, 6)
+    laid = limit._materialise(limit.Shape(tuple(t.shape), t.stride(), t.dtype, t.device), gen)
+    assert laid.shape == t.shape and laid.stride() == t.stride() and laid.dtype == torch.float32
+    ints = limit._materialise(limit.Shape((3,), (1,), torch.int64, torch.device("cpu")), gen)
+    assert ints.tolist() == [0, 0, 0]
+    assert limit._materialise(0.5, gen) == 0.5 and limit._materialise([1, 2], gen) == [1, 2]

@@ -48,6 +48,34 @@ def test_unset_speed_settings_train_as_before(tmp_path, data):
     assert same["val_loss"] == m["val_loss"]  # the defaults, spelled out, are the same training
 
 
+def adamw_steps(make_opt, steps: int = 25) -> list[torch.Tensor]:
+    """L9's weights after `steps` AdamW steps (clipped, decayed) on random batches, with the optimiser make_opt
+    builds from the model."""
+    torch.manual_seed(0)
+    model = loop.make_model(spec_from_config(tiny_config(), "L9"))
+    opt, gen = make_opt(model), torch.Generator().manual_seed(1)
+    for _ in range(steps):
+        x, y = (torch.randint(model.spec.vocab_size, (4, 8), generator=gen) for _ in range(2))
+        _, loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def test_the_default_adamw_is_torchs_own_bit_for_bit():
+    """The default implementation (foreach) is a speed change only: the weights equal torch's own AdamW's (one
+    tensor at a time on a CPU) bit for bit; fused, a setting, is the control that this comparison can fail."""
+    tc = {"lr": 1e-2, "weight_decay": 0.01}
+    torchs = adamw_steps(lambda m: torch.optim.AdamW(m.parameters(), lr=tc["lr"], weight_decay=0.01, foreach=False))
+    ours = adamw_steps(lambda m: loop.optimizer(m, tc))
+    assert loop.optimizer(torch.nn.Linear(2, 2), tc).defaults["foreach"] is True
+    assert all(torch.equal(a, b) for a, b in zip(torchs, ours))
+    fused = adamw_steps(lambda m: loop.optimizer(m, {**tc, "adamw": "fused"}))
+    assert not all(torch.equal(a, b) for a, b in zip(torchs, fused))
+
+
 @pytest.mark.parametrize("settings", [{"precision": "bf16"}, {"adamw": "fused"}, {"adamw": "foreach"},
                                       {"precision": "bf16", "adamw": "fused"}])
 def test_speed_settings_train_and_are_recorded(tmp_path, data, settings):

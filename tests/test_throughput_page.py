@@ -72,6 +72,21 @@ def test_the_breakdown_in_words_on_both_sides_of_the_goal():
     assert "(largest: rest" in slow and "optimiser 8%" in slow
 
 
+@pytest.mark.parametrize("step_ms,alone_ms,says", [
+    # 10 ms of FLOPs at the peak: alone in 10 ms with 3 ms elsewhere is 77 %; in 14 ms with 30 ms elsewhere, 23 %,
+    # and the 70 % goal needs 10 / 0.7 - 14 = 0.29 ms elsewhere; alone in 20 ms, 50 % at best
+    (23.0, (8.0, 2.0), "would reach 77% of the peak, so the goal is within the kernels' reach"),
+    (50.0, (10.0, 4.0), "would reach 23% of the peak, short of the goal: it would need the other operators' "
+                        "30.00 ms cut to 0.29 ms (99% less)"),
+    (50.0, (16.0, 4.0), "short of the goal even were the other operators to take no time at all (50% then)"),
+])
+def test_the_replay_alone_in_words_on_each_side_of_the_goal(step_ms, alone_ms, says):
+    text = page.breakdown_reading(profiled_file(15.0, 5.0, step_ms=step_ms, alone_ms=alone_ms))
+    assert says in text
+    assert f"its matmul {0.8e9 / (alone_ms[0] / 1e3) / 1e11:.0%} and its attention" in text
+    assert "Replayed alone" not in page.breakdown_reading(profiled_file(15.0, 5.0, step_ms=step_ms))
+
+
 def test_the_breakdown_chart_draws_one_bar_per_setting_split_by_category():
     b = profiled_file(15.0, 5.0)
     b["breakdown"].append({**b["breakdown"][0], "setting": "reference fp32"})

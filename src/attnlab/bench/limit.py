@@ -14,10 +14,13 @@ import re
 import statistics
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from torch.utils import flop_counter
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_map
 
 from attnlab.bench.harness import summary, sync
 
@@ -32,6 +35,7 @@ RULES = [("optimiser", r"^optimizer\."),  # torch.optim's own ranges: Optimizer.
          ("activation", r"gelu|relu|silu|tanh|sigmoid|threshold_backward|softplus"),
          ("matmul", r"^(mm|addmm|bmm|baddbmm|matmul|linear|mv|addmv|dot)(backward\d*)?$")]
 AUTOGRAD = "autograd::engine::evaluate_function: "
+ALONE_REPEATS = 5  # replays of each matmul and attention call of a step, timed alone (alone())
 
 
 def cpu_flags(cpuinfo: str) -> set[str]:
@@ -169,3 +173,87 @@ def breakdown(step, device, steps: int = 5) -> dict:
     """Where the time of a call of step() goes, by category: `steps` calls, each profiled on its own, their
     median (median_tally)."""
     return median_tally([profile_step(step, torch.device(device)) for _ in range(steps)])
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A tensor argument as a replay needs it: its layout, not its values (a leaf to tree_map, not a tuple)."""
+    shape: tuple
+    stride: tuple
+    dtype: torch.dtype
+    device: torch.device
+
+
+class _Recorder(TorchDispatchMode):
+    """Counts the calls of the operators in `ops` (aten overload packets), each by its arguments' layouts."""
+
+    def __init__(self, ops: set):
+        super().__init__()
+        self.ops, self.calls, self.args = ops, Counter(), {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func.overloadpacket in self.ops:
+            laid = tree_map(lambda a: Shape(tuple(a.shape), a.stride(), a.dtype, a.device)
+                            if isinstance(a, torch.Tensor) else a, (args, kwargs))
+            key = (func, repr(laid))
+            self.calls[key] += 1
+            self.args[key] = laid
+        return func(*args, **kwargs)
+
+
+def _materialise(arg, gen: torch.Generator):
+    """A tensor laid out as `arg` (a Shape) says, filled with standard normals (zeros for integers); any other
+    argument as it is."""
+    if not isinstance(arg, Shape):
+        return arg
+    size = 1 + sum((n - 1) * st for n, st in zip(arg.shape, arg.stride)) if all(arg.shape) else 0
+    if arg.dtype.is_floating_point:
+        flat = torch.randn(size, generator=gen).to(arg.device, arg.dtype)
+    else:
+        flat = torch.zeros(size, dtype=arg.dtype, device=arg.device)
+    return flat.as_strided(arg.shape, arg.stride)
+
+
+def alone(step, device, peak=None, repeats: int = ALONE_REPEATS) -> dict:
+    """The counted operators of one call of step() (those torch's flop counter counts: matmuls, attention), each
+    call replayed alone on fresh tensors of the same layout, nothing else running between: the time they take at
+    the step's own shapes. Per category (matmul, attention): the calls, the distinct layouts, their FLOPs, and
+    the seconds per step (each layout's median of `repeats` replays, times its calls). `peak` (as matmul()
+    returns it) takes its turn in every repeat, so that a share of it is read from the same stretch of time:
+    `peak_seconds` is its median, `peak_flops` its FLOPs."""
+    device = torch.device(device)
+    counter = flop_counter.FlopCounterMode(display=False, custom_mapping=_cpu_attention_formulas())
+    with counter, _Recorder(set(counter.flop_registry)) as recorder:
+        step()
+    flops = Counter()
+    for op, n in counter.get_flop_counts().get("Global", {}).items():
+        flops[category(str(op).split(".")[-1]) or "rest"] += int(n)
+    gen, calls = torch.Generator().manual_seed(0), []
+    for key, n in recorder.calls.items():
+        args, kwargs = tree_map(lambda a: _materialise(a, gen), recorder.args[key])
+        calls.append((category(key[0].overloadpacket.__name__) or "rest", n, key[0], args, kwargs))
+    timed = [[] for _ in calls]
+    peak_seconds = []
+    for _ in range(repeats):
+        for (_, _, func, args, kwargs), seconds in zip(calls, timed):
+            sync(device)
+            t0 = time.perf_counter()
+            func(*args, **kwargs)
+            sync(device)
+            seconds.append(time.perf_counter() - t0)
+        if peak is not None:
+            sync(device)
+            t0 = time.perf_counter()
+            peak[0]()
+            sync(device)
+            peak_seconds.append(time.perf_counter() - t0)
+    out = {}
+    for (cat, n, _, _, _), seconds in zip(calls, timed):
+        row = out.setdefault(cat, {"calls": 0, "layouts": 0, "flops": flops[cat], "seconds": 0.0})
+        row["calls"] += n
+        row["layouts"] += 1
+        row["seconds"] += n * statistics.median(seconds)
+    return {"repeats": repeats, "categories": out,
+            "peak_seconds": statistics.median(peak_seconds) if peak_seconds else None,
+            "peak_flops": peak[1] if peak is not None else None}

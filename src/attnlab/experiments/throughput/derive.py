@@ -70,4 +70,22 @@ def counted_time(b: dict, name: str) -> dict | None:
     at_peak_ms = row["flops"] / peak["flops_per_s"] * 1e3
     return {"step_ms": p["step_ms"], "counted_ms": counted_ms, "counted_share": counted_ms / p["step_ms"],
             "running_share": at_peak_ms / counted_ms if counted_ms else None,
-            "bound": at_peak_ms / (at_peak_ms + p["step_ms"] - counted_ms)}
+            "bound": at_peak_ms / (at_peak_ms + p["step_ms"] - counted_ms),
+            **alone_time(p, row["flops"], p["step_ms"] - counted_ms)}
+
+
+def alone_time(p: dict, flops: float, others_ms: float) -> dict:
+    """What the step's matmuls and attention reach replayed alone at its own shapes (the breakdown's `alone`): each
+    category's share of the peak timed beside them (`alone_share`), and `alone_bound`, the share of that peak the
+    step would reach were they as fast as alone and the others' `others_ms` unchanged. Empty for a run file from
+    before the replay."""
+    a = p.get("alone")
+    if not a or not a.get("peak_seconds") or not a["categories"]:
+        return {}
+    peak_rate = a["peak_flops"] / a["peak_seconds"]
+    cats = a["categories"]
+    alone_ms = sum(c["seconds"] for c in cats.values()) * 1e3
+    return {"alone_share": {cat: c["flops"] / c["seconds"] / peak_rate for cat, c in cats.items()},
+            "alone_ms": alone_ms, "others_ms": others_ms,
+            "alone_bound": flops / peak_rate * 1e3 / (alone_ms + others_ms)}
+

@@ -30,7 +30,8 @@ ENCODE_CHARS = 100_000  # the slice of text whose encoding is timed afresh
 LOGIT_ATOL = 1e-5
 FP32 = {"precision": "fp32", "compile": False, "adamw": "default"}
 REFERENCES = [("reference", {}), ("reference", {"adamw": "fused"})]  # the yardstick: the faster of these
-ATTNLAB = [{}, {"adamw": "foreach"}, {"adamw": "fused"}, {"precision": "bf16"}, {"precision": "bf16", "adamw": "fused"},
+# attnlab's default AdamW is foreach (bit for bit torch's own on a CPU): the reference's default is torch's own
+ATTNLAB = [{}, {"adamw": "fused"}, {"precision": "bf16"}, {"precision": "bf16", "adamw": "fused"},
            {"compile": True}, {"compile": True, "adamw": "fused"}, {"compile": True, "precision": "bf16"},
            {"compile": True, "precision": "bf16", "adamw": "fused"}]
 SETTINGS = REFERENCES + [("attnlab", s) for s in ATTNLAB]  # (model, speed settings over FP32)
@@ -226,7 +227,9 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
     last_loss = {"attnlab": steppers[names["attnlab"]].losses[-1],
                  "reference": steppers[names["reference"]].losses[-1]}
     # after the rounds, on the warm steppers: the profiler's own cost stays out of the timed steps
-    breakdown = [{"setting": name, **limit.breakdown(steppers[name].step, device, PROFILED_STEPS)}
+    # and each profiled setting's matmuls and attention replayed alone, at its own shapes, beside the peak
+    breakdown = [{"setting": name, **limit.breakdown(steppers[name].step, device, PROFILED_STEPS),
+                  "alone": limit.alone(steppers[name].step, device, peak=matmuls["fp32"])}
                  for name in BREAKDOWN if name in steppers]
 
     tok = tokenizer_timings(data_dir, tokens)
@@ -273,7 +276,7 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
                    "batches and initial weights for all); tokens/s = median over rounds of B*T / step seconds; "
                    "speedup of a setting = the yardstick's step seconds over the setting's, round by round; the "
                    "yardstick is the faster (by median) of the reference's fp32 settings; ratio = attnlab fp32 "
-                   "over reference fp32 (both eager, torch's AdamW), of medians; ratio_paired_median = median "
+                   "over reference fp32 (both eager; attnlab's default AdamW, foreach, against torch's own), of medians; ratio_paired_median = median "
                    "over rounds of reference seconds / attnlab seconds; "
                    f"the peak: one {limit.PEAK_N[device.type]}-square matmul per precision measured (fp32, and "
                    "bf16 where the device computes it natively), timed as one more function "
@@ -284,7 +287,10 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
                    "median peak rate of the setting's precision (fp32's where there is no bf16 peak); breakdown: "
                    f"{PROFILED_STEPS} steps of each profiled setting after the rounds, each under torch.profiler, "
                    "every operator's own time put in the category of its outermost named caller; per category "
-                   "the median over the steps, the rest the median step's wall time less the named categories"),
+                   "the median over the steps, the rest the median step's wall time less the named categories; alone: every matmul and attention call of one "
+                   "step of each profiled setting replayed on fresh tensors of the same layout, nothing between, "
+                   f"the median of {limit.ALONE_REPEATS} replays each, with the fp32 peak matmul timed in every "
+                   "repeat (peak_seconds: its median)"),
     }
     result["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start)
     provenance.write_json(out_path, result)
