@@ -11,10 +11,10 @@ from attnlab.provenance import write_json
 from attnlab.results import gather
 
 
-def write_run(root, name: str, seed: int, first: float, last: float, step: int = 1500, **spec) -> None:
+def write_run(root, name: str, seed: int, first: float, last: float, step: int = 1500, wall=None, **spec) -> None:
     write_json(root / layout.run_file("scaling", name, seed), {
         "name": name, "experiment": "scaling", "spec": {"mixer": "head", **spec}, "status": "ok", "steps": step,
-        "val_ppl": 50.0 + seed, "train_ppl": 40.0, "provenance": {"seed": seed},
+        "val_ppl": 50.0 + seed, "train_ppl": 40.0, "provenance": {"seed": seed, "wall_seconds": wall},
         "probes_first": {"score_std_0": first, "step": 0}, "probes_last": {"score_std_0": last, "step": step}})
 
 
@@ -50,3 +50,13 @@ def test_the_probes_long_table_keeps_the_first_head_only():
     long = derive.probes_long({"E3-h32-raw": df, "E3-h32-div": pd.DataFrame()})
     assert list(long["value"]) == [1.0, 2.0] and set(long["probe"]) == {"score_std"}
     assert derive.probes_long({}).empty
+
+
+def test_c35s_time_is_its_pairs_wall_time_at_every_seed(tmp_path):
+    write_run(tmp_path, "E3-h1024-raw", 1, 1.0, 2.0, wall=100.0, d_k=1024, scale=False)
+    write_run(tmp_path, "E3-h1024-raw", 2, 1.0, 2.0, wall=120.5, d_k=1024, scale=False)
+    write_run(tmp_path, "E3-h1024-div", 1, 1.0, 2.0, wall=80.0, d_k=1024)
+    write_run(tmp_path, "E3-h256-div", 1, 1.0, 2.0, wall=999.0, d_k=256)  # not the pair
+    write_run(tmp_path, "E3-h1024-div", 2, 1.0, 2.0, d_k=1024)  # no wall time recorded: counts nothing
+    assert derive.c35_seconds(gather(tmp_path)) == 300.5
+    assert derive.c35_seconds(gather(tmp_path / "none")) == 0

@@ -23,7 +23,8 @@ LAYERS = [  # (layer, what it holds, as module-name patterns), lowest first
               r"attnlab\.experiments\.\w+\.settings", r"attnlab\.experiments(\.\w+)?"]),
     ("plan", [r"attnlab\.results", r"attnlab\.config", r"attnlab\.plan", r"attnlab\.runs", r"attnlab\.runfiles",
               r"attnlab\.runlock", r"attnlab\.cluster", r"attnlab\.provenance",
-              r"attnlab\.calibration"]),  # the machine's speed, which provenance records
+              r"attnlab\.calibration",  # the machine's speed, which provenance records
+              r"attnlab\.precision"]),  # train.precision: auto, decided as a profile is read
     ("work", [r"attnlab\.data\.prepare", r"attnlab\.train", r"attnlab\.probes", r"attnlab\.progress",
               r"attnlab\.bench(\..+)?",
               r"attnlab\.experiments\.\w+\.producer",

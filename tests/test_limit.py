@@ -1,5 +1,5 @@
 """A training step against the machine's limit (attnlab.bench.limit): FLOPs counted and checked against counts
-worked by hand, the CPU's bf16 read from its flags, the peak's record, and the breakdown of a step by operator
+worked by hand, the peak's record, and the breakdown of a step by operator
 category, from made-up profiler events and from a real step of a tiny model."""
 from __future__ import annotations
 
@@ -48,22 +48,6 @@ def test_a_tiny_models_step_counts_every_matmul_and_the_cpus_attention():
     assert by_op["aten._scaled_dot_product_flash_attention_for_cpu"] == attention
     assert by_op["aten._scaled_dot_product_flash_attention_for_cpu_backward"] == 2.5 * attention
     assert flops == 3 * linear + 3.5 * attention
-
-
-X86 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f {}\nmodel name\t: test\n"
-
-
-@pytest.mark.parametrize("flags, native", [("avx512_bf16", True), ("amx_bf16 amx_tile", True), ("avx512bw", False),
-                                           ("", False)])
-def test_native_bf16_is_read_from_the_cpus_flags(flags, native):
-    ok, why = limit.native_bf16("cpu", X86.format(flags))
-    assert ok is native
-    assert ("include" in why) is native and ("none of" in why) is not native
-
-
-def test_arms_bf16_feature_counts_and_only_flag_lines_are_read():
-    assert limit.native_bf16("cpu", "Features\t: fp asimd bf16 i8mm\n")[0]
-    assert not limit.native_bf16("cpu", "model name\t: avx512_bf16 in a name\nflags\t: avx2\n")[0]
 
 
 def test_a_peak_is_its_flops_over_the_median_call_with_its_spread():

@@ -443,6 +443,23 @@ def test_scaling_says_at_which_step_c35_was_read_against_the_chapters_1500():
     assert scaling.c35_step_words(scaling_derive.c35_steps(SimpleNamespace(by_seed={}))) == ""
 
 
+@pytest.mark.parametrize("pair,total,readers,n,says", [
+    # 39 % of the time for 2 of 60 claims (3.3 %): 12 times their share
+    (5954.0, 15305.0, ["C3.4", "C3.5"], 60, "took 5,954 s of this version's 15,305 s of run time (39%), and 2 of its 60 "
+                                              "claims (C3.4, C3.5) read them. That is 12 times their share of the "
+                                              "claims, out of proportion"),
+    # 5 % of the time for 2 of 60 claims: 1.5 times, in proportion
+    (500.0, 10000.0, ["C3.4", "C3.5"], 60, "(5%), and 2 of its 60 claims (C3.4, C3.5) read them. That is 1.5 times "
+                                            "their share of the claims, not out of proportion"),
+])
+def test_scaling_says_whether_c35s_pair_costs_out_of_proportion_to_its_claims(pair, total, readers, n, says):
+    assert says in scaling.c35_cost_words(pair, total, readers, n)
+
+
+def test_scaling_says_nothing_of_the_pairs_cost_without_run_times():
+    assert scaling.c35_cost_words(0, 100.0, ["C3.5"], 60) == "" and scaling.c35_cost_words(5.0, 0, ["C3.5"], 60) == ""
+
+
 # ------------------------------------------------------------------ E7 params, E9 equivalence, E1 averaging
 
 def test_params_reads_the_shares_from_the_table():

@@ -115,7 +115,7 @@ def test_compile_without_a_compiler_is_one_line_before_any_work(tmp_path, data, 
 
 
 @pytest.mark.parametrize("setting,message", [
-    ({"precision": "fp16"}, "config error at 'train.precision': 'fp16' is not one of ['fp32', 'bf16']"),
+    ({"precision": "fp16"}, "config error at 'train.precision': 'fp16' is not one of ['fp32', 'bf16', 'auto']"),
     ({"adamw": "fast"}, "config error at 'train.adamw': 'fast' is not one of ['default', 'foreach', 'fused']"),
     ({"compile": "sometimes"}, "config error at 'train.compile': 'sometimes' is not of type 'boolean'"),
 ])

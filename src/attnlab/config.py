@@ -15,7 +15,7 @@ import yaml
 from attnlab.device import device_memory
 from attnlab.errors import AttnlabError
 from attnlab.nn.spec import ModelSpec
-from attnlab import registry
+from attnlab import precision, registry
 from attnlab.registry import ROOT, settings_of, training
 from attnlab.runs import LIKE, OWN_SEEDS, check_train_settings, common_schema, entries, own_seeds, owner, runs, \
     schema_error, setting_path, spec_from_config, spec_path, train_settings
@@ -303,6 +303,7 @@ def resolve(profile: dict) -> dict:
             cfg[experiment] = {name: run if name == OWN_SEEDS else merged(base, run or {})
                                for name, run in section.items()}
     resolve_likes(cfg, written)
+    precision.resolve(cfg)  # auto: bf16 or fp32, decided here so that the settings say which
     return cfg
 
 

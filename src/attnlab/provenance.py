@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from attnlab import calibration
+from attnlab.precision import native_bf16
 from attnlab.config import digest
 from attnlab.errors import AttnlabError, refused
 
@@ -87,6 +88,7 @@ def record(cfg: dict, *, device="cpu", wall_seconds: float | None = None, seed: 
         "seed": cfg.get("seed") if seed is None else seed,
         "host": platform.node(),
         "calibration": calibration.here(),  # this machine's speed, so that the run time scales to another (eta)
+        "native_bf16": dict(zip(("native", "why"), native_bf16(torch.device(device).type))),  # what precision: auto reads
         **({"speed": speed} if speed is not None else {}),
     }
 

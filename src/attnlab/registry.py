@@ -38,6 +38,7 @@ class Experiment:
     needs: tuple[str, ...] = ()  # finished work of other experiments it reads: 'name' (all of it) or 'name.run'
     every_seed: bool = False  # it reads the training runs it needs at every seed of the profile, not the first only
     formerly: str | None = None  # the name it had: published versions hold its section and results under it
+    bf16_kept: tuple[str, str] | None = None  # (bf16 version, fp32 version): its verdicts the same in both
 
     @property
     def module(self) -> str:
@@ -132,7 +133,9 @@ def _experiment(entry: dict, path: Path) -> Experiment:
     return Experiment(name=name, kind=entry["kind"], needs=tuple(entry.get("needs", ())),
                       title=meta["title"], producer=meta.get("producer", default), reads=tuple(meta.get("reads", ())),
                       data=meta.get("data", False), every_seed=meta.get("every_seed", False),
-                      formerly=meta.get("formerly"), claims=(folder / "claims.yaml").is_file())
+                      formerly=meta.get("formerly"), claims=(folder / "claims.yaml").is_file(),
+                      bf16_kept=(meta["bf16_kept"]["bf16"], meta["bf16_kept"]["fp32"]) if "bf16_kept" in meta
+                      else None)
 
 
 @lru_cache(maxsize=None)

@@ -1,7 +1,7 @@
 """A training step against the machine's own limit: the FLOPs a step does, counted by torch's flop counter; the
-rate a plain matmul reaches on the same threads (the peak, timed beside the steps); whether the CPU computes bf16
-natively; and where one step's time goes, by operator category, read from torch's profiler. It records; it never
-asserts a speed.
+rate a plain matmul reaches on the same threads (the peak, timed beside the steps); where one step's time goes,
+by operator category, read from torch's profiler; and the step's matmuls and attention replayed alone at its own
+shapes. It records; it never asserts a speed. (Whether the CPU computes bf16 natively: attnlab.precision.)
 
 FLOPs are torch.utils.flop_counter's: 2 per multiply-add of every matmul, forward and backward, and of attention
 counted in full (torch does not discount a causal mask). Norms, activations, the loss and AdamW count nothing.
@@ -15,7 +15,6 @@ import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 from torch.utils import flop_counter
@@ -25,7 +24,6 @@ from torch.utils._pytree import tree_map
 from attnlab.bench.harness import summary, sync
 
 PEAK_N = {"cpu": 1024, "cuda": 8192}  # the square matmul whose rate is the peak, per device type
-BF16_FLAGS = {"avx512_bf16", "amx_bf16", "bf16"}  # x86's AVX512-BF16 and AMX, Arm's BF16 extension
 CATEGORIES = ["matmul", "attention", "normalisation", "activation", "loss", "optimiser", "rest"]
 # (category, pattern) over an operator's short lower-case name; the first that matches names it
 RULES = [("optimiser", r"^optimizer\."),  # torch.optim's own ranges: Optimizer.step#AdamW.step, ...zero_grad
@@ -36,28 +34,6 @@ RULES = [("optimiser", r"^optimizer\."),  # torch.optim's own ranges: Optimizer.
          ("matmul", r"^(mm|addmm|bmm|baddbmm|matmul|linear|mv|addmv|dot)(backward\d*)?$")]
 AUTOGRAD = "autograd::engine::evaluate_function: "
 ALONE_REPEATS = 5  # replays of each matmul and attention call of a step, timed alone (alone())
-
-
-def cpu_flags(cpuinfo: str) -> set[str]:
-    """The feature flags /proc/cpuinfo lists (x86's `flags`, Arm's `Features`)."""
-    return {flag for line in cpuinfo.splitlines() if line.partition(":")[0].strip() in ("flags", "Features")
-            for flag in line.partition(":")[2].split()}
-
-
-def native_bf16(device, cpuinfo: str | None = None) -> tuple[bool, str]:
-    """Whether the device computes bf16 natively, and how that was found (a CPU's from `cpuinfo`, by default
-    /proc/cpuinfo)."""
-    device = torch.device(device)
-    if device.type == "cuda":
-        ok = torch.cuda.is_bf16_supported()
-        return ok, f"torch.cuda.is_bf16_supported() is {ok}"
-    try:
-        found = sorted(cpu_flags(cpuinfo if cpuinfo is not None else Path("/proc/cpuinfo").read_text()) & BF16_FLAGS)
-    except OSError:
-        return False, "no /proc/cpuinfo to read the CPU's flags from: taken as no native bf16"
-    if found:
-        return True, "the CPU's flags include " + ", ".join(found)
-    return False, "none of " + ", ".join(sorted(BF16_FLAGS)) + " among the CPU's flags"
 
 
 def matmul(precision: str, device) -> tuple[callable, int, int]:

@@ -59,3 +59,9 @@ def c35_steps(res: Results) -> list[int]:
     """The steps at which C3.5's pair took its last probe, over their seeds."""
     return sorted({m["probes_last"]["step"] for run in C35_RUNS for m in (res.by_seed.get(run) or {}).values()
                    if (m.get("probes_last") or {}).get("step") is not None})
+
+
+def c35_seconds(res: Results) -> float:
+    """The run time of C3.5's pair at every seed, from each run file's wall time."""
+    return sum(m["provenance"]["wall_seconds"] for run in C35_RUNS for m in (res.by_seed.get(run) or {}).values()
+               if isinstance((m.get("provenance") or {}).get("wall_seconds"), (int, float)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from attnlab.eta import spent
 from attnlab.report.format import chart, md_table, spread
 from attnlab.report.readings import PPL_ERROR, interval, said, versus
 from attnlab.claims.design import paired
@@ -66,7 +67,28 @@ def render(ctx) -> dict[str, str]:
     out["probe_reading"] = probe_reading(spreads)
     out["division_reading"] = division_reading(table)
     out["c35_step"] = c35_step_words(derive.c35_steps(site.res))
+    readers = [c.id for c in site.registry.claims if c.rows & set(derive.C35_RUNS)]
+    out["c35_cost"] = c35_cost_words(derive.c35_seconds(site.res), spent(site.folder).total, readers,
+                                     len(site.registry.claims))
     return out
+
+
+OUT_OF_PROPORTION = 3  # a share of the run time this many times its share of the claims is said to be out of it
+
+
+def c35_cost_words(pair: float, total: float, readers: list[str], n_claims: int) -> str:
+    """What C3.5's pair costs: its share of the version's run time against its share of the claims (those that
+    read either run of it), said out of proportion from OUT_OF_PROPORTION times on. Empty without run times."""
+    if not pair or not total or not readers or not n_claims:
+        return ""
+    share, fair = pair / total, len(readers) / n_claims
+    times = share / fair
+    judged = (f"{times:.0f} times their share of the claims, out of proportion to what they decide: the first place "
+              "to cut were this profile to be made shorter" if times >= OUT_OF_PROPORTION
+              else f"{times:.1f} times their share of the claims, not out of proportion to what they decide")
+    return (f"**What the pair costs.** The two d_k = 1024 runs, at all their seeds, took {pair:,.0f} s of this "
+            f"version's {total:,.0f} s of run time ({share:.0%}), and {len(readers)} of its {n_claims} claims "
+            f"({', '.join(readers)}) read them. That is {judged}.")
 
 
 CHAPTER_C35_STEP = 1500  # the chapter reads C3.5's score dynamics after 1500 steps of batch 32

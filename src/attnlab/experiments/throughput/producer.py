@@ -21,6 +21,7 @@ from attnlab.bench.reference import DESCRIPTION, copy_weights, from_spec
 from attnlab.data.prepare import load_tokens
 from attnlab.errors import AttnlabError
 from attnlab.nn.model import build
+from attnlab.precision import native_bf16
 from attnlab.runs import spec_from_config
 from attnlab.train import autocast, check_speed, optimizer, speed, stepping
 
@@ -181,7 +182,7 @@ def main(cfg: dict, out_path: Path, data_dir: Path, settings: list = SETTINGS) -
     lm.eval(), ref.eval()
     diff = max_logit_diff(lm, ref, tokens, T, B, device)
 
-    bf16, bf16_why = limit.native_bf16(device)
+    bf16, bf16_why = native_bf16(device)
     matmuls = peak_matmuls(device, bf16)
     steppers, first, counted, chosen, notes = {}, {}, {}, [], []
     for model, these in settings:
