@@ -81,6 +81,43 @@ def test_the_calibration_scales_the_estimate_and_an_unknown_scale_is_taken_as_on
     assert "unknown, as they recorded no calibration; taken as 1" in eta.lines(est, "1 job")[0]
 
 
+TINY = {"vocab_size": 64, "d_model": 16, "context": 8, "n_heads": 2, "mixer": "multihead", "position": "learned",
+        "mlp": True, "norm": "pre"}
+
+
+def test_a_version_with_no_calibration_is_scaled_by_its_throughput_benchmark_timed_again(tmp_path, monkeypatch):
+    """A version published before the calibration figure: its benchmark's fastest reference round (0.1 s) against
+    the same step here (0.25 s) scales it by 2.5; a folder without the benchmark keeps the unknown scale."""
+    from attnlab.bench import reference
+
+    old = tmp_path / "2026-11-01-quick-cpu-abc1234"
+    run_file(old, "ladder/L1/seed1337/metrics.json", 80.0, None)
+    bench = {"model": TINY, "batch_size": 4, "threads": 1, "reference_step_seconds": [0.3, 0.1, 0.2]}
+    (old / "throughput").mkdir()
+    (old / "throughput" / "result.json").write_text(json.dumps(bench))
+    asked = []
+    monkeypatch.setattr(reference, "best_step_seconds",
+                        lambda spec, batch, threads: asked.append((spec.d_model, batch, threads)) or 0.25)
+    est = eta.estimate(TODO[:1], [old], here=0.05, slots=1)
+    assert asked == [(16, 4, 1)] and est.total == pytest.approx(200.0) and est.unscaled == {}
+    assert est.by_benchmark == {old.name: pytest.approx(2.5)}
+    head = eta.lines(est, "1 job")[0]
+    assert f"{old.name} by its throughput benchmark's reference step, timed again here (×2.50)" in head
+    (old / "throughput" / "result.json").write_text("{not json")
+    assert eta.estimate(TODO[:1], [old], here=0.05, slots=1).unscaled == {"ladder/L1/seed1337": "ladder"}
+
+
+def test_the_reference_step_timed_again_leaves_threads_and_the_rng_as_they_were():
+    import torch
+
+    from attnlab.bench.reference import best_step_seconds
+    from attnlab.nn.spec import ModelSpec
+
+    threads, state = torch.get_num_threads(), torch.get_rng_state()
+    assert 0 < best_step_seconds(ModelSpec(**TINY), 2, 1, steps=2) < 5
+    assert torch.get_num_threads() == threads and torch.equal(torch.get_rng_state(), state)
+
+
 def test_another_seed_of_the_same_run_stands_for_it_and_independent_jobs_share_the_slots(version):
     other = [job("ladder/L1/seed1338", "ladder", "ladder/L1/seed1338/metrics.json"),
              job("ladder/L2/seed1338", "ladder", "ladder/L2/seed1338/metrics.json")]

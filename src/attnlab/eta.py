@@ -44,6 +44,8 @@ class Estimate:
     here: float                          # this machine's calibration figure (s)
     sources: list[str] = field(default_factory=list)
     scale: float | None = None           # the factor the records were scaled by, where it was one for all of them
+    by_benchmark: dict[str, float] = field(default_factory=dict)  # source -> its factor, where its throughput
+                                         # benchmark gave it (the source recorded no calibration figure)
 
     @property
     def total(self) -> float:
@@ -128,26 +130,50 @@ def sources(profile: str, root: Path = registry.ROOT) -> list[Path]:
     return [Path(root, "results", m["version"]) for m in ordered]
 
 
-def lookup(folders: list[Path]) -> tuple[dict[str, Record], dict[str, Record]]:
+BENCHMARK = "throughput/result.json"  # a version's own speed where it recorded no calibration figure
+
+
+def benchmark_scale(folder: Path) -> float | None:
+    """How much slower this machine is than the one that ran `folder`, by the throughput benchmark's reference
+    fp32 step: the fastest of its recorded rounds against the same step timed here at the same shape, batch and
+    threads (None: no such run file). For a version published before the calibration figure."""
+    try:
+        b = read_json(Path(folder) / BENCHMARK)
+        recorded = min(b["reference_step_seconds"])
+        spec, batch, threads = b["model"], b["batch_size"], b["threads"]
+    except Exception:  # none, damaged, or from before the paired rounds: no figure
+        return None
+    from attnlab.bench.reference import best_step_seconds
+    from attnlab.nn.spec import ModelSpec
+
+    return best_step_seconds(ModelSpec(**spec), batch, threads) / recorded
+
+
+def lookup(folders: list[Path], here: float | None = None) -> tuple[dict[str, Record], dict[str, Record], dict]:
     """Each run file's record from the first folder holding it, by path and by its seedless path, with its folder's
     machine figure: the best of its files' calibration figures. A file's own figure was timed beside the other jobs
-    of its run, so it says how busy the machine was; the best of them, at a quiet moment, says how fast it is."""
-    exact, any_seed = {}, {}
+    of its run, so it says how busy the machine was; the best of them, at a quiet moment, says how fast it is.
+    A folder with no figure at all, given `here`, gets one from its throughput benchmark (benchmark_scale): the
+    figure that scales its records by the benchmark's ratio; those folders and their ratios come third."""
+    exact, any_seed, by_benchmark = {}, {}, {}
     for folder in folders:
         name = folder.name if versions.NAME.match(folder.name) else str(folder)  # a version, or any folder
         records = records_of(folder, name)
         figures = [r.calibration for r in records.values() if r.calibration]
         machine = min(figures) if figures else None
+        if machine is None and here and records and (ratio := benchmark_scale(folder)):
+            machine, by_benchmark[name] = here / ratio, ratio
+            records = {rel: Record(rec.seconds, machine, rec.source) for rel, rec in records.items()}
         for rel, rec in records.items():
             rec = Record(rec.seconds, machine if rec.calibration else None, rec.source)
             exact.setdefault(rel, rec)
             any_seed.setdefault(seedless(rel), rec)
-    return exact, any_seed
+    return exact, any_seed, by_benchmark
 
 
 def estimate(todo: list[Job], folders: list[Path], here: float, slots: int) -> Estimate:
     """The expected run time of `todo` per experiment and its wall time at `slots` jobs at once."""
-    exact, any_seed = lookup(folders)
+    exact, any_seed, by_benchmark = lookup(folders, here)
     cpu, counted, unrecorded, unscaled, seconds, used, factors = {}, {}, [], {}, {}, [], set()
     for job in todo:
         rec = exact.get(job.output) or any_seed.get(seedless(job.output))
@@ -163,7 +189,8 @@ def estimate(todo: list[Job], folders: list[Path], here: float, slots: int) -> E
         used += [rec.source] if rec.source not in used else []
         factors.add(round(here / rec.calibration, 6) if rec.calibration else None)
     return Estimate(cpu, counted, unrecorded, unscaled, wall_time(todo, seconds, slots), slots, here, used,
-                    next(iter(factors)) if len(factors) == 1 else None)
+                    next(iter(factors)) if len(factors) == 1 else None,
+                    {name: ratio for name, ratio in by_benchmark.items() if name in used})
 
 
 def wall_time(todo: list[Job], seconds: dict[str, float], slots: int) -> float:
@@ -202,7 +229,10 @@ def lines(est: Estimate, what: str) -> list[str]:
     scaled = ("at the scale of their machine: unknown, as they recorded no calibration; taken as 1" if every else
               "scaled to this machine" + (f" (scale unknown for {len(est.unscaled)} jobs: their records have no "
                                           "calibration, taken as 1)" if est.unscaled else ""))
-    if not every:
+    if est.by_benchmark:
+        scaled += "".join(f"; {name} by its throughput benchmark's reference step, timed again here (×{ratio:.2f}), "
+                          "as it recorded no calibration" for name, ratio in est.by_benchmark.items())
+    elif not every:
         scaled += f" (×{est.scale:.2f}: calibration {est.here:.4f} s here)" if est.scale else ""
     out = [f"expected time of {what}, from the run times recorded in {', '.join(est.sources)}, {scaled}:"]
     width = max(map(len, est.cpu), default=0)

@@ -11,6 +11,8 @@ Same architecture as ladder row L9:
 """
 from __future__ import annotations
 
+import time
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -154,3 +156,29 @@ def copy_weights(ref: ReferenceLM, lm: nn.Module) -> ReferenceLM:
     if missing:
         raise KeyError(f"reference parameters left uncopied: {sorted(missing, key=str)}")
     return ref
+
+
+def best_step_seconds(spec, batch_size: int, threads: int, steps: int = 5) -> float:
+    """The fastest of `steps` training steps of the reference at `spec`'s shape (forward, backward, torch's AdamW;
+    after one untimed), on random tokens, at `threads` torch threads: the throughput benchmark's reference fp32
+    step timed again. attnlab.eta scales the run times of a version that recorded no calibration figure by it.
+    Seeded apart, so the global RNG and the thread count are as they were."""
+    gen, before = torch.Generator().manual_seed(0), torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            model = from_spec(spec)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        x, y = (torch.randint(spec.vocab_size, (batch_size, spec.context), generator=gen) for _ in range(2))
+        best = float("inf")
+        for i in range(steps + 1):
+            t0 = time.perf_counter()
+            _, loss = model(x, y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            best = best if i == 0 else min(best, time.perf_counter() - t0)
+        return best
+    finally:
+        torch.set_num_threads(before)

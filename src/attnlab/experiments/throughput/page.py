@@ -232,29 +232,38 @@ def breakdown_reading(b: dict) -> str:
             f"{c['counted_share']:.0%} of the {FP32_STEP} step ({c['counted_ms']:,.2f} of {c['step_ms']:,.2f} ms)"
             f"{running}. The other {1 - c['counted_share']:.0%} (largest: {largest}) counts no FLOPs: were the "
             f"matmuls and attention at the full peak and the rest unchanged, the step would reach "
-            f"{c['bound']:.0%} of the peak, so {reach}.{alone_reading(c)}")
+            f"{c['bound']:.0%} of the peak, so {reach}.{alone_reading(c, (others[0], p[others[0]]['ms']))}")
 
 
-def alone_reading(c: dict) -> str:
+def alone_reading(c: dict, largest: tuple[str, float] | None = None) -> str:
     """The step's matmuls and attention replayed alone at its shapes (derive.alone_time): their share of the peak,
     the share the step would reach at their pace, and what the other operators' time would have to be for the
-    goal, or that no such time exists. Empty for a run file from before the replay."""
+    goal, or that no such time exists; against `largest`, the largest of those operators (name, ms). Empty for a
+    run file from before the replay."""
     if "alone_bound" not in c:
         return ""
-    shares = " and ".join(f"its {cat} {share:.0%}" for cat, share in c["alone_share"].items())
+    shares = " and ".join(f"its {PLURAL.get(cat, cat)} at {share:.0%}" for cat, share in c["alone_share"].items())
     at_peak = c["alone_bound"] * (c["alone_ms"] + c["others_ms"])  # the step's FLOPs at the peak, in ms
     need = at_peak / SHARE_GOAL - c["alone_ms"]
     if c["alone_bound"] >= SHARE_GOAL:
         verdict = "so the goal is within the kernels' reach, and the time is lost between them"
     elif need > 0:
+        cut = c["others_ms"] - need
+        beyond = ("" if largest is None else
+                  f", more than the whole of the largest of them ({largest[0]}, {largest[1]:,.2f} ms)"
+                  if cut > largest[1] else f", less than the whole of the largest of them ({largest[0]}, "
+                  f"{largest[1]:,.2f} ms)")
         verdict = (f"short of the goal: it would need the other operators' {c['others_ms']:,.2f} ms cut to "
-                   f"{need:,.2f} ms ({1 - need / c['others_ms']:.0%} less), and they do no counted arithmetic")
+                   f"{need:,.2f} ms, {cut:,.2f} ms less{beyond}")
     else:
         verdict = (f"short of the goal even were the other operators to take no time at all "
                    f"({at_peak / c['alone_ms']:.0%} then)")
     return (f" Replayed alone at the step's own shapes, with nothing between the calls, {shares} of the peak "
             f"timed beside them (attention counted in full though causal): at that pace, with the other operators "
             f"unchanged, the step would reach {c['alone_bound']:.0%} of the peak, {verdict}.")
+
+
+PLURAL = {"matmul": "matmuls"}
 
 
 def tokenizer_reading(b: dict, data: dict | None) -> str:
