@@ -77,10 +77,12 @@ def test_the_counted_time_bounds_the_share_a_step_can_reach_at_the_peak():
     assert [r["category"] for r in rows][:2] == ["matmul", "attention"] and sum(r["share"] for r in rows) == 1
 
 
-def test_replayed_alone_the_counted_operators_bound_the_step_at_their_own_pace():
+def test_replayed_alone_the_counted_operators_take_their_own_time_and_leave_the_rest_of_the_timed_step():
     c = derive.counted_time(profiled_file(15.0, 5.0, alone_ms=(10.0, 4.0)), "attnlab fp32")
     assert c["alone_share"] == pytest.approx({"matmul": 0.8, "attention": 0.5})  # 80 and 50 of 100 GFLOP/s
-    assert c["alone_ms"] == pytest.approx(14) and c["others_ms"] == pytest.approx(30)
-    assert c["alone_bound"] == pytest.approx(10 / (14 + 30))
-    quick = derive.counted_time(profiled_file(15.0, 5.0, step_ms=23.0, alone_ms=(8.0, 2.0)), "attnlab fp32")
-    assert quick["alone_share"]["matmul"] == pytest.approx(1.0) and quick["alone_bound"] == pytest.approx(10 / 13)
+    assert c["alone_ms"] == pytest.approx(14) and c["step_ms_timed"] == pytest.approx(50)  # the timed 0.05 s
+    assert c["others_ms"] == pytest.approx(36) and c["at_peak_ms"] == pytest.approx(10)
+    faster = profiled_file(15.0, 5.0, alone_ms=(8.0, 2.0))
+    faster["settings"][0]["step_seconds"] = [0.02, 0.012, 0.013]
+    c = derive.counted_time(faster, "attnlab fp32")
+    assert c["alone_share"]["matmul"] == pytest.approx(1.0) and c["others_ms"] == pytest.approx(3)

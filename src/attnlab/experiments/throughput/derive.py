@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 
 def round_ratios(b: dict) -> list[float] | None:
@@ -71,21 +72,22 @@ def counted_time(b: dict, name: str) -> dict | None:
     return {"step_ms": p["step_ms"], "counted_ms": counted_ms, "counted_share": counted_ms / p["step_ms"],
             "running_share": at_peak_ms / counted_ms if counted_ms else None,
             "bound": at_peak_ms / (at_peak_ms + p["step_ms"] - counted_ms),
-            **alone_time(p, row["flops"], p["step_ms"] - counted_ms)}
+            **alone_time(p, row, peak)}
 
 
-def alone_time(p: dict, flops: float, others_ms: float) -> dict:
-    """What the step's matmuls and attention reach replayed alone at its own shapes (the breakdown's `alone`): each
-    category's share of the peak timed beside them (`alone_share`), and `alone_bound`, the share of that peak the
-    step would reach were they as fast as alone and the others' `others_ms` unchanged. Empty for a run file from
-    before the replay."""
+def alone_time(p: dict, row: dict, peak: dict) -> dict:
+    """What the step's matmuls and attention take replayed alone at its own shapes (the breakdown's `alone`): each
+    category's share of the peak timed beside them (`alone_share`), their milliseconds together (`alone_ms`), the
+    setting's median timed step (`step_ms_timed`, outside the profiler) and what it leaves beside them
+    (`others_ms`: everything else, at most), and the milliseconds of the step's FLOPs at the rounds' peak
+    (`at_peak_ms`). Empty for a run file from before the replay."""
     a = p.get("alone")
     if not a or not a.get("peak_seconds") or not a["categories"]:
         return {}
-    peak_rate = a["peak_flops"] / a["peak_seconds"]
+    alone_peak = a["peak_flops"] / a["peak_seconds"]
     cats = a["categories"]
     alone_ms = sum(c["seconds"] for c in cats.values()) * 1e3
-    return {"alone_share": {cat: c["flops"] / c["seconds"] / peak_rate for cat, c in cats.items()},
-            "alone_ms": alone_ms, "others_ms": others_ms,
-            "alone_bound": flops / peak_rate * 1e3 / (alone_ms + others_ms)}
-
+    step_ms = statistics.median(row["step_seconds"]) * 1e3
+    return {"alone_share": {cat: c["flops"] / c["seconds"] / alone_peak for cat, c in cats.items()},
+            "alone_ms": alone_ms, "step_ms_timed": step_ms, "others_ms": step_ms - alone_ms,
+            "at_peak_ms": row["flops"] / peak["flops_per_s"] * 1e3}

@@ -194,6 +194,26 @@ def breakdown_table(b: dict) -> str:
     return md_table(table) + f"\n\nOne step under the profiler (median of {b['breakdown'][0]['steps']}, each profiled on its own): {steps}."
 
 
+def alone_table(b: dict) -> str:
+    """Each profiled setting's matmuls and attention replayed alone: calls, layouts, GFLOP, milliseconds, and the
+    share of the peak timed beside them (empty for a run file from before the replay)."""
+    rows = []
+    for p in b.get("breakdown") or []:
+        a = p.get("alone")
+        if not a or not a.get("peak_seconds"):
+            continue
+        peak = a["peak_flops"] / a["peak_seconds"]
+        rows += [(p["setting"], cat, c["calls"], c["layouts"], gflop(c["flops"]), f"{c['seconds'] * 1e3:,.2f}",
+                  f"{c['flops'] / c['seconds'] / peak:.0%}") for cat, c in a["categories"].items()]
+    if not rows:
+        return ""
+    table = pd.DataFrame(rows, columns=["setting", "replayed alone", "calls", "layouts", "GFLOP",
+                                        "ms per step", "share of the peak"])
+    return md_table(table) + (f"\n\nEach call replayed {b['breakdown'][0]['alone']['repeats']} times, its median "
+                              "counted once per call of the step. The milliseconds move with what else the machine "
+                              "was doing; the share is read against the peak timed in the same repeats.")
+
+
 def breakdown_chart(rows: pd.DataFrame) -> dict:
     """Each profiled setting's step as one bar, split by operator category (shares of the step, in their order)."""
     order = list(dict.fromkeys(rows["category"]))
@@ -232,35 +252,31 @@ def breakdown_reading(b: dict) -> str:
             f"{c['counted_share']:.0%} of the {FP32_STEP} step ({c['counted_ms']:,.2f} of {c['step_ms']:,.2f} ms)"
             f"{running}. The other {1 - c['counted_share']:.0%} (largest: {largest}) counts no FLOPs: were the "
             f"matmuls and attention at the full peak and the rest unchanged, the step would reach "
-            f"{c['bound']:.0%} of the peak, so {reach}.{alone_reading(c, (others[0], p[others[0]]['ms']))}")
+            f"{c['bound']:.0%} of the peak, so {reach}.{alone_reading(c)}")
 
 
-def alone_reading(c: dict, largest: tuple[str, float] | None = None) -> str:
-    """The step's matmuls and attention replayed alone at its shapes (derive.alone_time): their share of the peak,
-    the share the step would reach at their pace, and what the other operators' time would have to be for the
-    goal, or that no such time exists; against `largest`, the largest of those operators (name, ms). Empty for a
-    run file from before the replay."""
-    if "alone_bound" not in c:
+def alone_reading(c: dict) -> str:
+    """The step's matmuls and attention replayed alone at its shapes (derive.alone_time): the pace they reach, and
+    against SHARE_GOAL what a step at the goal would leave beside them for everything else, set against what
+    everything else takes in the timed step. Empty for a run file from before the replay."""
+    if "alone_ms" not in c:
         return ""
     shares = " and ".join(f"its {PLURAL.get(cat, cat)} at {share:.0%}" for cat, share in c["alone_share"].items())
-    at_peak = c["alone_bound"] * (c["alone_ms"] + c["others_ms"])  # the step's FLOPs at the peak, in ms
-    need = at_peak / SHARE_GOAL - c["alone_ms"]
-    if c["alone_bound"] >= SHARE_GOAL:
-        verdict = "so the goal is within the kernels' reach, and the time is lost between them"
-    elif need > 0:
-        cut = c["others_ms"] - need
-        beyond = ("" if largest is None else
-                  f", more than the whole of the largest of them ({largest[0]}, {largest[1]:,.2f} ms)"
-                  if cut > largest[1] else f", less than the whole of the largest of them ({largest[0]}, "
-                  f"{largest[1]:,.2f} ms)")
-        verdict = (f"short of the goal: it would need the other operators' {c['others_ms']:,.2f} ms cut to "
-                   f"{need:,.2f} ms, {cut:,.2f} ms less{beyond}")
-    else:
-        verdict = (f"short of the goal even were the other operators to take no time at all "
-                   f"({at_peak / c['alone_ms']:.0%} then)")
-    return (f" Replayed alone at the step's own shapes, with nothing between the calls, {shares} of the peak "
-            f"timed beside them (attention counted in full though causal): at that pace, with the other operators "
-            f"unchanged, the step would reach {c['alone_bound']:.0%} of the peak, {verdict}.")
+    goal_ms = c["at_peak_ms"] / SHARE_GOAL
+    room, others = goal_ms - c["alone_ms"], c["others_ms"]
+    head = (f" Replayed alone at the step's own shapes, with nothing between the calls, {shares} of the peak timed "
+            f"beside them (attention counted in full though causal); at that pace they take {c['alone_ms']:,.2f} ms "
+            f"of the {c['step_ms_timed']:,.2f} ms step (the median of the timed rounds).")
+    if room <= 0:
+        return (f"{head} A step at the goal takes {goal_ms:,.2f} ms: the matmuls and attention alone take longer, "
+                "so the goal is out of these kernels' reach at these shapes, whatever the rest.")
+    if others <= room:
+        return (f"{head} A step at the goal takes {goal_ms:,.2f} ms, which leaves {room:,.2f} ms beside them, and "
+                f"everything else takes {max(others, 0):,.2f} ms: the step is at the goal.")
+    cut = others - room
+    return (f"{head} A step at the goal takes {goal_ms:,.2f} ms, which leaves {room:,.2f} ms beside them for "
+            f"everything else (the loss, activations, norms, AdamW, the embeddings' gradient, the Python between), "
+            f"which takes {others:,.2f} ms: it would have to lose {cut:,.2f} ms ({cut / others:.0%}).")
 
 
 PLURAL = {"matmul": "matmuls"}
@@ -302,7 +318,7 @@ def render(ctx) -> dict[str, str]:
             "settings_table": settings_table(b), "goal_reading": goal_reading(b),
             "limit_table": limit_table(b), "limit_reading": limit_reading(b),
             "breakdown_table": breakdown_table(b), "breakdown_chart": breakdown_block(b),
-            "breakdown_reading": breakdown_reading(b),
+            "breakdown_reading": breakdown_reading(b), "alone_table": alone_table(b),
             "speed_reading": speed_reading(b), "tokenizer_reading": tokenizer_reading(b, site.res.result("data"))}
 
 
