@@ -185,6 +185,8 @@ def test_the_home_chart_draws_one_bar_per_experiment_with_the_recorded_numbers(v
     assert time_words(spent) == ("The 3 run files record 180 s of run time (3 min); from the first one's start to "
                                  "the last one's end, 180 s passed (3 min): 1.0 jobs' worth of run time at once on "
                                  "average.")
+    one = eta.Spent({"throughput": 448.0}, {"throughput": 1}, 448.0)
+    assert time_words(one).startswith("The 1 run file records 448 s of run time (7 min);")
 
 
 def test_progress_lines_come_at_the_set_rate_with_a_fake_clock():

@@ -15,6 +15,7 @@ from attnlab.report import budget
 from attnlab.report.differences import budget_differences
 from attnlab.report.charts import WIDTH, _spec, fit_page
 from attnlab.report.format import badge, chart
+from attnlab.report.readings import count
 from attnlab.report.site import OURS, anchor, cards_table, origin_mark, tally
 
 
@@ -94,7 +95,8 @@ def time_chart(time: Spent) -> dict:
 def time_words(time: Spent) -> str:
     """The totals the chart sums, in a sentence: the run time, the wall time and how many jobs that makes at once."""
     n = sum(time.files.values())
-    out = f"The {n} run files record {time.total:,.0f} s of run time ({duration(time.total)})"
+    out = (f"The {count(n, 'run file')} record{'s' if n == 1 else ''} {time.total:,.0f} s of run time "
+           f"({duration(time.total)})")
     if not time.wall:
         return out + "; their dates, and so the wall time, are not recorded in this version."
     return (out + f"; from the first one's start to the last one's end, {time.wall:,.0f} s passed "
