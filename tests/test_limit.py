@@ -147,3 +147,18 @@ def test_a_replayed_argument_keeps_its_layout_and_other_arguments_stay_as_they_a
     ints = limit._materialise(limit.Shape((3,), (1,), torch.int64, torch.device("cpu")), gen)
     assert ints.tolist() == [0, 0, 0]
     assert limit._materialise(0.5, gen) == 0.5 and limit._materialise([1, 2], gen) == [1, 2]
+
+
+def test_the_step_parts_tool_times_each_alternative_against_the_first_of_its_part(capsys):
+    import runpy
+
+    from helpers import REPO
+
+    tool = runpy.run_path(str(REPO / "tools" / "step-parts.py"))
+    ratios = tool["main"](["--batch", "2", "--context", "8", "--width", "16", "--heads", "2", "--vocab", "32",
+                           "--rounds", "2", "--no-compile"])
+    assert set(ratios) == {"attention", "loss", "gelu"}
+    assert list(ratios["attention"]) == ["flash (SDPA)", "math (SDPA)", "explicit"]
+    assert all(next(iter(r.values())) == 1.0 and all(x > 0 for x in r.values()) for r in ratios.values())
+    assert "attention (forward and backward, 2 rounds, speed against the first): flash (SDPA) ×1.00" in \
+        capsys.readouterr().out
