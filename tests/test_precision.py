@@ -89,3 +89,14 @@ def test_the_named_versions_show_every_verdict_of_the_experiment_unmoved_by_bf16
                     if x.claim.experiment == experiment.name} for v in (bf16, fp32)}
     assert verdicts[bf16] and verdicts[bf16] == verdicts[fp32]
     assert "not run" not in verdicts[bf16].values()
+
+
+def test_auto_reads_the_device_without_importing_torch(tmp_path, monkeypatch):
+    import sys
+
+    assert precision.on_cpu("cpu") and not precision.on_cpu("cuda")
+    monkeypatch.delitem(sys.modules, "torch")  # as when a profile is checked: torch not imported
+    monkeypatch.setattr(precision, "GPU_NODES", (str(tmp_path / "nvidia0"),))
+    assert precision.on_cpu("auto")
+    (tmp_path / "nvidia0").touch()
+    assert not precision.on_cpu("auto")

@@ -11,6 +11,7 @@ No torch at import: the Snakefile reads profiles on every invocation.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from attnlab import registry
@@ -44,13 +45,17 @@ def native_bf16(device, cpuinfo: str | None = None) -> tuple[bool, str]:
     return False, "none of " + ", ".join(sorted(BF16_FLAGS)) + " among the CPU's flags"
 
 
-def on_cpu(device: str) -> bool:
-    """Whether a profile's `device` trains on the CPU (auto: where torch sees no CUDA device)."""
-    if device == "auto":
-        import torch
+GPU_NODES = ("/dev/nvidia0", "/dev/nvidiactl", "/dev/kfd")  # NVIDIA's and ROCm's device files
 
-        return not torch.cuda.is_available()
-    return device == "cpu"
+
+def on_cpu(device: str) -> bool:
+    """Whether a profile's `device` trains on the CPU. auto: where torch, if this process has imported it, sees
+    no CUDA device; else where the machine has no GPU device file (reading a profile must not import torch)."""
+    if device != "auto":
+        return device == "cpu"
+    if "torch" in sys.modules:
+        return not sys.modules["torch"].cuda.is_available()
+    return not any(Path(node).exists() for node in GPU_NODES)
 
 
 def choose(experiment: registry.Experiment, cpu: bool, native: bool) -> str:
@@ -65,8 +70,8 @@ def resolve(cfg: dict, cpuinfo: str | None = None) -> None:
            == AUTO]
     if cfg.get("train", {}).get("precision") != AUTO and not own:
         return
-    cpu = on_cpu(cfg.get("device", "auto"))
-    native = cpu and native_bf16("cpu", cpuinfo)[0]
+    native = native_bf16("cpu", cpuinfo)[0]
+    cpu = native and on_cpu(cfg.get("device", "auto"))  # asked only where it matters
     by_name = {e.name: e for e in registry.load()}
     profile_auto = cfg.get("train", {}).pop("precision", None) == AUTO
     for e, name in runs(cfg):
