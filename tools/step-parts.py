@@ -12,12 +12,14 @@ first of its group (the median of the per-round ratios), never as a lone time.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
-import time
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from attnlab.bench.harness import interleaved
 
 
 def groups(B: int, T: int, d: int, H: int, V: int, compiled: bool) -> dict[str, dict]:
@@ -63,15 +65,10 @@ def main(argv=None) -> dict[str, dict[str, float]]:
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     parts = groups(a.batch, a.context, a.width, a.heads, a.vocab, not a.no_compile)
-    calls = [(part, name, call) for part, alts in parts.items() for name, call in alts.items()]
-    for _, _, call in calls:  # first use: allocation, and compilation where it compiles
-        call()
-    seconds = {(part, name): [] for part, name, _ in calls}
-    for _ in range(a.rounds):
-        for part, name, call in calls:
-            t0 = time.perf_counter()
-            call()
-            seconds[part, name].append(time.perf_counter() - t0)
+    fns = {(part, name): call for part, alts in parts.items() for name, call in alts.items()}
+    # one untimed round first: allocation, and compilation where it compiles
+    seconds = interleaved(fns, "cpu", warmup=1, min_rounds=a.rounds, max_rounds=a.rounds,
+                          max_seconds=math.inf)["rounds"]
     ratios = {}
     for part, alts in parts.items():
         first = seconds[part, next(iter(alts))]

@@ -10,18 +10,20 @@ torch's own SDPA formulas.
 """
 from __future__ import annotations
 
+import math
 import re
 import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 from torch.utils import flop_counter
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_map
 
-from attnlab.bench.harness import summary, sync
+from attnlab.bench.harness import interleaved, summary, sync
 
 PEAK_N = {"cpu": 1024, "cuda": 8192}  # the square matmul whose rate is the peak, per device type
 CATEGORIES = ["matmul", "attention", "normalisation", "activation", "loss", "optimiser", "rest"]
@@ -209,21 +211,11 @@ def alone(step, device, peak=None, repeats: int = ALONE_REPEATS) -> dict:
     for key, n in recorder.calls.items():
         args, kwargs = tree_map(lambda a: _materialise(a, gen), recorder.args[key])
         calls.append((category(key[0].overloadpacket.__name__) or "rest", n, key[0], args, kwargs))
-    timed = [[] for _ in calls]
-    peak_seconds = []
-    for _ in range(repeats):
-        for (_, _, func, args, kwargs), seconds in zip(calls, timed):
-            sync(device)
-            t0 = time.perf_counter()
-            func(*args, **kwargs)
-            sync(device)
-            seconds.append(time.perf_counter() - t0)
-        if peak is not None:
-            sync(device)
-            t0 = time.perf_counter()
-            peak[0]()
-            sync(device)
-            peak_seconds.append(time.perf_counter() - t0)
+    fns = {i: partial(func, *args, **kwargs) for i, (_, _, func, args, kwargs) in enumerate(calls)}
+    if peak is not None:
+        fns["peak"] = peak[0]
+    rounds = interleaved(fns, device, warmup=0, min_rounds=repeats, max_rounds=repeats, max_seconds=math.inf)["rounds"]
+    timed, peak_seconds = [rounds[i] for i in range(len(calls))], rounds.get("peak", [])
     out = {}
     for (cat, n, _, _, _), seconds in zip(calls, timed):
         row = out.setdefault(cat, {"calls": 0, "layouts": 0, "flops": flops[cat], "seconds": 0.0})
