@@ -190,3 +190,40 @@ def test_a_file_that_only_moved_into_its_experiment_folder_is_the_same_code(tmp_
     edited = _commit(tmp_path, {new: body.format("experiments.depth.settings").replace("3000", "3001")}, "edit")
     assert not changed(tmp_path, before, after, (new,))
     assert changed(tmp_path, before, edited, (new,)) and changed(tmp_path, after, edited, (new,))
+
+
+def test_a_pool_past_its_first_look_waits_for_the_whole_planned_second_look(two):
+    """Seeds arriving a version at a time are looks: past the profile's three, the pool judges the first look's
+    seeds until every seed its profile's file plans for the second look is in, then exactly those; a seed no
+    plan names is held back, and the words say so."""
+    results = two / "results"
+    for seed in (1339, 1340):
+        name = f"2026-12-0{seed - 1333}-chapter-cpu-680862e-only-ladder-position-s{seed}"
+        shutil.copytree(CHAPTER, results / name)
+        reseed(results / name, seed, 0.1 * (seed - 1337))
+        edit_json(results / name / "manifest.json",
+                  lambda m: m.update(version=name, published=f"2026-12-0{seed - 1333}T09:00:00+00:00"))
+    profile = yaml.safe_load((REPO / "config" / "chapter.yaml").read_text())
+    profile["ladder"] = {"seeds": [1337, 1338, 1339, 1340, 1341]}
+    profile.pop("position", None)
+    (two / "config").mkdir()
+    (two / "config" / "chapter.yaml").write_text(yaml.safe_dump(profile, sort_keys=False))
+
+    p = pool(two, A)
+    assert p.seeds("ladder") == [1337, 1338, 1339] and p.results.seeds("L9") == [1337, 1338, 1339]
+    assert p.held_back["ladder"][0] == [1340]
+    assert p.words("ladder").endswith("; seed 1340 held back until the 2 seeds the planned second look adds are "
+                                      "all in (1 so far)")
+    assert p.seeds("position") == [1337, 1338, 1339]
+    assert p.words("position").endswith("; seed 1340 held back: the profile plans no second look for position")
+    assert sorted(evaluate(load_registry().by_id("C2.3"), p.results).seeds) == [1337, 1338, 1339]
+
+    name = "2026-12-09-chapter-cpu-680862e-only-ladder-position-s1341"
+    shutil.copytree(CHAPTER, results / name)
+    reseed(results / name, 1341, 0.4)
+    edit_json(results / name / "manifest.json", lambda m: m.update(version=name, published="2026-12-09T09:00:00+00:00"))
+    p = pool(two, A)
+    assert p.seeds("ladder") == [1337, 1338, 1339, 1340, 1341] and "ladder" not in p.held_back
+    assert p.results.seeds("L9") == [1337, 1338, 1339, 1340, 1341]
+    assert p.held_back["position"][0] == [1340, 1341]
+    assert sorted(evaluate(load_registry().by_id("C2.3"), p.results).seeds) == [1337, 1338, 1339, 1340, 1341]

@@ -14,7 +14,7 @@ import pytest
 
 from attnlab import registry, runner
 from attnlab.check import check, check_results
-from attnlab.config import chosen, validate
+from attnlab.config import chosen, runs_of, seeds, validate
 from attnlab.errors import AttnlabError
 from attnlab.plan import plan, run_seeds
 from attnlab.runs import runs
@@ -62,10 +62,11 @@ def test_some_experiments_alone_run_with_every_job_they_need():
     results = REPO / "results" / "chapter"
     names = [j.name for j in runner.jobs(cfg, results, threads=1, only=["ladder", "position"])]
     assert names[0] == "prepare_data" and {n.split("/")[0] for n in names[1:]} == {"ladder", "position"}
-    assert len(names) == 1 + (len(cfg["ladder"]) + len(cfg["position"])) * len(cfg["seeds"])
+    # each at its own seeds: the chapter's second look gives the ladder and position more than the profile's
+    assert len(names) == 1 + sum(len(runs_of(cfg, e)) * len(seeds(cfg, e)) for e in ("ladder", "position"))
     induction = {j.name for j in runner.jobs(cfg, results, threads=1, only=["induction"])}
     assert induction == {"prepare_data", "induction", *(f"ladder/{run}/seed{seed}" for run in ("L9", "B2")
-                                                        for seed in cfg["seeds"])}
+                                                        for seed in seeds(cfg, "induction"))}
 
 
 def test_a_run_of_some_experiments_is_checked_for_them_alone(tmp_path):

@@ -112,7 +112,8 @@ def cmd_second_look(a):
     from attnlab.sitedata import SiteData
 
     found = SiteData.load(Path(a.results), claims_folder(a))
-    seeds, not_taken = second_look(found.verdicts, profile_seeds(found.config))
+    pooled = found.pool.seeds if found.pool else (lambda e: [])  # a version's first look: every seed it pooled
+    seeds, not_taken = second_look(found.verdicts, lambda e: pooled(e) or profile_seeds(found.config, e))
     print(f"# the second look of {a.results}'s first-look verdicts: add to config/{found.profile}.yaml")
     print(as_yaml(seeds) or "# no claim is inconclusive with a settle count seeds could reach", end="")
     for cid, why in not_taken.items():

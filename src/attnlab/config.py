@@ -430,7 +430,15 @@ def chosen(config: dict, configfiles) -> dict:
     overrides = {k: _typed(v) for k, v in config.items() if k != "profile"}
     if "seed" in overrides and "seeds" not in overrides:  # --config seed=7: train every run once, at seed 7
         overrides["seeds"] = [overrides.pop("seed")]
-    return resolve(merged(read_profile(path), overrides))
+    profile = read_profile(path)
+    return resolve(merged(without_planned_seeds(profile) if "seeds" in overrides else profile, overrides))
+
+
+def without_planned_seeds(profile: dict) -> dict:
+    """A profile file's sections without their own seeds: what a run given its seeds (`--set seeds=[1340]`, a
+    seed a night) reads, since the second looks a file plans (`ladder: {seeds: [...]}`) are not that run's."""
+    return {k: {n: v for n, v in section.items() if n != OWN_SEEDS} if isinstance(section, dict) else section
+            for k, section in profile.items()}
 
 
 def _typed(value):

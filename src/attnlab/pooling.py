@@ -12,6 +12,12 @@ judged on the union of the seeds of every published version whose runs of it wer
 A seed that two such versions both hold must carry the same numbers, or nothing is pooled: the error names the
 run, the seed and both versions. Only training experiments pool (their seeds are separate folders); an analysis
 or benchmark states one result file, read from the version it is published in.
+
+Seeds that arrive a version at a time are looks at the data, and the verdicts' design allows two (claims/design.py):
+the profile's seeds, then the second look its file plans for the experiment (`<experiment>: {seeds: [...]}`,
+decided once by `attnlab second-look`). A pool that has gone past the first look judges on the first look's seeds
+until every seed of the planned second look is in, then on exactly those: a seed in between would be a third look,
+and a seed no design planned is held back too (`Pool.held_back` says which, and why).
 """
 from __future__ import annotations
 
@@ -41,6 +47,8 @@ class Pool:
     version: str
     results: Results
     members: dict[str, list[tuple[str, list[int]]]] = field(default_factory=dict)
+    held_back: dict[str, tuple[list[int], list[int], list[int] | None]] = field(default_factory=dict)
+    # experiment -> (the seeds held back, the first look's, the planned second look's or None)
 
     @property
     def pooled(self) -> bool:
@@ -56,7 +64,19 @@ class Pool:
         if len(members) < 2:
             return ""
         named = ", ".join(f"{v} ({'seeds' if len(s) > 1 else 'seed'} {', '.join(map(str, s))})" for v, s in members)
-        return f"pooled over {len(members)} versions: {named}"
+        return f"pooled over {len(members)} versions: {named}" + self.waiting(experiment)
+
+    def waiting(self, experiment: str) -> str:
+        """'; seed 1340 held back ...' where seeds published for `experiment` are not judged yet; '' else."""
+        if experiment not in self.held_back:
+            return ""
+        held, first, plan = self.held_back[experiment]
+        named = f"{'seeds' if len(held) > 1 else 'seed'} {', '.join(map(str, held))} held back"
+        if not plan:
+            return f"; {named}: the profile plans no second look for {experiment}"
+        adds = [s for s in plan if s not in first]
+        return (f"; {named} until the {len(adds)} seeds the planned second look adds are all in "
+                f"({sum(s in held for s in adds)} so far)")
 
 
 def training_settings(cfg: dict, experiment: str) -> dict[str, str]:
@@ -150,7 +170,45 @@ def pool(root: Path, version: str, published: list[dict] | None = None) -> Pool:
             added = _merge(res, theirs, e, version, m["version"])
             if added:
                 out.members[e].append((m["version"], added))
+        if len(out.members[e]) > 1:
+            _looks(out, e, *design_seeds(root, own["profile"], e))
     return out
+
+
+def design_seeds(root: Path, profile: str, experiment: str) -> tuple[list[int], list[int] | None]:
+    """(the first look's seeds, the planned second look's or None) of `experiment`, from the profile's file in the
+    project at `root` (the project's own where `root` has none)."""
+    from attnlab.config import load
+    from attnlab.runs import own_seeds
+
+    path = Path(root, "config", f"{profile}.yaml")
+    path = path if path.is_file() else registry.ROOT / "config" / f"{profile}.yaml"
+    if not path.is_file():
+        return [], None
+    cfg = load(str(path))
+    return list(cfg.get("seeds") or []), own_seeds(cfg, experiment)
+
+
+def _looks(out: Pool, experiment: str, first: list[int], plan: list[int] | None) -> None:
+    """Cut a pool past its first look to the seeds the design judges (see the module's note)."""
+    have = out.seeds(experiment)
+    if not first or len(have) <= len(first):
+        return
+    keep = set(plan) if plan and set(plan) <= set(have) else set(first)
+    held = [s for s in have if s not in keep]
+    if not held:
+        return
+    out.held_back[experiment] = (held, first, plan)
+    res = out.results
+    for run in res.experiment(experiment):
+        for seed in held:
+            res.by_seed.get(run, {}).pop(seed, None)
+            res.seed_paths.get(run, {}).pop(seed, None)
+        if res.by_seed.get(run) and res.run_paths.get(run) not in res.seed_paths[run].values():
+            first_kept = res.seeds(run)[0]
+            res.runs[run], res.run_paths[run] = res.by_seed[run][first_kept], res.seed_paths[run][first_kept]
+    out.members[experiment] = [(v, kept) for v, seeds in out.members[experiment]
+                               if (kept := [s for s in seeds if s not in held])]
 
 
 def _seeds(res: Results, experiment: str) -> list[int]:

@@ -28,7 +28,7 @@ from pathlib import Path
 import yaml
 
 from attnlab import layout, registry
-from attnlab.config import digest, read_yaml, resolve, run_settings, validate
+from attnlab.config import digest, read_yaml, resolve, run_settings, validate, without_planned_seeds
 from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
 from attnlab.plan import Job, plan
@@ -353,8 +353,9 @@ def laid_over(cfg: dict, root: Path) -> dict | None:
     path = Path(root, "config", f"{cfg['profile']}.yaml")
     if not path.is_file():
         return None
-    mine = leaves(cfg)
-    laid = {k: mine.get(k) for k in differing(mine, leaves(validate(resolve(read_yaml(path, "config file")))))}
+    mine, profile = leaves(cfg), read_yaml(path, "config file")
+    profile = without_planned_seeds(profile) if cfg.get("seeds") != profile.get("seeds") else profile
+    laid = {k: mine.get(k) for k in differing(mine, leaves(validate(resolve(profile))))}
     if "seeds" in laid and laid.get("seed") == (laid["seeds"] or [None])[0]:
         del laid["seed"]  # the first of the seeds, which follows them: `--set seeds=[1338]` lays one setting
     return laid

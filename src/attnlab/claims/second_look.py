@@ -9,6 +9,8 @@ of any other is named with why not.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from attnlab import registry
 from attnlab.claims.design import SECOND_LOOK_MOST
 from attnlab.claims.outcome import Outcome
@@ -20,10 +22,12 @@ def takes_seeds(experiment: str) -> bool:
     return e.trains or "seeds" in e.reads
 
 
-def second_look(verdicts: list[Verdict], profile_seeds: list[int]) -> tuple[dict[str, list[int]], dict[str, str]]:
-    """(experiment -> the seeds of its second look, claim id -> why it gets none) from first-look verdicts; only
-    claims inconclusive with a settle count are considered (one limited by the evaluation's budget, or needing no
-    error, is not settled by seeds)."""
+def second_look(verdicts: list[Verdict], first: Callable[[str], list[int]]
+                ) -> tuple[dict[str, list[int]], dict[str, str]]:
+    """(experiment -> the seeds of its second look, claim id -> why it gets none) from first-look verdicts, where
+    `first(experiment)` is the seeds its first look judged (pooled across versions where they were); only claims
+    inconclusive with a settle count are considered (one limited by the evaluation's budget, or needing no error,
+    is not settled by seeds)."""
     wanted: dict[str, int] = {}
     not_taken: dict[str, str] = {}
     for v in verdicts:
@@ -34,11 +38,15 @@ def second_look(verdicts: list[Verdict], profile_seeds: list[int]) -> tuple[dict
             not_taken[v.claim.id] = f"needs {n} seeds, beyond the design's {SECOND_LOOK_MOST}"
         elif not takes_seeds(experiment):
             not_taken[v.claim.id] = f"{experiment} is not made at seeds"
-        elif n > len(profile_seeds):
+        elif n > len(first(experiment)):
             wanted[experiment] = max(wanted.get(experiment, 0), n)
-    top = max(profile_seeds)
-    return ({e: list(profile_seeds) + list(range(top + 1, top + 1 + n - len(profile_seeds)))
-             for e, n in sorted(wanted.items())}, not_taken)
+    return {e: _extended(first(e), n) for e, n in sorted(wanted.items())}, not_taken
+
+
+def _extended(seeds: list[int], n: int) -> list[int]:
+    """`seeds`, then the next ones after the largest, to n in all."""
+    top = max(seeds)
+    return list(seeds) + list(range(top + 1, top + 1 + n - len(seeds)))
 
 
 def as_yaml(seeds: dict[str, list[int]]) -> str:
