@@ -131,6 +131,20 @@ def test_another_seed_of_the_same_run_stands_for_it_and_independent_jobs_share_t
     assert eta.estimate(other, [version], here=0.02, slots=1).wall == pytest.approx(150.0)
 
 
+def test_an_analysis_run_at_every_seed_scales_with_how_many_it_runs_at(version):
+    """A record of the Winograd probe at 3 seeds stands for a second look at 5 at 5/3 its time; one job at one
+    seed (a training run's) is not scaled by the seeds."""
+    doc = {"provenance": {"wall_seconds": 90.0, "calibration": {"workload": WORKLOAD, "seconds": 0.02}},
+           "by_seed": {"1337": {}, "1338": {}, "1339": {}}}
+    (version / "winograd").mkdir()
+    (version / "winograd" / "result.json").write_text(json.dumps(doc))
+    at = lambda seeds: Job("winograd", "winograd", "analysis", ("winograd/result.json",), (), json.dumps({"seeds": seeds}))
+    assert eta.estimate([at([1337, 1338, 1339])], [version], here=0.02, slots=1).total == pytest.approx(90.0)
+    assert eta.estimate([at(list(range(1337, 1342)))], [version], here=0.02, slots=1).total == pytest.approx(150.0)
+    assert eta.estimate([at([1337])], [version], here=0.04, slots=1).total == pytest.approx(60.0)
+    assert eta.estimate(TODO[:1], [version], here=0.02, slots=1).total == pytest.approx(100.0)
+
+
 def test_the_calibration_is_recorded_in_every_run_files_provenance():
     figure = calibration.measure(repeats=2)
     assert figure["workload"] == WORKLOAD and 0 < figure["seconds"] < 10

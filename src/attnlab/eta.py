@@ -3,7 +3,8 @@
 A job's record is the `process_seconds` (the job's whole process; else the `wall_seconds`, its work alone) in the
 provenance of its run file in a published version of the same profile
 (the version of record first, then the others, newest first), or in a folder named with `--from`; a training run
-recorded at another seed stands for its seeds (a seed changes no arithmetic's size). The record is scaled by the
+recorded at another seed stands for its seeds (a seed changes no arithmetic's size), and a job that runs at every
+seed of a list (an analysis that reads the seeds) is scaled by how many it runs at against its record's. The record is scaled by the
 ratio of this machine's calibration figure to the one the run file recorded (attnlab.calibration); a record without
 one has an unknown scale, taken as 1 and said so. A job with no record anywhere is counted apart, never guessed.
 The wall time is the jobs laid out as the runner and Snakemake start them: each as soon as what it needs is done,
@@ -11,8 +12,10 @@ The wall time is the jobs laid out as the runner and Snakemake start them: each 
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import heapq
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +26,7 @@ from attnlab.plan import Job
 from attnlab.runfiles import read_json
 
 SEED = re.compile(r"/seed\d+(?=/)")
+SEEDS = "_seeds"  # timed()'s key for the seed count of a file that holds several seeds' results
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class Record:
     seconds: float           # the run's wall time where it was recorded
     calibration: float | None  # that machine's calibration figure (seconds), None where it recorded none
     source: str              # the version (or folder) it comes from
+    seeds: int | None = None  # how many seeds the job ran at, where one job ran at several (its `by_seed`)
 
 
 @dataclass
@@ -59,18 +64,21 @@ def seedless(rel: str) -> str:
 
 def timed(folder: Path) -> dict[str, dict]:
     """The provenance of every JSON run file of an experiment under `folder` that records a wall time, by its path
-    relative to it (the site's copies, logs and ledgers are not run files)."""
+    relative to it (the site's copies, logs and ledgers are not run files); `SEEDS` in it: how many seeds the file
+    holds results of, where it holds several."""
     names, out = {e.name for e in registry.load()}, {}
     for path in sorted(Path(folder).rglob("*.json")):
         rel = path.relative_to(folder)
         if rel.parts[0] not in names:
             continue
         try:
-            prov = read_json(path).get("provenance") or {}
+            doc = read_json(path)
+            prov = doc.get("provenance") or {}
         except Exception:  # a file that is not a run file (or not whole) records nothing
             continue
         if isinstance(prov, dict) and isinstance(prov.get("wall_seconds"), (int, float)):
-            out[str(rel)] = prov
+            by_seed = doc.get("by_seed")
+            out[str(rel)] = {**prov, SEEDS: len(by_seed)} if isinstance(by_seed, dict) and by_seed else prov
     return out
 
 
@@ -82,7 +90,7 @@ def records_of(folder: Path, name: str | None = None) -> dict[str, Record]:
         figure = cal.get("seconds") if cal.get("workload") == calibration_workload() else None
         whole = prov.get("process_seconds")  # the job's whole process, where recorded; else its work alone
         seconds = whole if isinstance(whole, (int, float)) and whole >= prov["wall_seconds"] else prov["wall_seconds"]
-        out[rel] = Record(float(seconds), figure, name or str(folder))
+        out[rel] = Record(float(seconds), figure, name or str(folder), prov.get(SEEDS))
     return out
 
 
@@ -163,9 +171,9 @@ def lookup(folders: list[Path], here: float | None = None) -> tuple[dict[str, Re
         machine = min(figures) if figures else None
         if machine is None and here and records and (ratio := benchmark_scale(folder)):
             machine, by_benchmark[name] = here / ratio, ratio
-            records = {rel: Record(rec.seconds, machine, rec.source) for rel, rec in records.items()}
+            records = {rel: dataclasses.replace(rec, calibration=machine) for rel, rec in records.items()}
         for rel, rec in records.items():
-            rec = Record(rec.seconds, machine if rec.calibration else None, rec.source)
+            rec = dataclasses.replace(rec, calibration=machine if rec.calibration else None)
             exact.setdefault(rel, rec)
             any_seed.setdefault(seedless(rel), rec)
     return exact, any_seed, by_benchmark
@@ -183,7 +191,7 @@ def estimate(todo: list[Job], folders: list[Path], here: float, slots: int) -> E
             continue
         if rec.calibration is None:
             unscaled[job.name] = job.experiment
-        seconds[job.name] = rec.seconds * (here / rec.calibration if rec.calibration else 1.0)
+        seconds[job.name] = rec.seconds * (here / rec.calibration if rec.calibration else 1.0) * per_seeds(job, rec)
         cpu[job.experiment] = cpu.get(job.experiment, 0.0) + seconds[job.name]
         counted[job.experiment] = counted.get(job.experiment, 0) + 1
         used += [rec.source] if rec.source not in used else []
@@ -191,6 +199,12 @@ def estimate(todo: list[Job], folders: list[Path], here: float, slots: int) -> E
     return Estimate(cpu, counted, unrecorded, unscaled, wall_time(todo, seconds, slots), slots, here, used,
                     next(iter(factors)) if len(factors) == 1 else None,
                     {name: ratio for name, ratio in by_benchmark.items() if name in used})
+
+
+def per_seeds(job: Job, rec: Record) -> float:
+    """How many more seeds `job` runs at than its record did (1 where either ran at one seed)."""
+    wanted = json.loads(job.settings).get("seeds") if rec.seeds else None
+    return len(wanted) / rec.seeds if isinstance(wanted, list) and wanted else 1.0
 
 
 def wall_time(todo: list[Job], seconds: dict[str, float], slots: int) -> float:
