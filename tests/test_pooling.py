@@ -4,6 +4,7 @@ the verdicts, the dashboard and the home page name what they pooled."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -227,3 +228,37 @@ def test_a_pool_past_its_first_look_waits_for_the_whole_planned_second_look(two)
     assert p.results.seeds("L9") == [1337, 1338, 1339, 1340, 1341]
     assert p.held_back["position"][0] == [1340, 1341]
     assert sorted(evaluate(load_registry().by_id("C2.3"), p.results).seeds) == [1337, 1338, 1339, 1340, 1341]
+
+
+def _on_gpu(root: Path, seed: int, change=None) -> str:
+    """A GPU's version of the same budget, code and settings at `seed` (`change` edits each run's metrics)."""
+    name = f"2026-12-07-chapter-nvidia-h200-680862e-only-ladder-position-s{seed}"
+    shutil.copytree(CHAPTER, root / "results" / name)
+    reseed(root / "results" / name, seed, 0.05)
+    if change:
+        for metrics in (root / "results" / name).glob("*/*/seed*/metrics.json"):
+            edit_json(metrics, change)
+    edit_json(root / "results" / name / "manifest.json",
+              lambda m: m.update(version=name, published="2026-12-07T09:00:00+00:00", hardware="nvidia-h200"))
+    return name
+
+
+def test_another_devices_versions_pool_only_where_their_figures_agree(two):
+    """A GPU's seed 1339 beside the CPU's 1337 and 1338: pooled where every interval of the experiment's claims
+    overlaps; where one does not, kept apart, and the page names the part and both intervals."""
+    gpu = _on_gpu(two, 1339)
+    p = pool(two, A)
+    assert p.seeds("ladder") == [1337, 1338, 1339] and (gpu, [1339]) in p.members["ladder"] and not p.apart
+    assert (p.results.root / p.results.seed_paths["L9"][1339]).is_file()
+
+    shutil.rmtree(two / "results" / gpu)
+    double = lambda m: m.update(val_ppl=3 * m["val_ppl"]) if m.get("name") in ("L8", "L9") else None
+    gpu = _on_gpu(two, 1339, double)
+    p = pool(two, A)
+    assert p.seeds("ladder") == [1337, 1338] and p.seeds("position") == [1337, 1338, 1339]
+    why = p.apart["ladder"]
+    assert why.startswith(f"not pooled with the nvidia-h200 versions ({gpu}): C2.") and "do not overlap" in why
+    assert re.search(r"is \[[-\d.e]+, [-\d.e]+\] here and \[[-\d.e]+, [-\d.e]+\] there", why)
+    site = build.context(two / "results" / A, None)
+    assert (f"Another device's versions of this budget are not pooled with the nvidia-h200 versions ({gpu})"
+            in site.verdicts_block("ladder"))

@@ -3,8 +3,7 @@
 A CPU owner publishes a seed a night; a GPU owner publishes three at once. Either way, a training experiment is
 judged on the union of the seeds of every published version whose runs of it were shaped alike:
 
-- the same profile (the budget: a profile's file names it), on the same hardware (a GPU's run of a seed is not
-  its CPU run: until their agreement is tested, a GPU's versions pool with each other only);
+- the same profile (the budget: a profile's file names it);
 - the same settings for every job of the experiment but the seed (plan.Job.settings, read from each version's
   own config.yaml, with `seed` left out);
 - the same code: no file that shapes those runs (versions.run_shaping) differs between the two commits.
@@ -12,6 +11,11 @@ judged on the union of the seeds of every published version whose runs of it wer
 A seed that two such versions both hold must carry the same numbers, or nothing is pooled: the error names the
 run, the seed and both versions. Only training experiments pool (their seeds are separate folders); an analysis
 or benchmark states one result file, read from the version it is published in.
+
+Versions of other hardware (a GPU's beside a CPU's) pool only where their figures agree: each side's own pool is
+judged on the experiment's measured claims, and every numeric part's interval must overlap the other side's. Then
+the other side's seeds this side lacks are added (one seed counts once: a seed both ran is this side's run);
+otherwise nothing of theirs is, and `Pool.apart` names the first part that disagrees, with both intervals.
 
 Seeds that arrive a version at a time are looks at the data, and the verdicts' design allows two (claims/design.py):
 the profile's seeds, then the second look its file plans for the experiment (`<experiment>: {seeds: [...]}`,
@@ -48,6 +52,7 @@ class Pool:
     results: Results
     members: dict[str, list[tuple[str, list[int]]]] = field(default_factory=dict)
     held_back: dict[str, tuple[list[int], list[int], list[int] | None]] = field(default_factory=dict)
+    apart: dict[str, str] = field(default_factory=dict)  # experiment -> why another hardware's versions are not in
     # experiment -> (the seeds held back, the first look's, the planned second look's or None)
 
     @property
@@ -90,13 +95,14 @@ def training_settings(cfg: dict, experiment: str) -> dict[str, str]:
     return out
 
 
-def why_apart(root: Path, a: dict, b: dict, experiment: str) -> str | None:
-    """Why versions `a` and `b` (manifests) cannot pool `experiment`; None where they can."""
+def why_apart(root: Path, a: dict, b: dict, experiment: str, hardware: bool = True) -> str | None:
+    """Why versions `a` and `b` (manifests) cannot pool `experiment` as one run per seed; None where they can.
+    `hardware=False`: whether they could, on other hardware, where their figures agree (see the module's note)."""
     from attnlab.versions import run_shaping, settings_of
 
     if a["profile"] != b["profile"]:
         return f"other profiles ({a['profile']}, {b['profile']})"
-    if a.get("hardware") != b.get("hardware"):  # one seed on two devices is two runs, not one run read twice
+    if hardware and a.get("hardware") != b.get("hardware"):  # one seed on two devices is two runs, not one
         return f"other hardware ({a.get('hardware')}, {b.get('hardware')})"
     cfg_a, cfg_b = (settings_of(Path(root, "results", m["version"], "config.yaml")) for m in (a, b))
     if training_settings(cfg_a, experiment) != training_settings(cfg_b, experiment):
@@ -146,9 +152,9 @@ def holds(m: dict, experiment: str) -> bool:
     return m.get("complete", True) or experiment in (m.get("experiments") or [])
 
 
-def pool(root: Path, version: str, published: list[dict] | None = None) -> Pool:
-    """`version`'s results (root/results/<version>/) with, for each training experiment it holds, the seeds of
-    every published version that pools with it (newest first). Paths in the results are relative to
+def pool(root: Path, version: str, published: list[dict] | None = None, only: list[str] | None = None) -> Pool:
+    """`version`'s results (root/results/<version>/) with, for each training experiment it holds (of `only`), the
+    seeds of every published version that pools with it (newest first). Paths in the results are relative to
     root/results/ (each starts with its version's folder). Raises in one line where two versions pooled hold
     one seed with different numbers."""
     from attnlab.versions import versions
@@ -160,7 +166,7 @@ def pool(root: Path, version: str, published: list[dict] | None = None) -> Pool:
     res = _prefixed(gather(results_root / version), version)
     out = Pool(version, res)
     for e in registry.training():
-        if not holds(own, e) or not res.experiment(e):
+        if not holds(own, e) or not res.experiment(e) or (only and e not in only):
             continue
         out.members[e] = [(version, _seeds(res, e))]
         for m in published:
@@ -170,9 +176,61 @@ def pool(root: Path, version: str, published: list[dict] | None = None) -> Pool:
             added = _merge(res, theirs, e, version, m["version"])
             if added:
                 out.members[e].append((m["version"], added))
+        first, plan = design_seeds(root, own["profile"], e)
         if len(out.members[e]) > 1:
-            _looks(out, e, *design_seeds(root, own["profile"], e))
+            _looks(out, e, first, plan)
+        others = [m for m in published if m.get("hardware") != own.get("hardware") and holds(m, e)
+                  and not why_apart(root, own, m, e, hardware=False)]
+        for hw in sorted({m.get("hardware") for m in others}):
+            _other_hardware(out, e, pool(root, next(m["version"] for m in others if m.get("hardware") == hw),
+                                         [m for m in published if m.get("hardware") == hw], [e]), hw, len(first))
+        if len(out.members[e]) > 1:
+            _looks(out, e, first, plan)
     return out
+
+
+def _other_hardware(out: Pool, experiment: str, theirs: Pool, hardware: str, first_look: int) -> None:
+    """Add `theirs` (another hardware's pool) to `out` for `experiment` where every numeric part of its measured
+    claims agrees within the intervals; else say why not in out.apart."""
+    differ = disagreement(out.results, theirs.results, experiment, first_look)
+    names = ", ".join(v for v, _ in theirs.members.get(experiment, []))
+    if differ:
+        out.apart[experiment] = f"not pooled with the {hardware} versions ({names}): {differ}"
+        return
+    held = set(out.seeds(experiment))
+    res, other = out.results, theirs.results
+    for run in other.experiment(experiment):
+        for seed, m in other.by_seed[run].items():
+            if seed is None or seed in held:
+                continue
+            res.by_seed.setdefault(run, {})[seed] = m
+            res.owner[run] = experiment
+            res.seed_paths.setdefault(run, {})[seed] = other.seed_paths[run][seed]
+        if run not in res.runs and res.by_seed.get(run):  # a run only they hold: its first seed stands for it
+            first = res.seeds(run)[0]
+            res.runs[run], res.run_paths[run] = res.by_seed[run][first], res.seed_paths[run][first]
+    for v, seeds in theirs.members.get(experiment, []):
+        if added := [s for s in seeds if s not in held]:
+            out.members[experiment].append((v, added))
+
+
+def disagreement(mine: Results, theirs: Results, experiment: str, first_look: int) -> str | None:
+    """The first numeric part of `experiment`'s measured claims whose intervals in the two results do not
+    overlap, in words; None where all that both judge overlap."""
+    from attnlab.claims.evaluate import evaluate
+    from attnlab.claims.registry import load_registry
+
+    for claim in load_registry().claims:
+        if claim.experiment != experiment or claim.kind != "measured":
+            continue
+        a, b = evaluate(claim, mine, first_look).parts, evaluate(claim, theirs, first_look).parts
+        for name in a.keys() & b.keys():
+            x, y = a[name].interval, b[name].interval
+            if x and y and max(x[0], y[0]) > min(x[1], y[1]):
+                part = f" `{name}`" if name else ""
+                return (f"{claim.id}{part} is [{x[0]:.4g}, {x[1]:.4g}] here and [{y[0]:.4g}, {y[1]:.4g}] there, "
+                        "intervals that do not overlap")
+    return None
 
 
 def design_seeds(root: Path, profile: str, experiment: str) -> tuple[list[int], list[int] | None]:

@@ -220,6 +220,9 @@ class Site(SiteData):
         pooled = self.pool.words(page) if self.pool and page else ""
         if pooled:
             out += f"\nThese verdicts rest on the seeds of every version of this budget whose runs were shaped alike, {html.escape(pooled)}.\n"
+        apart = self.pool.apart.get(page) if self.pool and page else ""
+        if apart:
+            out += f"\nAnother device's versions of this budget are {html.escape(apart)}.\n"
         if not link:
             out = f'<p class="page-tally">On this page: {html.escape(tally(chosen))}.</p>\n\n' + out
             out += "\n" + verdict_reading(chosen, len(self.seeds()), self.larger())
