@@ -130,7 +130,6 @@ def test_other_profiles_and_other_code_keep_versions_apart(two):
 def test_the_site_of_a_pooled_version_names_what_it_pooled(two):
     site = build.context(two / "results" / A, None)
     assert site.pool.pooled and site.seeds() == [1337, 1338]
-    from attnlab.report.site import verdict_reading  # noqa: F401 - the page reads the pool through the site
     ladder = [v for v in site.verdicts if v.claim.experiment == "ladder" and v.claim.kind == "measured"]
     assert ladder and all(len(v.seeds) == 2 for v in ladder if v.verdict not in ("not run", "diverged"))
     assert all(f.startswith((A, B)) for f in site.res.provenance())

@@ -51,9 +51,9 @@ class Pool:
     version: str
     results: Results
     members: dict[str, list[tuple[str, list[int]]]] = field(default_factory=dict)
+    # experiment -> (the seeds held back, the first look's, the planned second look's or None)
     held_back: dict[str, tuple[list[int], list[int], list[int] | None]] = field(default_factory=dict)
     apart: dict[str, str] = field(default_factory=dict)  # experiment -> why another hardware's versions are not in
-    # experiment -> (the seeds held back, the first look's, the planned second look's or None)
 
     @property
     def pooled(self) -> bool:
