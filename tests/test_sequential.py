@@ -163,3 +163,13 @@ def test_the_first_look_is_the_seed_count_of_the_profile_the_runs_were_made_with
     shutil.copy(REPO / "results" / latest / "config.yaml", tmp_path / "config.yaml")
     assert first_look_of(tmp_path) == 3 and first_look_of(REPO / "results" / "smoke") == 1
     assert first_look_of(tmp_path / "nowhere") is None
+
+
+def test_a_night_of_one_seed_states_its_profiles_first_look_not_its_own_seed():
+    """A version laid one seed over the chapter's three (`--set seeds=[1339]`, pooled with two nights) follows its
+    profile's design: its first look is three seeds, as the verdicts judge it."""
+    from attnlab.report.pages import about
+
+    night = {"profile": "chapter", "seeds": [1339]}
+    assert "(3 seeds for this version)" in about.design(night, {"set": {"seeds": [1339]}})
+    assert "(1 seed for this version)" in about.design(night, None)  # a profile of one seed: one

@@ -7,7 +7,7 @@ import math
 
 from attnlab.claims.checks import describe
 from attnlab.claims.design import (COVERAGE, DOMINANT_SHARE, LOOKS, MAX_SEEDS, SECOND_LOOK_MOST, Noise,
-                                   profile_seed_count)
+                                   first_look)
 from attnlab.claims.outcome import Outcome
 from attnlab.claims.summary import dominant_sources, examples
 from attnlab.claims.verdicts import dominant_words
@@ -41,10 +41,10 @@ def percent(share: float) -> str:
     return f"{fmt(100 * share)} %"
 
 
-def design(cfg: dict) -> str:
-    """The sequential design in words, from its constants (verdicts.LOOKS, SECOND_LOOK_MOST) and this profile's
-    seeds."""
-    first = profile_seed_count(cfg)
+def design(cfg: dict, manifest: dict | None = None) -> str:
+    """The sequential design in words, from its constants (verdicts.LOOKS, SECOND_LOOK_MOST) and the first look of
+    this version's profile (design.first_look: a night's version laid one seed over a profile of three)."""
+    first = first_look(cfg, manifest)
     levels = " and ".join(f"{fmt(a)} at look {i}" for i, a in enumerate(LOOKS, 1))
     coverage = (" and ".join(percent(1 - a) for a in LOOKS) + " coverage") if len(set(LOOKS)) > 1 else \
         f"{percent(1 - LOOKS[0])} coverage at each"
@@ -119,7 +119,7 @@ def seeds_here(held: list[int]) -> str:
 
 
 def blocks(site) -> dict[str, str]:
-    return {"k_table": k_table(), "design": design(site.config),
+    return {"k_table": k_table(), "design": design(site.config, site.manifest),
             "examples": "\n".join(example(*e) for e in examples(site.verdicts)),
             "max_seeds": str(MAX_SEEDS), "dominant_share": percent(DOMINANT_SHARE), "larger_source": larger_source(site.verdicts),
             "seeds_here": seeds_here(site.held_seeds()), "pooled_here": pooled_here(site)}
