@@ -17,6 +17,7 @@ from attnlab.report import budget
 from attnlab.report.budget import sentence, tally
 from attnlab.report.pages import dashboard, index
 from attnlab.report.site import Site, verdict_reading
+from attnlab.report.site import tally as count_verdicts
 from attnlab.results import gather
 from attnlab.versions import versions
 from helpers import REPO, rendered_page
@@ -195,3 +196,20 @@ def test_a_site_of_quick_versions_looks_as_before(tmp_path):
         assert rendered_page(site, name, blocks) == rendered_page(before, name, blocks)
     text = rendered_page(site, "dashboard", dashboard.blocks)
     assert '<table class="cards dashboard">' in text and "budget" not in text.split("<table")[1].split(">")[0]
+
+
+def test_a_partial_versions_headline_counts_the_others_as_the_record_judged_them():
+    """The site of a version that ran the ladder alone: the claims it did not run are counted at the quick budget
+    of the version of record with the record's verdicts, not as this version's 'not run'; with none measured
+    larger, the headline still names the record's budget."""
+    reg = load_registry()
+    mine = [SimpleNamespace(claim=reg.by_id(c), verdict="not run") for c in ("C2.3", "C5.1", "C4.1")]
+    site = SimpleNamespace(verdicts=mine, larger=lambda: {"C2.3": larger("reproduced"),
+                                                          "C5.1": larger(None, "reproduced"),
+                                                          "C4.1": larger(None, "inconclusive")})
+    said = index.headline(site, count=count_verdicts)
+    assert said.startswith("at the chapter's budget") and "not run" not in said
+    assert "the other 2 at the quick budget of the version of record" in said
+    site.larger = lambda: {"C5.1": larger(None, "reproduced"), "C4.1": larger(None, "inconclusive")}
+    said = index.headline(SimpleNamespace(verdicts=mine[1:], larger=site.larger), count=count_verdicts)
+    assert said.startswith("at the quick budget of the version of record") and "not run" not in said

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 from functools import partial
+from types import SimpleNamespace
 
 import altair as alt
 import pandas as pd
@@ -26,16 +27,20 @@ def headline(site, verdicts=None, count=partial(tally, bold=True)) -> str:
     verdicts (default: the sources' claims by kind and verdict, then the project's own findings apart)."""
     verdicts = site.verdicts if verdicts is None else verdicts
     larger = site.larger()
-    there, rest = at_larger(verdicts, larger)
-    if not there:
+    if not larger:
         return count(verdicts)
+    there, rest = at_larger(verdicts, larger)
     first = next(iter(larger.values()))
+    # the others as the version of record judged them (this site may be a partial version's, that ran none of them)
+    rest = [SimpleNamespace(claim=v.claim, verdict=larger[v.claim.id].record_verdict) if v.claim.id in larger else v
+            for v in rest]
+    at_record = f"at the {first.record['profile']} budget of the version of record: {count(rest)}" if rest else ""
+    if not there:
+        return at_record
     seeds = sorted({x.seeds for v in there if (x := larger[v.claim.id]).seeds})
     at_seeds = budget.seeds_words(seeds[0]) if len(seeds) == 1 else f", at {seeds[0]} to {seeds[-1]} seeds" if seeds else ""
     out = f"at {budget.budget_words(first.above)}{at_seeds}: {count(there)}"
-    if rest:
-        out += f"; the other {len(rest)} at the {first.record['profile']} budget of the version of record: {count(rest)}"
-    return out
+    return out + (f"; the other {len(rest)} {at_record}" if rest else "")
 
 
 def page_list(site) -> str:
