@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab.config import load
+from attnlab.config import load, runs_of
 from attnlab.errors import AttnlabError
 from attnlab.nn.attention import attention
 from attnlab.nn.model import build
@@ -44,7 +44,7 @@ def test_breakdown_sums_to_total(row):
 
 def test_chapter_parameter_costs():
     cfg = load("config/chapter.yaml")
-    n = {row: sum(p.numel() for p in build(spec_from_config(cfg, row)).parameters()) for row in cfg["ladder"]}
+    n = {row: sum(p.numel() for p in build(spec_from_config(cfg, row)).parameters()) for row in runs_of(cfg, "ladder")}
     assert n["L7"] - n["L6"] == 16_512  # W_o: 128*128 + 128
     assert n["L9"] - n["L8"] == 768  # three LayerNorms of 2*128
 
@@ -416,7 +416,7 @@ def test_approximations_leave_old_spec_dicts_and_costs_alone():
     old_fields = {"vocab_size", "d_model", "context", "n_blocks", "mixer", "n_heads", "n_kv_heads", "residual",
                   "position", "max_positions", "mlp", "mlp_ratio", "norm", "d_k", "scale", "bias", "qkv_bias",
                   "tie_embeddings", "dropout"}
-    for row in cfg["ladder"]:  # run files and run ids hash these dicts: full attention's must not change
+    for row in runs_of(cfg, "ladder"):  # run files and run ids hash these dicts: full attention's must not change
         spec = spec_from_config(cfg, row)
         assert set(spec.to_dict()) == old_fields
         assert ModelSpec(**spec.to_dict()) == spec

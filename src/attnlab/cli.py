@@ -23,7 +23,7 @@ def settings(a) -> dict:
 
 def cmd_check(a):
     from attnlab.check import check
-    from attnlab.config import chosen
+    from attnlab.config import chosen, runs_of
     from attnlab.registry import training
 
     if a.slurm_profile:  # first: it is what a cluster run submits with
@@ -32,7 +32,7 @@ def cmd_check(a):
         check_profile(a.slurm_profile)
         print(f"{a.slurm_profile}: valid SLURM profile")
     cfg = check(chosen({"profile": a.config}, []))  # what the Snakefile checks: schema, specs, device, corpus
-    runs = "; ".join(f"{e}: {', '.join(cfg[e])}" for e in training() if cfg.get(e))
+    runs = "; ".join(f"{e}: {', '.join(runs_of(cfg, e))}" for e in training() if runs_of(cfg, e))
     print(f"{a.config}: valid {cfg['profile']} profile ({runs})")
 
 
