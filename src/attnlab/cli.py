@@ -175,6 +175,15 @@ def cmd_new_experiment(a):
           f"`snakemake -n --configfile config/smoke.yaml` lists its jobs")
 
 
+def cmd_history(a):
+    from attnlab.history import compared, lines
+
+    rows = compared(a.claim)
+    print(f"{a.claim}: {len(rows)} versions measured it, oldest commit first; ◆ a step since the previous version "
+          "of its budget (its value moved beyond the noise, or its verdict changed)")
+    print("\n".join(lines(rows)))
+
+
 def cmd_versions(a):
     from attnlab.report.build import build_versions
 
@@ -189,7 +198,7 @@ def parser() -> argparse.ArgumentParser:
 
     def verb(name, fn, help, *args):
         s = sub.add_parser(name, help=help)
-        if name not in ("claims", "versions", "second-look", "new-experiment"):
+        if name not in ("claims", "versions", "second-look", "new-experiment", "history"):
             s.add_argument("--config", required=True,
                            help="a profile (config/*.yaml), or one job's settings as inline JSON (what the rules pass)")
         if name in ("train", "analyse"):
@@ -233,6 +242,10 @@ def parser() -> argparse.ArgumentParser:
     new.add_argument("--title", help="its page's title (default: the name)")
     verb("versions", cmd_versions, "build the site of every published version, with a version selector",
          "claims", "site")
+    h = sub.add_parser("history", help="one claim across every published version, oldest commit first, and the "
+                                       "steps where it moved")
+    h.add_argument("claim", help="a claim's id, e.g. C2.3")
+    h.set_defaults(fn=cmd_history)
     return p
 
 

@@ -15,6 +15,7 @@ NOT_BOTH = ("only here", "only there", "unread here", "unread there", "neither")
 FLOAT_NOISE = 1e-6  # relative: float32 keeps about seven digits, and a sum of many rounds a few of them
 NEGLIGIBLE = 1e-3   # a difference under this share of the value's own error tells a reader nothing
 SHARED = ("threads", "device", "data.", "model.", "train.")  # the settings every run shares
+NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
 
 
 def others(manifests: list[dict], own: str | None, record: str | None) -> list[dict]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from attnlab.comparison import NOT_BOTH, changes, differing_settings, others, paired_up, profile_of, variants
+from attnlab.comparison import NOISE_K, NOT_BOTH, changes, differing_settings, others, paired_up, profile_of, variants
 from attnlab.report.format import badge, fmt
 from attnlab.claims.table import frozen_verdicts, unread
 from attnlab.report.site import cards_table, holds, origin_mark, parts_cell
@@ -13,7 +13,6 @@ from attnlab.report.readings import versus
 from attnlab.claims.verdicts import Verdict
 from attnlab.versions import settings_of
 
-NOISE_K = 2  # a change of value is read as one only where it clears this many standard errors of the difference
 STATUS = {"same": "same", "changed": "≠ changed", "only here": "only here", "only there": "only there",
           "unread here": "unread here today", "unread there": "unread there today", "neither": "not run in either"}
 

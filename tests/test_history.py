@@ -1,0 +1,109 @@
+"""A claim's history across versions: every version that measured it, oldest commit first; a step where its value
+moved beyond the noise or its verdict changed since the previous version of its budget, naming the commits that
+touched its code and the settings that differ; bad input in one line."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from attnlab.errors import AttnlabError
+from attnlab.history import compared, history, lines
+from helpers import REPO
+
+CHAPTER = REPO / "results" / "2026-12-02-chapter-cpu-680862e-only-ladder-position-set-seeds"
+A, B = "2026-12-03-chapter-cpu-aaaaaaa-only-ladder-position", "2026-12-04-chapter-cpu-bbbbbbb-only-ladder-position"
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def commit(root: Path, path: str, text: str, message: str) -> str:
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text(text)
+    git(root, "add", path)
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message)
+    return git(root, "rev-parse", "HEAD")
+
+
+def version(root: Path, name: str, sha: str, when: str, l4_times: float = 1.0, lr: float | None = None) -> None:
+    """The committed chapter version as `name`, made at `sha`, its L4 perplexity scaled, its learning rate set."""
+    folder = root / "results" / name
+    shutil.copytree(CHAPTER, folder)
+    metrics = folder / "ladder" / "L4" / "seed1337" / "metrics.json"
+    m = json.loads(metrics.read_text())
+    m["val_ppl"] *= l4_times
+    metrics.write_text(json.dumps(m))
+    if lr is not None:
+        cfg = yaml.safe_load((folder / "config.yaml").read_text())
+        cfg["train"]["lr"] = lr
+        (folder / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest.update(version=name, commit=sha, published=when)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.fixture
+def project(tmp_path):
+    """Two chapter versions two commits apart: the first of those commits touches the training loop (a file the
+    ladder's runs rest on), the second only the README; and one setting apart (the learning rate)."""
+    git(tmp_path, "init", "-q")
+    first = commit(tmp_path, "src/attnlab/train.py", "one\n", "the loop as it was")
+    commit(tmp_path, "src/attnlab/train.py", "two\n", "a change to the training loop")
+    last = commit(tmp_path, "README.md", "words\n", "words only")
+    version(tmp_path, A, first, "2026-12-03T09:00:00+00:00")
+    version(tmp_path, B, last, "2026-12-04T09:00:00+00:00", l4_times=1.2, lr=0.002)
+    return tmp_path
+
+
+def test_a_step_names_the_commit_that_touched_the_code_and_the_setting(project):
+    rows = history("C2.3", project)
+    assert [r.version for r in rows] == [A, B]
+    assert rows[0].step is None
+    step = rows[1].step
+    assert step.since == A and set(step.moved) == {""} and step.moved[""]["diff"] > 0
+    assert str(step.was) == "reproduced" and str(rows[1].verdict.verdict) == "not reproduced"
+    assert [subject for _, subject in step.commits] == ["a change to the training loop"]
+    assert [(d.setting, d.before, d.after) for d in step.settings] == [("train.lr", 0.001, 0.002)]
+    text = "\n".join(lines(rows))
+    assert "◆ since " + A in text and "a change to the training loop" in text and "train.lr 0.001 → 0.002" in text
+
+
+def test_nothing_moved_is_no_step(project):
+    shutil.rmtree(project / "results" / B)
+    version(project, B, git(project, "rev-parse", "HEAD"), "2026-12-04T09:00:00+00:00")
+    rows = history("C2.3", project)
+    assert len(rows) == 2 and rows[1].step is None and "◆" not in "\n".join(lines(rows))
+
+
+def test_versions_of_another_budget_stay_in_the_table_but_are_never_compared(project):
+    quick = "2026-12-02-quick-cpu-4303899"
+    shutil.copytree(REPO / "results" / quick, project / "results" / quick)
+    m = json.loads((project / "results" / quick / "manifest.json").read_text())
+    m["commit"] = git(project, "rev-parse", "HEAD~2")
+    (project / "results" / quick / "manifest.json").write_text(json.dumps(m))
+    rows = history("C2.3", project)
+    assert quick in [r.version for r in rows]
+    assert next(r for r in rows if r.version == quick).step is None  # the only quick one: nothing to compare
+    assert next(r for r in rows if r.version == B).step.since == A
+
+
+def test_an_unknown_claim_is_one_line_naming_the_nearest(project):
+    with pytest.raises(AttnlabError) as err:
+        history("C2.33", project)
+    assert "\n" not in str(err.value) and "no claim 'C2.33'" in str(err.value) and "C2.3" in str(err.value)
+
+
+def test_a_claim_one_version_measured_is_refused_in_one_line(project):
+    shutil.rmtree(project / "results" / B)
+    with pytest.raises(AttnlabError) as err:
+        compared("C2.3", project)
+    assert "\n" not in str(err.value) and f"only one version measured C2.3 ({A})" in str(err.value)
+    shutil.rmtree(project / "results" / A)
+    with pytest.raises(AttnlabError, match="no published version measured C2.3"):
+        compared("C2.3", project)
