@@ -107,3 +107,56 @@ def test_a_claim_one_version_measured_is_refused_in_one_line(project):
     shutil.rmtree(project / "results" / A)
     with pytest.raises(AttnlabError, match="no published version measured C2.3"):
         compared("C2.3", project)
+
+
+def test_the_sentence_names_the_steps_or_says_there_were_none(project):
+    from attnlab.report.history_page import sentence
+
+    rows = history("C2.3", project)
+    said = sentence("C2.3", rows)
+    assert said.startswith("2 published versions measured C2.3; it stepped 1 time: at " + B + ", since " + A)
+    assert "its verdict went from reproduced to not reproduced" in said and "its value moved by" in said
+    assert "1 commit between them touched its code" in said and "1 setting its runs read differ (train.lr)" in said
+    rows[1].step = None
+    assert sentence("C2.3", rows) == ("2 published versions measured C2.3; between the versions of each budget its "
+                                      "value never moved beyond the noise and its verdict never changed.")
+    assert sentence("C2.3", []) == "No published version measured C2.3."
+
+
+def test_each_panel_of_the_chart_holds_its_own_parts_rows(project):
+    from attnlab.report.history_page import chart, chart_rows
+    from attnlab.claims.registry import load_registry
+
+    rows = history("C2.3", project)
+    data = chart_rows(rows, load_registry().by_id("C2.3").chapter_value)
+    assert list(data["version"]) == [A, B] and set(data["part"]) == {"value"} and (data["source"] == 0.0124).all()
+    assert (data["lo"] < data["value"]).all() and (data["value"] < data["hi"]).all()
+    spec = chart("C2.3", data)
+    assert spec["facet"]["row"]["field"] == "part" and spec["resolve"]["scale"]["y"] == "independent"
+    shown = spec["datasets"][spec["data"]["name"]]
+    assert [(r["version"], round(r["value"], 6)) for r in shown] == [(A, round(data["value"][0], 6)),
+                                                                      (B, round(data["value"][1], 6))]
+    assert chart("C2.3", chart_rows([], 0.0124)) is None
+
+
+def test_the_history_page_has_a_section_per_claim_and_every_version_links_it(project):
+    from attnlab.claims.registry import load_registry
+    from attnlab.report.history_page import build_history
+    from attnlab.sitedata import SiteData
+
+    reg = load_registry()
+    data = SiteData(None, reg, [], {}, versions_root=project, folder=project)
+    claims = [reg.by_id(c) for c in ("C2.3", "C8.1")]
+    page = build_history(project / "site", project, claims, data.verdicts_of, A).read_text()
+    assert '<section id="claim-C2-3">' in page and '<section id="claim-C8-1">' in page
+    assert "No published version measured C8.1." in page and 'id="chart-claim-C2-3"' in page
+    assert f'src="../{A}/assets/vendor/vega.min.js"' in page and "vegaEmbed('#chart-claim-C2-3'" in page
+    assert f'<a href="../{B}/index.html"><code>{B}</code></a>' in page
+
+    from attnlab.report.build import context
+    site = context(project / "results" / B, None, selector=True)
+    assert '<a href="../history/index.html">every claim across the versions</a>' in site.stamp("ladder.md")
+    v = next(v for v in site.verdicts if v.claim.id == "C2.3")
+    assert '<a href="../history/index.html#claim-C2-3">C2.3 in every version</a>' in site.claim_details(v)
+    alone = context(project / "results" / B, None)
+    assert "history" not in alone.stamp("ladder.md") and "history/index" not in alone.claim_details(v)

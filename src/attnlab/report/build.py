@@ -151,11 +151,23 @@ def build_versions(claims_path: Path | None, out_site: Path, root: Path = regist
     for name in names:
         build_site(Path(root) / "results" / name, claims_path, None, out_site / name, selector=True)
     alias(out_site, record)
+    history_page(out_site, Path(root), claims_path, record)
     (out_site / "index.html").write_text(
         redirect(f"{versions.ALIAS}/index.html", "attnlab versions")
         + f'<p>The version of record: <a href="{record}/index.html">{record}</a>. Every version: '
         + ", ".join(f'<a href="{n}/index.html">{n}</a>' for n in names) + "</p>\n")
     return names
+
+
+def history_page(out_site: Path, root: Path, claims_path: Path | None, record: str) -> None:
+    """out_site/history/: every claim across the versions, each version read with today's claims (once)."""
+    from attnlab.claims.registry import load_registry
+    from attnlab.report.history_page import build_history
+    from attnlab.sitedata import SiteData
+
+    reg = load_registry(claims_path)
+    data = SiteData(None, reg, [], {}, versions_root=root, folder=root)
+    build_history(out_site, root, reg.claims, data.verdicts_of, record)
 
 
 def redirect(url: str, title: str) -> str:

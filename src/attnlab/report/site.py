@@ -107,6 +107,7 @@ class Site(SiteData):
                 for v in self.versions())
             text += (' · <label>version <select class="attnlab-versions" aria-label="version" '
                      f'onchange="window.location.href = this.value + window.location.hash">{options}</select></label>')
+            text += ' · <a href="../history/index.html">every claim across the versions</a>'
         return f'<div class="attnlab-stamp">{text}</div>'
 
     def snakemake(self, target: str = "", gpu: bool = False, cores: int = 4) -> str:
@@ -244,7 +245,14 @@ class Site(SiteData):
                 f"<p>Computed from the run files as</p><ul>{values}</ul>\n"
                 f"<p>Test: {html.escape(v.note or '–')}</p>\n" + seed_lines(v) +
                 f"<p>Why this tolerance: {html.escape(c.tolerance_note)}</p>\n"
-                f"<p>Run files: {links or '–'}</p></details>\n")
+                f"<p>Run files: {links or '–'}</p>" + self.history_link(c.id) + "</details>\n")
+
+    def history_link(self, claim_id: str) -> str:
+        """In a tree of versions, a link to the claim on the History page; '' for a site alone."""
+        if not (self.selector and self.manifest):
+            return ""
+        return f'<p><a href="../history/index.html#{anchor(claim_id)}">{html.escape(claim_id)} in every version</a></p>'
+
 
     def provenance_block(self, files: list[str]) -> str:
         prov = self.res.provenance()
