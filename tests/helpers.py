@@ -343,7 +343,7 @@ DAMAGE = {  # name -> (damage a results folder or a version's copy: the path it 
     "an RO-Crate cut in half": (rewrite("ro-crate-metadata.json", lambda b: b[:len(b) // 2]), "ro-crate-metadata.json",
                                 VERSION),
     "an RO-Crate with a checksum edited": (
-        rewrite("ro-crate-metadata.json", lambda b: b.replace(b'"sha256": "', b'"sha256": "0', 1)),
+        rewrite("ro-crate-metadata.json", lambda b: re.sub(rb'"sha256": "[0-9a-f]', b'"sha256": "x', b, count=1)),
         "ro-crate-metadata.json", VERSION),
     "a missing RO-Crate": (remove("ro-crate-metadata.json"), "ro-crate-metadata.json", VERSION),
     "a file its RO-Crate lists, missing": (remove("Snakefile"), "Snakefile", VERSION),

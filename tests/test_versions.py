@@ -127,7 +127,7 @@ def test_some_experiments_alone_become_a_version_that_names_them(project, cfg):
     dest = publish(results, cfg, root=project, only=["cost", "decode"])
     assert dest.name == f"2026-11-30-smoke-cpu-{head[:7]}-only-cost-decode"
     kept = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
-    assert kept == [CRATE, WORKFLOW, "config.yaml", "cost/result.json", "decode/result.json", MANIFEST]
+    assert kept == sorted([CRATE, WORKFLOW, "config.yaml", "cost/result.json", "decode/result.json", MANIFEST])
     m = read_json(dest / MANIFEST)
     assert m["experiments"] == ["cost", "decode"] and m["complete"] is False and m["runs"]["files"] == 2
 
