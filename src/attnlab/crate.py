@@ -85,7 +85,7 @@ def write_crate(folder: Path, manifest: dict) -> Path:
     for key, value in {
             "name": f"attnlab version {manifest['version']}",
             "description": f"The {manifest['profile']} profile of attnlab, {what}, run at commit {manifest['commit']} "
-                           f"on {manifest['hardware']}: its run files, claims and manifest, as `attnlab publish` froze them.",
+                           f"on {manifest['hardware']}: its files as `attnlab publish` froze them.",
             "identifier": manifest["version"], "datePublished": manifest["published"], "license": LICENSE,
             "conformsTo": [{"@id": url} for url in PROFILES]}.items():
         crate.root_dataset[key] = value
@@ -104,14 +104,14 @@ def write_crate(folder: Path, manifest: dict) -> Path:
         else:
             files[rel] = crate.add_file(folder / rel, rel, properties=props)
     runs = manifest.get("runs") or {}
-    clock = [add(p) for p in properties(manifest)]
+    measured = [add(p) for p in properties(manifest)]
     times = {"startTime": runs.get("first_started"), "endTime": runs.get("last_finished")}  # the first run's start..
     action = crate.add_action(files[WORKFLOW], identifier="#run", object=[files[OBJECT]],
                               result=[f for rel, f in files.items() if rel not in NOT_RESULTS], properties={
         "name": f"snakemake run of profile {manifest['profile']} at commit {manifest['commit']}",
         **{key: value for key, value in times.items() if value},  # ..the last one's end (the manifest's runs)
         "actionStatus": {"@id": "http://schema.org/CompletedActionStatus"},
-        "additionalProperty": [{"@id": p.id} for p in clock]})
+        "additionalProperty": [{"@id": p.id} for p in measured]})
     crate.root_dataset["mentions"] = [action]
     crate.metadata.write(folder)
     return folder / CRATE
