@@ -289,6 +289,26 @@ def remove(name: str):
     return damage
 
 
+def add(name: str):
+    """Damage: a file `name` beside the version's manifest, which its RO-Crate does not list."""
+    def damage(folder: Path) -> Path:
+        path = folder / name
+        path.write_text("a note left in a published version\n")
+        return path
+    return damage
+
+
+def crated(folder: Path) -> Path:
+    """`folder`, a version made or edited here, with the Snakefile and the RO-Crate `publish` writes beside its
+    files (its crate rewritten for what it holds now)."""
+    from attnlab.crate import WORKFLOW, write_crate
+
+    if not (folder / WORKFLOW).is_file():
+        shutil.copy(REPO / WORKFLOW, folder / WORKFLOW)
+    write_crate(folder, json.loads((folder / "manifest.json").read_text()))
+    return folder
+
+
 BOTH, VERSION, PUBLISH = ("publish", "versions"), ("versions",), ("publish",)
 DAMAGE = {  # name -> (damage a results folder or a version's copy: the path it damaged, the file, which verbs)
     "a curve.csv cut to 50 bytes": (cut("curve.csv", 50), "curve.csv", BOTH),
@@ -320,6 +340,17 @@ DAMAGE = {  # name -> (damage a results folder or a version's copy: the path it 
     "a metrics.json field of the wrong type": (  # the publish fixture's metrics.json has no n_params
         rewrite("metrics.json", lambda b: re.sub(rb'"n_params": (\d+)', rb'"n_params": "\1"', b, count=1)),
         "metrics.json", VERSION),
+    "an RO-Crate cut in half": (rewrite("ro-crate-metadata.json", lambda b: b[:len(b) // 2]), "ro-crate-metadata.json",
+                                VERSION),
+    "an RO-Crate with a checksum edited": (
+        rewrite("ro-crate-metadata.json", lambda b: re.sub(rb'"sha256": "[0-9a-f]', b'"sha256": "x', b, count=1)),
+        "ro-crate-metadata.json", VERSION),
+    "a missing RO-Crate": (remove("ro-crate-metadata.json"), "ro-crate-metadata.json", VERSION),
+    "a file its RO-Crate lists, missing": (remove("Snakefile"), "Snakefile", VERSION),
+    "a file its RO-Crate does not list": (add("notes.txt"), "notes.txt", VERSION),
+    "a run file changed in a way its kind allows": (  # whole JSON still: only its checksum tells
+        rewrite("stats.json", lambda b: re.sub(rb"\d", lambda d: b"%d" % ((int(d[0]) + 1) % 10), b, count=1)),
+        "stats.json", VERSION),
 }
 
 

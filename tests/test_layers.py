@@ -31,6 +31,7 @@ LAYERS = [  # (layer, what it holds, as module-name patterns), lowest first
               r"attnlab\.experiments\.\w+\.derive"]),  # the numbers a page shows, derived from run files
     ("claims", [r"attnlab\.claims(\..+)?"]),
     ("publishing", [r"attnlab\.check", r"attnlab\.versions", r"attnlab\.pooling", r"attnlab\.comparison",
+                    r"attnlab\.crate",  # a version's RO-Crate: written as it is published, checked as it is read
                     r"attnlab\.sitedata",  # they read the claims; sitedata: what a site shows, with no words
                     r"attnlab\.eta"]),  # a run's expected time, from the published versions' recorded times
     ("report", [r"attnlab\.report(\..+)?", r"attnlab\.experiments\.\w+\.page"]),

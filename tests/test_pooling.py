@@ -17,7 +17,7 @@ from attnlab.claims.registry import load_registry
 from attnlab.errors import AttnlabError
 from attnlab.pooling import pool, why_apart
 from attnlab.report import build
-from helpers import REPO
+from helpers import REPO, crated
 
 CHAPTER = REPO / "results" / "2026-12-02-chapter-cpu-680862e-only-ladder-position-set-seeds"
 A, B = "2026-12-02-chapter-cpu-680862e-only-ladder-position", "2026-12-05-chapter-cpu-680862e-only-ladder-position"
@@ -53,6 +53,7 @@ def two(tmp_path):
     reseed(results / B, 1338, 0.5)
     for name, when in ((A, "2026-12-02T09:28:55+00:00"), (B, "2026-12-05T09:00:00+00:00")):
         edit_json(results / name / "manifest.json", lambda m: m.update(version=name, published=when))
+        crated(results / name)
     return tmp_path
 
 

@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from attnlab import layout
+from attnlab.crate import CRATE
 from attnlab.provenance import read_json
 from attnlab.registry import training
 from attnlab.report.build import build_site
@@ -28,7 +29,7 @@ def test_a_version_is_complete_and_from_one_commit(version):
     folder = REPO / "results" / version
     manifest, cfg = read_json(folder / MANIFEST), yaml.safe_load((folder / "config.yaml").read_text())
     assert manifest["version"] == version and manifest["profile"] == cfg["profile"]
-    run_files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.json") if p.name != MANIFEST)
+    run_files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.json") if p.name not in (MANIFEST, CRATE))
     assert len(run_files) == manifest["runs"]["files"] and run_files == manifest["runs"].get("run_files", run_files)
     for rel in run_files:
         prov = read_json(folder / rel)["provenance"]

@@ -18,7 +18,7 @@ from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json, write_json
 from attnlab.registry import get as get_experiment, load as load_experiments
 from attnlab.report.build import build_site
-from helpers import CHROMIUM, eval_section, playwright_or_skip
+from helpers import CHROMIUM, crated, eval_section, playwright_or_skip
 
 REPO = Path(__file__).resolve().parents[1]
 REGISTRY = None
@@ -428,7 +428,7 @@ def fake_version(root: Path, name: str, published: str, manifest: dict | None = 
     write_json(folder / "manifest.json", {"version": name, "profile": "smoke", "commit": "abc123def456",
                                           "published_from": "abc123def456", "published": published,
                                           "hardware": "cpu", **(manifest or {})})
-    return folder
+    return crated(folder)
 
 
 OLD, NEW = "2026-01-01-smoke-cpu-abc123d", "2026-02-01-smoke-cpu-abc123d"

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from attnlab.config import load
+from attnlab.crate import CRATE, WORKFLOW
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json, write_json
 from attnlab.registry import experiments as registered
@@ -68,6 +69,7 @@ def checkout(root, cfg):
     (root / "docs").mkdir()
     (root / "docs" / "page.md").write_text("prose\n")
     (root / ".gitignore").write_text((REPO / ".gitignore").read_text())
+    (root / "Snakefile").write_text((REPO / "Snakefile").read_text())  # the workflow a version's crate names
     git(root, "init", "-q")
     git(root, "add", ".")
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
@@ -125,7 +127,7 @@ def test_some_experiments_alone_become_a_version_that_names_them(project, cfg):
     dest = publish(results, cfg, root=project, only=["cost", "decode"])
     assert dest.name == f"2026-11-30-smoke-cpu-{head[:7]}-only-cost-decode"
     kept = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
-    assert kept == ["config.yaml", "cost/result.json", "decode/result.json", MANIFEST]
+    assert kept == sorted([CRATE, WORKFLOW, "config.yaml", "cost/result.json", "decode/result.json", MANIFEST])
     m = read_json(dest / MANIFEST)
     assert m["experiments"] == ["cost", "decode"] and m["complete"] is False and m["runs"]["files"] == 2
 
@@ -141,7 +143,7 @@ def test_a_night_of_the_ladder_and_position_becomes_a_partial_version(project, c
     dest = publish(results, cfg, root=project, only=["ladder", "position"])
     assert dest.name == f"2026-11-30-smoke-cpu-{head[:7]}-only-ladder-position"
     kept = {str(p.relative_to(dest)).split("/")[0] for p in dest.rglob("*") if p.is_file()}
-    assert kept == {"ladder", "position", "config.yaml", MANIFEST}
+    assert kept == {"ladder", "position", "config.yaml", MANIFEST, WORKFLOW, CRATE}
     m = read_json(dest / MANIFEST)
     assert m["experiments"] == ["ladder", "position"] and m["complete"] is False
 

@@ -1,9 +1,10 @@
 """Published versions: one complete run of a profile at one clean commit, frozen under results/<version>/.
 
 A version is complete (every experiment of the profile) or holds only some experiments, named in its manifest
-(`publish --only`: the benchmarks a GPU machine ran without the DAG). It holds the run summaries (never checkpoints or token files), the profile it ran (config.yaml) and a
+(`publish --only`: the benchmarks a GPU machine ran without the DAG). It holds the run summaries (never checkpoints or token files), the profile it ran (config.yaml), a
 manifest: the commit, profile, hardware, GPU clocks, software versions, dates, the wall time of the whole DAG
-and the throughput ratio. `publish` refuses, with one line and before copying anything, a dirty tree, an
+and the throughput ratio; the Snakefile that ran, and an RO-Crate that describes it all and lists every file with
+its checksum (crate). `publish` refuses, with one line and before copying anything, a dirty tree, an
 incomplete run, run files from several commits (or from a dirty tree), runs whose code changed since, runs
 trained with other settings than the profile's, a version that already exists, and a damaged file (runfiles).
 Versions are never rewritten; the site is rebuilt from them without training, once every file of every
@@ -28,6 +29,7 @@ from pathlib import Path
 import yaml
 
 from attnlab import layout, registry
+from attnlab.crate import CRATE, WORKFLOW, check_crate, write_crate
 from attnlab.config import digest, read_yaml, resolve, run_settings, validate, without_planned_seeds
 from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
@@ -373,6 +375,8 @@ def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] 
         raise AttnlabError("a version that holds only some experiments cannot be the version of record: "
                            "publish it without --latest")
     commit, head = check_publishable(results, cfg, root, only)
+    if not (root / WORKFLOW).is_file():
+        raise AttnlabError(f"{root} has no {WORKFLOW}: a version's RO-Crate names the workflow that made its runs")
     laid = laid_over(cfg, root)
     name = version_name(cfg, provenances(results, cfg, only), commit, only, laid)
     dest = root / "results" / name
@@ -384,7 +388,10 @@ def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] 
         (building / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(results / rel, building / rel)
     (building / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    write_json(building / MANIFEST, manifest(results, cfg, commit, head, name, only) | {"set": laid})
+    shutil.copy2(root / WORKFLOW, building / WORKFLOW)  # as at the runs' commit: it shapes them (run_shaping)
+    meta = manifest(results, cfg, commit, head, name, only) | {"set": laid}
+    write_json(building / MANIFEST, meta)
+    write_crate(building, meta)
     os.replace(building, dest)  # whole or not at all
     if record:  # the version of record from now on: committed with the version
         Path(root, "results", LATEST).write_text(name + "\n")
@@ -433,9 +440,10 @@ def versions(root: Path = registry.ROOT) -> list[dict]:
 
 def check_version(folder: Path) -> dict:
     """A published version's manifest, once its profile (config.yaml) is there and reads as one, every run file
-    its manifest lists (and each training run's curve) is there, and every file it holds is checked as `publish`
-    checked it (runfiles; claims.csv complete against the claims registry it was published with); raises naming
-    the first damaged or missing one."""
+    its manifest lists (and each training run's curve) is there, every file it holds is checked as `publish`
+    checked it (runfiles; claims.csv complete against the claims registry it was published with), and its RO-Crate
+    lists exactly the files it holds, each with the checksum it was published with (crate); raises naming the
+    first damaged, missing or extra one."""
     folder = Path(folder)
     m = read_manifest(folder)
     profile = folder / "config.yaml"
@@ -443,7 +451,7 @@ def check_version(folder: Path) -> dict:
         raise AttnlabError(f"version {folder.name} is damaged: its profile {profile} is missing; restore it from git")
     settings_of(profile)
     held = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
-                  if p.suffix in (".json", ".csv") and p.name != MANIFEST)
+                  if p.suffix in (".json", ".csv") and p.name not in (MANIFEST, CRATE))
     wanted = [*(m.get("runs") or {}).get("run_files", []),
               *(layout.sibling(rel, layout.CURVE) for rel in held if Path(rel).name == layout.METRICS)]
     missing = [rel for rel in wanted if not (folder / rel).is_file()]
@@ -451,6 +459,7 @@ def check_version(folder: Path) -> dict:
         raise AttnlabError(f"version {folder.name} is damaged: {len(missing)} of its run files are missing "
                            f"({folder / missing[0]}{', …' if len(missing) > 1 else ''}); restore them from git")
     check_files(folder, held, claim_ids_at(m.get("published_from"), folder) if "claims.csv" in held else None)
+    check_crate(folder)  # last: a damaged file is named by what is wrong with it before by its checksum
     return m
 
 
