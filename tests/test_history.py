@@ -13,7 +13,7 @@ import yaml
 
 from attnlab.errors import AttnlabError
 from attnlab.history import compared, history, lines
-from helpers import REPO
+from helpers import REPO, crated
 
 CHAPTER = REPO / "results" / "2026-12-02-chapter-cpu-680862e-only-ladder-position-set-seeds"
 A, B = "2026-12-03-chapter-cpu-aaaaaaa-only-ladder-position", "2026-12-04-chapter-cpu-bbbbbbb-only-ladder-position"
@@ -46,6 +46,7 @@ def version(root: Path, name: str, sha: str, when: str, l4_times: float = 1.0, l
     manifest = json.loads((folder / "manifest.json").read_text())
     manifest.update(version=name, commit=sha, published=when)
     (folder / "manifest.json").write_text(json.dumps(manifest))
+    crated(folder)
 
 
 @pytest.fixture
@@ -87,6 +88,7 @@ def test_versions_of_another_budget_stay_in_the_table_but_are_never_compared(pro
     m = json.loads((project / "results" / quick / "manifest.json").read_text())
     m["commit"] = git(project, "rev-parse", "HEAD~2")
     (project / "results" / quick / "manifest.json").write_text(json.dumps(m))
+    crated(project / "results" / quick)
     rows = history("C2.3", project)
     assert quick in [r.version for r in rows]
     assert next(r for r in rows if r.version == quick).step is None  # the only quick one: nothing to compare
