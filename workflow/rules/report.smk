@@ -69,7 +69,7 @@ rule charts:
                       caption="../report/chart.rst", category=title, subcategory="charts", labels={"chart": "{chart}"}),
     params:
         settings=lambda w: settings(*config),  # a function: settings may hold braces ({x} in E8's template)
-        results=R,
+        results=parent_of("output", "charts"),
         titles={name: e.title for name, e in EXPERIMENTS.items()},  # for the captions
         decided={name: decides(name) for name in EXPERIMENTS},
     log:
