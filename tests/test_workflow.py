@@ -291,7 +291,7 @@ VERBS = {"prepare_data": ("prepare",), "train": ("train",), "claims": ("claims",
          "charts": ("charts", "attnlab.report.hooks", "attnlab.report.pages.about", *map(page_module, pages()))}
 DOWNSTREAM = {"prepare_data": {"train", "analyse"}, "train": {"analyse", "claims", "site", "charts"},  # analyses that
               "analyse": {"claims", "site", "charts"},                                             # need runs
-              "claims": {"site"}, "site": set(), "charts": set()}
+              "claims": {"site", "charts"}, "site": set(), "charts": set()}
 
 
 def imports_of(rule: str) -> set[str]:

@@ -61,6 +61,7 @@ rule charts:
     """Every experiment's charts, as its page draws them, as files the Snakemake report holds (`snakemake --report`)."""
     input:
         **RUNS,
+        verdicts=rules.claims.output.csv,  # after the claims: a failed claims step draws no charts
         claims=CLAIMS_FILES,
         code=code("charts", *PAGES),
         assets=["docs/assets/attnlab-viewer.js", "docs/assets/attnlab-viewer.css"],  # inlined into each viewer
@@ -69,7 +70,7 @@ rule charts:
                       caption="../report/chart.rst", category=title, subcategory="charts", labels={"chart": "{chart}"}),
     params:
         settings=lambda w: settings(*config),  # a function: settings may hold braces ({x} in E8's template)
-        results=parent_of("output", "charts"),
+        results=parent_of("input", "verdicts"),
         titles={name: e.title for name, e in EXPERIMENTS.items()},  # for the captions
         decided={name: decides(name) for name in EXPERIMENTS},
     log:
