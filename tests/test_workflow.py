@@ -510,7 +510,7 @@ def test_a_new_experiment_is_its_folder_and_one_registry_line(tmp_path, corpus_p
         '{"n": r["n"], "mean": r["mean"], "standard error": r["mean_se"]}', '{"validation tokens": r["n_val"]}'))
 
     jobs = planned(snakemake(work, "-n", "--configfile", "config/smoke.yaml"))
-    assert jobs == {"analyse": 1, "claims": 1, "site": 1, "all": 1}, jobs  # no training, nothing else
+    assert jobs == {"analyse": 1, "claims": 1, "site": 1, "charts": 1, "all": 1}, jobs  # no training, nothing else
     snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml")
     r = work / "results" / "smoke"
     n_val = json.loads((r / "toy" / "result.json").read_text())["n_val"]
