@@ -41,6 +41,9 @@ onstart:  # a real run (not a dry one), before its first job
         sys.exit(f"attnlab: error: {err}")
 
 
+report: "workflow/report/workflow.rst"  # `snakemake --report report.zip`: what it holds and how it is laid out
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/analyses.smk"
@@ -58,5 +61,6 @@ rule all:
     input:
         rules.site.output.index,
         rules.claims.output.by_seed,  # read by no rule: named here so that a lost one is rebuilt
+        rules.charts.output.charts,  # read by no rule: the charts `snakemake --report` holds
         # every run file by name, so that deleting one rebuilds it even though the site is up to date
         **RUNS,

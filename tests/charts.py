@@ -5,7 +5,6 @@ graph says which rows each panel of a faceted chart holds. `problems(spec)` list
 wrong with what a chart draws."""
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -13,16 +12,17 @@ from pathlib import Path
 import numpy as np
 import vl_convert as vlc
 
+from attnlab.report.format import charts_in
+
 BOUNDED = re.compile(r"share|accuracy|fraction|probabilit", re.I)  # a field so named lies in [0, 1]
-EMBED = re.compile(r'vegaEmbed\("#([^"]+)", (\{.*?\}), \{actions')
 
 
 def site_charts(site: Path) -> dict[str, dict]:
     """Every chart embedded in the built site: '<page>#<chart id>' -> its Vega-Lite spec."""
     out = {}
     for html in sorted(site.rglob("*.html")):
-        for chart_id, blob in EMBED.findall(html.read_text()):
-            out[f"{html.relative_to(site).with_suffix('')}#{chart_id}"] = json.loads(blob.replace("<\\/", "</"))
+        for chart_id, spec in charts_in(html.read_text()).items():
+            out[f"{html.relative_to(site).with_suffix('')}#{chart_id}"] = spec
     return out
 
 
@@ -33,8 +33,8 @@ def version_charts(results: Path, claims: Path) -> dict[str, dict]:
     site, out = context(results, claims), {}
     for page in [*pages(), *STATIC_PAGES]:
         for block in page_blocks(site, page).values():
-            for chart_id, blob in EMBED.findall(str(block)):
-                out[f"{page.removesuffix('.md')}#{chart_id}"] = json.loads(blob.replace("<\\/", "</"))
+            for chart_id, spec in charts_in(str(block)).items():
+                out[f"{page.removesuffix('.md')}#{chart_id}"] = spec
     return out
 
 

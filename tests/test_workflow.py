@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -116,7 +117,7 @@ def test_smoke_dag_builds_the_site(smoke):
     assert by_claim(claims).loc["C0.2", "verdict"] == "holds"  # the real corpus, the real BPE
     for row in resolve(yaml.safe_load((smoke / "config" / "smoke.yaml").read_text()))["ladder"]:
         assert (r / "ladder" / row / "seed1337" / "metrics.json").is_file()
-    for job in ("prepare_data", "claims", "site", "throughput", "averaging", "ladder/L1/seed1337"):
+    for job in ("prepare_data", "claims", "site", "charts", "throughput", "averaging", "ladder/L1/seed1337"):
         assert (r / "logs" / f"{job}.log").exists() and (r / "benchmarks" / f"{job}.tsv").exists()
 
 
@@ -286,10 +287,11 @@ SOURCES = sorted(str(p.relative_to(REPO)) for p in (REPO / "src" / "attnlab").rg
 VERBS = {"prepare_data": ("prepare",), "train": ("train",), "claims": ("claims",),
          "analyse": ("analyse", *(e.producer for e in load_registry() if e.kind in ("analysis", "benchmark"))),
          "site": ("site", "attnlab.report.hooks", "attnlab.report.pages.about",
-                  *map(page_module, pages()))}
-DOWNSTREAM = {"prepare_data": {"train", "analyse"}, "train": {"analyse", "claims", "site"},  # analyses that need runs
-              "analyse": {"claims", "site"},
-              "claims": {"site"}, "site": set()}
+                  *map(page_module, pages())),
+         "charts": ("charts", "attnlab.report.hooks", "attnlab.report.pages.about", *map(page_module, pages()))}
+DOWNSTREAM = {"prepare_data": {"train", "analyse"}, "train": {"analyse", "claims", "site", "charts"},  # analyses that
+              "analyse": {"claims", "site", "charts"},                                             # need runs
+              "claims": {"site", "charts"}, "site": set(), "charts": set()}
 
 
 def imports_of(rule: str) -> set[str]:
@@ -358,6 +360,7 @@ def test_the_import_analysis_misses_nothing_a_job_really_imports(smoke, tmp_path
         "claims": ["claims", "--results", str(r), "--out", str(tmp_path / "claims.csv")],
         "site": ["site", "--config", settings, "--results", str(r), "--site",
                  str(tmp_path / "site")],  # (mkdocs runs the pages in a child process: see VERBS)
+        "charts": ["charts", "--config", settings, "--results", str(r), "--out", str(tmp_path / "charts")],
     }
     env = {**os.environ, "PYTHONPATH": str(smoke / "src")}
     for rule, args in commands.items():
@@ -386,6 +389,17 @@ def test_editing_model_code_reruns_training(smoke):
 def test_lint_has_nothing_to_say(smoke):
     proc = snakemake(smoke, "--lint", "--configfile", "config/smoke.yaml", check=False)
     assert "Congratulations" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_the_report_holds_the_claims_and_every_experiments_charts(smoke, tmp_path):
+    """`snakemake --report report.zip` (README): claims.csv, and at least one chart (or viewer) of every experiment in
+    the registry, each file under report/data/raw/<id>/ by its name in the charts folder (<experiment>/<chart>)."""
+    snakemake(smoke, "--report", str(tmp_path / "report.zip"), "--configfile", "config/smoke.yaml")
+    held = zipfile.ZipFile(tmp_path / "report.zip").namelist()
+    assert "report/report.html" in held
+    assert any(re.fullmatch(r"report/data/raw/\w+/claims\.csv", name) for name in held), held
+    charted = {m[1] for name in held if (m := re.fullmatch(r"report/data/raw/\w+/(\w+)/[\w-]+\.(?:svg|html)", name))}
+    assert charted == {e.name for e in load_registry()}, sorted(charted)
 
 
 FILES = {  # a profile file that cannot be read: (its text or None for no file, what the one line says)
@@ -496,7 +510,7 @@ def test_a_new_experiment_is_its_folder_and_one_registry_line(tmp_path, corpus_p
         '{"n": r["n"], "mean": r["mean"], "standard error": r["mean_se"]}', '{"validation tokens": r["n_val"]}'))
 
     jobs = planned(snakemake(work, "-n", "--configfile", "config/smoke.yaml"))
-    assert jobs == {"analyse": 1, "claims": 1, "site": 1, "all": 1}, jobs  # no training, nothing else
+    assert jobs == {"analyse": 1, "claims": 1, "site": 1, "charts": 1, "all": 1}, jobs  # no training, nothing else
     snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml")
     r = work / "results" / "smoke"
     n_val = json.loads((r / "toy" / "result.json").read_text())["n_val"]

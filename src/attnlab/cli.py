@@ -128,6 +128,16 @@ def cmd_site(a):
     print(f"site built into {a.site}")
 
 
+def cmd_charts(a):
+    from attnlab.report.build import context
+    from attnlab.report.figures import write_figures
+    from attnlab.versions import own_settings
+
+    site = context(Path(a.results), claims_folder(a), own_settings(Path(a.config)) or settings(a))
+    written = write_figures(site, Path(a.out))
+    print(f"charts written into {a.out}: " + ", ".join(f"{name} {len(files)}" for name, files in written.items()))
+
+
 def cmd_benchmarks(a):
     """Every benchmark that needs neither data nor training, without Snakemake (a GPU machine has torch but not
     it). A result already there from this commit with these settings is kept: results brought back from a GPU
@@ -225,6 +235,8 @@ def parser() -> argparse.ArgumentParser:
     verb("second-look", cmd_second_look, "the experiments' own seeds for the design's second look, from a version's "
          "first-look verdicts", "results", "claims")
     verb("site", cmd_site, "render pages and build the site (mkdocs.yml at the root)", "results", "claims", "site")
+    verb("charts", cmd_charts, "every experiment's charts as files (SVG; a viewer as HTML) for the Snakemake report",
+         "results", "claims", "out")
     verb("benchmarks", cmd_benchmarks, "run the benchmarks that need no data or training, without Snakemake",
          "results")
     publish = verb("publish", cmd_publish, "freeze a complete run as a version under results/<version>/ (clean "

@@ -163,6 +163,14 @@ def load(path: Path = REGISTRY) -> tuple[Experiment, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=None)
+def claim_ids(name: str) -> tuple[str, ...]:
+    """The ids of the claims experiment `name` decides, in its claims.yaml's order (none where it has no such file),
+    read without checking or compiling them (attnlab.claims.registry does that): what the report's captions name."""
+    e = get(name)
+    return tuple(str(c["id"]) for c in yaml.safe_load(e.claims_file.read_text())["claims"]) if e.claims else ()
+
+
 def relative(path: Path) -> str:
     """A path of the project as the workflow names it: relative to the project folder."""
     return str(Path(path).relative_to(ROOT))

@@ -6,8 +6,10 @@ rule analyse:
         data=lambda w: [rules.prepare_data.output.train, rules.prepare_data.output.val] if MEASURED[w.name].data else [],
         needs=lambda w: needed(MEASURED[w.name]),
     output:
-        json=f"{R}/{attnlab.layout.ANALYSIS_RESULT}",
+        json=report(f"{R}/{attnlab.layout.ANALYSIS_RESULT}", caption="../report/result.rst", category=title,
+                    subcategory="run files", labels={"file": attnlab.layout.RESULT}),
     params:
+        decided=decided,
         settings=lambda w: MEASURED[w.name].settings,
         data=lambda w, input: f"--data {Path(input.data[0]).parent}" if input.data else "",
     wildcard_constraints:

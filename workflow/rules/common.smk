@@ -25,6 +25,24 @@ MEASURED = {job.name: job for job in PLAN if job.kind in ("analysis", "benchmark
 TRAINED = [job for job in PLAN if job.run]  # the train rule's
 
 
+def title(wildcards):
+    """A report() category: the title of the experiment an output's wildcards name (its page's)."""
+    return EXPERIMENTS[wildcards.get("experiment") or wildcards.name].title
+
+
+def decides(name):
+    """The claims experiment `name` decides, from its claims.yaml, as the report's captions name them ('C2.1, C2.2,
+    ...'; '' for none)."""
+    return ", ".join(attnlab.registry.claim_ids(name))
+
+
+def decided(wildcards, output):
+    """A param only the report's captions read (workflow/report/*.rst): the claims that the experiment the job's
+    wildcards name decides. It takes `output`, so Snakemake counts it derived from the outputs rather than a
+    setting: it reruns no job."""
+    return decides(wildcards.get("experiment") or wildcards.name)
+
+
 def settings(*sections):
     """A param: the settings a job outside the plan reads, as canonical JSON (a planned job's are its
     `settings`). The job reads nothing else, so they are both its rerun trigger (whatever order they were

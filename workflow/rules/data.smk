@@ -31,8 +31,10 @@ rule prepare_data:
         train=f"{R}/data/train.bin",
         val=f"{R}/data/val.bin",
         tokenizer=f"{R}/data/tokenizer.json",
-        stats=f"{R}/{attnlab.layout.STATS}",
+        stats=report(f"{R}/{attnlab.layout.STATS}", caption="../report/data.rst", category=EXPERIMENTS["data"].title,
+                     subcategory="run files", labels={"file": attnlab.layout.STATS_FILE}),
     params:
+        decided=lambda w, output: decides("data"),  # for its caption; derived from the outputs: reruns nothing
         settings=lambda w: JOBS[attnlab.plan.PREPARE].settings,
         out=parent_of("output", "stats"),
     log:

@@ -13,9 +13,11 @@ rule claims:
         **RUNS,
         claims=CLAIMS_FILES,
         code=code("claims"),
-    output:
-        csv=update(f"{R}/claims.csv"),  # a failed step leaves the previous verdicts in place
-        by_seed=update(f"{R}/claims_by_seed.csv"),  # written beside claims.csv by the same verb
+    output:  # update(): a failed step leaves the previous verdicts in place; the verb writes both files
+        csv=report(update(f"{R}/claims.csv"), caption="../report/claims.rst", category="Claims",
+                   labels={"table": "claims.csv"}),
+        by_seed=report(update(f"{R}/claims_by_seed.csv"), caption="../report/claims.rst", category="Claims",
+                       labels={"table": "claims_by_seed.csv"}),
     params:
         results=parent_of("output", "csv"),
     log:
@@ -53,3 +55,30 @@ rule site:
     shell:
         "python -m attnlab --log {log} site --config {params.settings:q} --results {params.results}"
         " --site {params.site}"
+
+
+rule charts:
+    """Every experiment's charts, as its page draws them, as files the Snakemake report holds (`snakemake --report`)."""
+    input:
+        **RUNS,
+        verdicts=rules.claims.output.csv,  # after the claims: a failed claims step draws no charts
+        claims=CLAIMS_FILES,
+        code=code("charts", *PAGES),
+        assets=["docs/assets/attnlab-viewer.js", "docs/assets/attnlab-viewer.css"],  # inlined into each viewer
+    output:
+        charts=report(directory(f"{R}/charts"), patterns=["{experiment}/{chart}.svg", "{experiment}/{chart}.html"],
+                      caption="../report/chart.rst", category=title, subcategory="charts", labels={"chart": "{chart}"}),
+    params:
+        settings=lambda w: settings(*config),  # a function: settings may hold braces ({x} in E8's template)
+        results=parent_of("input", "verdicts"),
+        titles={name: e.title for name, e in EXPERIMENTS.items()},  # for the captions
+        decided={name: decides(name) for name in EXPERIMENTS},
+    log:
+        f"{LOGS}/charts.log",
+    benchmark:
+        f"{R}/benchmarks/charts.tsv"
+    conda:
+        ENV
+    shell:
+        "python -m attnlab --log {log} charts --config {params.settings:q} --results {params.results}"
+        " --out {output.charts}"

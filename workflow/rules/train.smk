@@ -10,9 +10,14 @@ rule train:
         code=code("train"),
         init=lambda w: needed(trained(w)),  # an up-trained run's source, at the same seed
     output:
-        metrics=f"{R}/{attnlab.layout.TRAIN_DIR}/{attnlab.layout.METRICS}",
-        curve=f"{R}/{attnlab.layout.TRAIN_DIR}/{attnlab.layout.CURVE}",
+        metrics=report(f"{R}/{attnlab.layout.TRAIN_DIR}/{attnlab.layout.METRICS}", caption="../report/train.rst",
+                       category=title, subcategory="run files",
+                       labels={"run": "{run}", "seed": "{seed}", "file": attnlab.layout.METRICS}),
+        curve=report(f"{R}/{attnlab.layout.TRAIN_DIR}/{attnlab.layout.CURVE}", caption="../report/train.rst",
+                     category=title, subcategory="run files",
+                     labels={"run": "{run}", "seed": "{seed}", "file": attnlab.layout.CURVE}),
     params:
+        decided=decided,
         settings=lambda w: trained(w).settings,
         data=parent_of("input", "train"),
         out=parent_of("output", "metrics"),

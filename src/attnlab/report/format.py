@@ -88,6 +88,14 @@ def chart(chart_id: str, spec: dict) -> str:
             f'vegaEmbed("#{chart_id}", {blob}, {{actions: {{export: true, source: false, compiled: false, editor: false}}}}); }});\n</script>\n')
 
 
+EMBEDDED = re.compile(r'vegaEmbed\("#([^"]+)", (\{.*?\}), \{actions')  # what `chart` writes
+
+
+def charts_in(markup: str) -> dict[str, dict]:
+    """Every chart `chart` drew into `markup`: its id -> its Vega-Lite spec."""
+    return {chart_id: json.loads(blob.replace("<\\/", "</")) for chart_id, blob in EMBEDDED.findall(markup)}
+
+
 def badge(verdict: str) -> str:
     return f'<span class="verdict verdict-{verdict.replace(" ", "-")}">{verdict}</span>'
 

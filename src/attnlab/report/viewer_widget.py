@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from attnlab.errors import AttnlabError
 from attnlab.maps import check_data
 
 ID_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+EMBEDDED = re.compile(r'<div id="([A-Za-z][A-Za-z0-9_-]*)" class="attnlab-viewer".*?</script>\n</div>', re.S)
 
 
 def _embedded_json(data: dict) -> str:
@@ -30,6 +32,19 @@ def viewer_html(data: dict, element_id: str = "attnlab-viewer") -> str:
     if not isinstance(element_id, str) or not ID_RE.fullmatch(element_id):
         raise AttnlabError(f"viewer element id {element_id!r} must be a letter then letters, digits, - or _")
     return SKELETON.replace("__ID__", element_id).replace("__DATA__", _embedded_json(data), 1)
+
+
+def viewers_in(markup: str) -> dict[str, str]:
+    """Every viewer `viewer_html` wrote into `markup`: its element id -> its fragment."""
+    return {m.group(1): m.group(0) for m in EMBEDDED.finditer(markup)}
+
+
+def standalone(fragment: str, assets: Path) -> str:
+    """A viewer fragment as a page of its own, the site's script and style for it (in `assets`) inlined: it works
+    opened from disk, or inside the Snakemake report."""
+    style, script = (assets / "attnlab-viewer.css").read_text(), (assets / "attnlab-viewer.js").read_text()
+    return (f'<!doctype html>\n<meta charset="utf-8">\n<style>\n{style}</style>\n{fragment}\n'
+            f"<script>\n{script}</script>\n")
 
 
 # No blank lines anywhere below: Markdown would end the raw HTML block there.
