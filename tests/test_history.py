@@ -162,3 +162,71 @@ def test_the_history_page_has_a_section_per_claim_and_every_version_links_it(pro
     assert '<a href="../history/index.html#claim-C2-3">C2.3 in every version</a>' in site.claim_details(v)
     alone = context(project / "results" / B, None)
     assert "history" not in alone.stamp("ladder.md") and "history/index" not in alone.claim_details(v)
+
+
+COPIED = ["Snakefile", "workflow", "src", "config", "docs", "tools", "profiles", "environment.yml", "mkdocs.yml",
+          ".gitignore"]
+
+
+def attnlab(work: Path, *args: str) -> subprocess.CompletedProcess:
+    import os
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(work / "src")}
+    done = subprocess.run([sys.executable, "-m", *args], cwd=work, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done
+
+
+def published(work: Path) -> str:
+    """Run E1 (averaging) on the smoke profile at HEAD and publish it alone; the version's name."""
+    attnlab(work, "attnlab.runner", "smoke", "--only", "averaging", "--jobs", "1")
+    done = attnlab(work, "attnlab", "publish", "--config", "smoke", "--results", "results/smoke", "--only", "averaging")
+    name = done.stdout.split(" as version ")[1].split()[0]
+    git(work, "add", "results")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", f"version {name}")
+    return name
+
+
+def test_bisect_names_the_commit_that_moved_the_claim(tmp_path, corpus_path):
+    """Two smoke versions of E1 three commits apart: one commit doubles the shuffle difference C1.1 reads, the
+    others touch prose and a setting's comment. History finds the step; --bisect reruns E1 at the older commit and
+    at the commits that touched its code, in worktrees, and names the doubling one; an interrupted bisect resumes."""
+    from attnlab.bisect import bisect
+
+    work = tmp_path / "project"
+    work.mkdir()
+    for name in COPIED:
+        src = REPO / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(
+            src, work / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
+    cfg = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    cfg["data"]["path"] = str(corpus_path)
+    (work / "config" / "smoke.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    git(work, "init", "-q")
+    git(work, "add", "-A")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    old = published(work)
+    producer = work / "src" / "attnlab" / "experiments" / "averaging" / "producer.py"
+    producer.write_text(producer.read_text().replace('"shuffle_max_abs_diff": shuffle_diff,',
+                                                     '"shuffle_max_abs_diff": 2 * shuffle_diff + 1e-7,'))
+    moved_by = commit(work, str(producer.relative_to(work)), producer.read_text(), "double the shuffle difference")
+    commit(work, "docs/about.md", (work / "docs" / "about.md").read_text() + "\nmore words\n", "prose only")
+    new = published(work)
+
+    rows = history("C1.1", work)
+    assert [r.version for r in rows] == [old, new] and rows[1].step is not None
+    assert [s for _, s in rows[1].step.commits] == ["double the shuffle difference"]
+
+    (work / "docs" / "about.md").write_text("dirty\n")
+    with pytest.raises(AttnlabError, match="uncommitted changes"):
+        bisect("C1.1", work)
+    git(work, "checkout", "--", "docs/about.md")
+
+    said = []
+    found = bisect("C1.1", work, say=said.append)
+    assert found == f"the first commit that moved C1.1 at seed 1337: {moved_by[:7]} double the shuffle difference"
+    assert said[0].startswith(f"bisect C1.1 over 1 commits between {old} and {new}: at most 2 reruns of averaging")
+    state = json.loads(next((work / ".attnlab-bisect").glob("C1.1-*/state.json")).read_text())
+    assert len(state) == 2  # the older version's commit and the one between
+    assert bisect("C1.1", work, say=said.append) == found and "(2 done before" in said[1]  # resumed: no rerun

@@ -188,6 +188,11 @@ def cmd_new_experiment(a):
 def cmd_history(a):
     from attnlab.history import compared, lines
 
+    if a.bisect:
+        from attnlab.bisect import bisect
+
+        print(bisect(a.claim, at=a.at, seed=a.seed))
+        return
     rows = compared(a.claim)
     print(f"{a.claim}: {len(rows)} versions measured it, oldest commit first; ◆ a step since the previous version "
           "of its budget (its value moved beyond the noise, or its verdict changed)")
@@ -257,6 +262,10 @@ def parser() -> argparse.ArgumentParser:
     h = sub.add_parser("history", help="one claim across every published version, oldest commit first, and the "
                                        "steps where it moved")
     h.add_argument("claim", help="a claim's id, e.g. C2.3")
+    h.add_argument("--bisect", action="store_true", help="rerun the claim at one seed over the commits of its newest "
+                                                         "step (or --at VERSION's) and name the first that moved it")
+    h.add_argument("--at", metavar="VERSION", help="with --bisect: the step at this version")
+    h.add_argument("--seed", type=int, help="with --bisect: the seed to rerun at (default: the version's first)")
     h.set_defaults(fn=cmd_history)
     return p
 
