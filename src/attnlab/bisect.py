@@ -60,15 +60,15 @@ def rerun_seconds(folder: Path, experiment: str, seed: int) -> float:
 def bisect(claim_id: str, root: Path = registry.ROOT, at: str | None = None, seed: int | None = None, say=print) -> str:
     """Rerun and search; returns the first commit (short hash and subject) that moved the claim, in words."""
     root = Path(root)
-    claim_of(claim_id)
+    claim = claim_of(claim_id)
     clean(root)
-    row = chosen_step(compared(claim_id, root), at)
+    rows = compared(claim_id, root)
+    row = chosen_step(rows, at)
     step = row.step
     if not step.commits:
         raise AttnlabError(f"no commit between {step.since} and {row.version} touched {claim_id}'s code: the "
                            "settings or the seeds explain this step, not a commit")
-    claim = claim_of(claim_id)
-    before = next(r for r in compared(claim_id, root) if r.version == step.since)
+    before = next(r for r in rows if r.version == step.since)
     seed = seed if seed is not None else seeds(settings_of(root / "results" / row.version / "config.yaml"))[0]
     candidates = [before.manifest["commit"]] + [h for h, _ in step.commits]
     subjects = dict(step.commits)
