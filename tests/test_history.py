@@ -119,6 +119,9 @@ def test_the_sentence_names_the_steps_or_says_there_were_none(project):
     assert said.startswith("2 published versions measured C2.3; it stepped 1 time: at " + B + ", since " + A)
     assert "its verdict went from reproduced to not reproduced" in said and "its value moved by" in said
     assert "1 commit between them touched its code" in said and "1 setting its runs read differ (train.lr)" in said
+    rows[1].step.commits = None  # a copy outside git
+    assert "git cannot list the commits between them here" in sentence("C2.3", rows)
+    assert "Commits touching its code: unknown (git cannot list them here)" in "\n".join(lines(rows))
     rows[1].step = None
     assert sentence("C2.3", rows) == ("2 published versions measured C2.3; between the versions of each budget its "
                                       "value never moved beyond the noise and its verdict never changed.")

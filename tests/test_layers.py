@@ -33,7 +33,8 @@ LAYERS = [  # (layer, what it holds, as module-name patterns), lowest first
     ("publishing", [r"attnlab\.check", r"attnlab\.versions", r"attnlab\.pooling", r"attnlab\.comparison",
                     r"attnlab\.crate",  # a version's RO-Crate: written as it is published, checked as it is read
                     r"attnlab\.sitedata",  # they read the claims; sitedata: what a site shows, with no words
-                    r"attnlab\.eta"]),  # a run's expected time, from the published versions' recorded times
+                    r"attnlab\.eta",  # a run's expected time, from the published versions' recorded times
+                    r"attnlab\.history", r"attnlab\.bisect"]),  # a claim across the versions; the commit that moved it
     ("report", [r"attnlab\.report(\..+)?", r"attnlab\.experiments\.\w+\.page"]),
     ("top", [r"attnlab\.__main__", r"attnlab\.cli", r"attnlab\.runner", r"attnlab\.scaffold"]),
 ]

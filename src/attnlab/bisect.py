@@ -65,6 +65,9 @@ def bisect(claim_id: str, root: Path = registry.ROOT, at: str | None = None, see
     rows = compared(claim_id, root)
     row = chosen_step(rows, at)
     step = row.step
+    if step.commits is None:
+        raise AttnlabError(f"git cannot list the commits between {step.since} and {row.version} here (a copy "
+                           "outside git, or a shallow clone): nothing to bisect")
     if not step.commits:
         raise AttnlabError(f"no commit between {step.since} and {row.version} touched {claim_id}'s code: the "
                            "settings or the seeds explain this step, not a commit")

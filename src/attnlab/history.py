@@ -34,7 +34,8 @@ class Step:
     since: str                                            # the previous version of the same budget
     moved: dict[str, dict] = field(default_factory=dict)  # part -> comparison.part_change, beyond the noise
     was: Outcome | str | None = None                      # the previous verdict, where the verdict changed
-    commits: list[tuple[str, str]] = field(default_factory=list)  # (short hash, subject) touching the code
+    commits: list[tuple[str, str]] | None = field(default_factory=list)  # (short hash, subject) touching the
+    # code; None where git cannot list them
     settings: list = field(default_factory=list)         # versions.Difference of the experiment's jobs
 
 
@@ -79,14 +80,15 @@ def commit_time(root: Path, commit: str) -> int:
     return int(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip().isdigit() else 0
 
 
-def touching(root: Path, old: str, new: str, paths: list[str]) -> list[tuple[str, str]]:
-    """(short hash, subject) of the commits after `old` up to `new` that touched any of `paths`, oldest first."""
+def touching(root: Path, old: str, new: str, paths: list[str]) -> list[tuple[str, str]] | None:
+    """(short hash, subject) of the commits after `old` up to `new` that touched any of `paths`, oldest first;
+    None where git cannot tell (a copy outside git, a shallow clone without them)."""
     if old == new:
         return []
     done = subprocess.run(["git", "log", "--reverse", "--format=%h %s", f"{old}..{new}", "--", *paths],
                           cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
-        raise AttnlabError(f"git cannot list the commits between {old[:7]} and {new[:7]}: {done.stderr.strip()}")
+        return None
     return [tuple(line.split(" ", 1)) if " " in line else (line, "") for line in done.stdout.splitlines()]
 
 
@@ -157,7 +159,8 @@ def step_text(s: Step) -> str:
     """A step in one line: what moved, then what separates the versions."""
     what = [f"{p or 'value'} {c['diff']:+.4g}" + (f" ± {c['se']:.2g}" if c["se"] else "") for p, c in s.moved.items()]
     what += [f"verdict was {s.was}"] if s.was is not None else []
-    commits = ", ".join(f"{h} {subject}" for h, subject in s.commits) or "none"
+    commits = ("unknown (git cannot list them here)" if s.commits is None
+               else ", ".join(f"{h} {subject}" for h, subject in s.commits) or "none")
     settings = ", ".join(f"{d.setting} {d.before} → {d.after}" for d in s.settings) or "none"
     return f"since {s.since}: {'; '.join(what)}. Commits touching its code: {commits}. Settings: {settings}."
 

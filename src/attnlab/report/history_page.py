@@ -34,7 +34,8 @@ def sentence(claim_id: str, rows: list[Row]) -> str:
         what = [f"{p or 'its value'} moved by {fmt(c['diff'])}" + (f" ± {fmt(c['se'])}" if c["se"] else "")
                 for p, c in s.moved.items()]
         what += [f"its verdict went from {s.was} to {r.verdict.verdict}"] if s.was is not None else []
-        commits = (f"{count(len(s.commits), 'commit')} between them touched its code ({hashes(s.commits)})"
+        commits = ("git cannot list the commits between them here" if s.commits is None else
+                   f"{count(len(s.commits), 'commit')} between them touched its code ({hashes(s.commits)})"
                    if s.commits else "no commit between them touched its code")
         settings = (f"{count(len(s.settings), 'setting')} its runs read differ "
                     f"({', '.join(d.setting for d in s.settings)})" if s.settings else "no setting its runs read differs")
