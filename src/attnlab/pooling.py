@@ -173,7 +173,7 @@ def pool(root: Path, version: str, published: list[dict] | None = None, only: li
             if m["version"] == version or not holds(m, e) or why_apart(root, own, m, e):
                 continue
             theirs = _prefixed(gather(results_root / m["version"]), m["version"])
-            added = _merge(res, theirs, e, version, m["version"])
+            added = _merge(res, theirs, e)
             if added:
                 out.members[e].append((m["version"], added))
         first, plan = design_seeds(root, own["profile"], e)
@@ -198,17 +198,7 @@ def _other_hardware(out: Pool, experiment: str, theirs: Pool, hardware: str, fir
         out.apart[experiment] = f"not pooled with the {hardware} versions ({names}): {differ}"
         return
     held = set(out.seeds(experiment))
-    res, other = out.results, theirs.results
-    for run in other.experiment(experiment):
-        for seed, m in other.by_seed[run].items():
-            if seed is None or seed in held:
-                continue
-            res.by_seed.setdefault(run, {})[seed] = m
-            res.owner[run] = experiment
-            res.seed_paths.setdefault(run, {})[seed] = other.seed_paths[run][seed]
-        if run not in res.runs and res.by_seed.get(run):  # a run only they hold: its first seed stands for it
-            first = res.seeds(run)[0]
-            res.runs[run], res.run_paths[run] = res.by_seed[run][first], res.seed_paths[run][first]
+    _merge(out.results, theirs.results, experiment, same_run=False)
     for v, seeds in theirs.members.get(experiment, []):
         if added := [s for s in seeds if s not in held]:
             out.members[experiment].append((v, added))
@@ -282,15 +272,17 @@ def _prefixed(res: Results, version: str) -> Results:
     return res
 
 
-def _merge(res: Results, theirs: Results, experiment: str, mine: str, other: str) -> list[int]:
+def _merge(res: Results, theirs: Results, experiment: str, same_run: bool = True) -> list[int]:
     """Add to `res` the seeds of `experiment`'s runs that `theirs` holds and `res` does not; a seed both hold
-    must agree (COMPARED). Returns the seeds added."""
+    must agree (COMPARED) where it is the same run (`same_run`: the same hardware), and is `res`'s own where it
+    is another device's run. Returns the seeds added."""
     added = set()
     for run in theirs.experiment(experiment):
         for seed, m in theirs.by_seed[run].items():
             held = res.by_seed.get(run, {}).get(seed)
             if held is not None:
-                _same(held, m, run, seed, res.seed_paths[run][seed], theirs.seed_paths[run][seed])
+                if same_run:
+                    _same(held, m, run, seed, res.seed_paths[run][seed], theirs.seed_paths[run][seed])
                 continue
             res.by_seed.setdefault(run, {})[seed] = m
             res.owner[run] = experiment
