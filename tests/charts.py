@@ -427,7 +427,7 @@ def axis_problems(name: str, items: list[Item]) -> list[str]:
         if not px:
             continue
         lo_px, hi_px = min(px), max(px)
-        (p0, v0), (p1, v1), (pn1, vn1), (pn, vn) = labels[0], labels[1], labels[-2], labels[-1]
+        (p0, v0), (p1, _), (pn1, _), (pn, vn) = labels[0], labels[1], labels[-2], labels[-1]
         if lo_px < p0 - abs(p1 - p0) - 1 or hi_px > pn + abs(pn - pn1) + 1:
             out.append(f"{name}: the {axis['orient']} axis labels {v0:g} to {vn:g}, but its data reach past them")
         values = [v for _, v in labels]

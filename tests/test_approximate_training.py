@@ -16,7 +16,7 @@ from attnlab.experiments.approximate_training import page
 from attnlab.experiments.approximate_training.settings import DEFAULTS, check
 from attnlab.results import gather
 from charts import problems
-from helpers import REPO, eval_section, rendered_page, site_for
+from helpers import eval_section, rendered_page, site_for
 
 SEEDS = (1337, 1338, 1339)
 L9 = {"mixer": "multihead", "position": "learned", "mlp": True, "norm": "pre"}

@@ -13,7 +13,6 @@ from attnlab.claims.functions import SAFE_BUILTINS
 from attnlab.claims.registry import load_registry, parse_claim
 from attnlab.errors import AttnlabError
 from attnlab.results import Results
-from helpers import REPO
 
 OURS = {"S1.3", "S8.1", "S8.2", "S8.3", "S8.4"}  # statements neither the chapter nor the survey makes
 

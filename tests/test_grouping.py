@@ -8,7 +8,7 @@ from attnlab.claims.evaluate import evaluate
 from attnlab.claims.registry import load_registry
 from attnlab.provenance import write_json
 from attnlab.results import gather
-from helpers import REPO, eval_section
+from helpers import eval_section
 
 HEADS = {"S6-mha": 4, "S6-gqa": 2, "S6-mqa": 1, "S6-gqa-up": 2, "S6-mqa-up": 1}
 

@@ -281,7 +281,7 @@ def test_claims_csv_with_a_bad_verdict_or_a_part_twice_is_refused(tmp_path, rows
 def test_how_verdicts_work_gives_one_worked_example_per_outcome_from_the_run_files(tmp_path):
     from attnlab.report.build import render
     from attnlab.report.pages import about
-    from helpers import REPO, site_for
+    from helpers import site_for
     from test_report import CONFIG, write_fake_results
 
     # C2.1 holds, C2.3's residual average is 10 % off (not reproduced), C2.2's gain is inside the noise
@@ -483,7 +483,6 @@ def test_how_verdicts_work_states_the_evaluations_block_count_the_training_recor
     import re
 
     from attnlab.train import EVAL_BLOCKS
-    from helpers import REPO
 
     text = re.sub(r"\s+", " ", template_of("about.md").read_text())
     assert f"scores its validation split in {EVAL_BLOCKS} contiguous stretches" in text

@@ -736,7 +736,6 @@ def test_params_describes_gpt2_small_from_the_spec_it_built(tie, said):
 def test_averaging_says_the_sequence_length_its_run_file_used(tmp_path, T):
     """'A random sequence of T = 6 vectors' was typed: the page reads T from the run file."""
     import json
-    import shutil
 
     from attnlab.config import load
     from helpers import rendered_page, site_for

@@ -424,7 +424,6 @@ def judged(claim_id: str, result: dict):
     from attnlab.claims.evaluate import evaluate
     from attnlab.claims.registry import load_registry
     from attnlab.results import Results
-    from helpers import REPO
 
     return evaluate(load_registry().by_id(claim_id), Results(root=Path("."), files={"seq2seq": result}))
 

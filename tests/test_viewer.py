@@ -601,7 +601,6 @@ def test_s11_counts_the_models_as_the_page_does(names):
     from the same examples the page's sentence counts, so the two agree whatever the data."""
     from pathlib import Path
 
-    from attnlab.experiments.viewer.page import contents
     from attnlab.claims.evaluate import evaluate
     from attnlab.claims.registry import load_registry
     from attnlab.experiments.viewer.page import contents

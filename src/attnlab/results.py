@@ -4,12 +4,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attnlab import layout, registry
 from attnlab.config import declared
 from attnlab.errors import AttnlabError, is_diverged, why_diverged
 from attnlab.nn.spec import ModelSpec
 from attnlab.runfiles import read_json
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 BLOCKS = {"val_ppl": "val_blocks", "train_ppl": "train_blocks", "val_ppl_at": "val_blocks_at"}  # metric -> its blocks
@@ -164,7 +168,7 @@ def row_order(rows, known=()) -> list[str]:
     return known + sorted(set(rows) - set(known))
 
 
-def per_seed_csv(res: Results, run: str, file: str) -> "pd.DataFrame":
+def per_seed_csv(res: Results, run: str, file: str) -> pd.DataFrame:
     """A run's `file` (layout.CURVE, layout.PROBES) at every seed it was trained at, with a `seed` column (empty if
     none): a chart drawn from one seed would show one draw of the noise as if it were the result."""
     import pandas as pd  # here, so that reading the run files (at DAG parse time) does not import pandas
