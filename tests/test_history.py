@@ -233,3 +233,36 @@ def test_bisect_names_the_commit_that_moved_the_claim(tmp_path, corpus_path):
     state = json.loads(next((work / ".attnlab-bisect").glob("C1.1-*/state.json")).read_text())
     assert len(state) == 2  # the older version's commit and the one between
     assert bisect("C1.1", work, say=said.append) == found and "(2 done before" in said[1]  # resumed: no rerun
+
+
+def test_bisect_refuses_a_step_no_commit_explains_and_a_history_with_no_step_in_one_line(project):
+    """Before any worktree or rerun: a step whose commits between touched no code of the claim (only the README
+    here), an --at that names no step, and a claim that never stepped."""
+    from attnlab.bisect import SCRATCH, bisect
+
+    m = json.loads((project / "results" / A / "manifest.json").read_text())
+    m["commit"] = git(project, "rev-parse", "HEAD~1")  # A now sits after the training loop's change
+    (project / "results" / A / "manifest.json").write_text(json.dumps(m))
+    crated(project / "results" / A)
+    for at, said in [(None, f"no commit between {A} and {B} touched C2.3's code"),
+                     (A, f"version {A} is no step of this claim's history; steps: {B}")]:
+        with pytest.raises(AttnlabError) as err:
+            bisect("C2.3", project, at=at)
+        assert "\n" not in str(err.value) and said in str(err.value)
+    shutil.rmtree(project / "results" / B)
+    version(project, B, git(project, "rev-parse", "HEAD"), "2026-12-04T09:00:00+00:00")  # the same value: no step
+    with pytest.raises(AttnlabError, match="never stepped between versions of one budget: nothing to bisect"):
+        bisect("C2.3", project)
+    assert not (project / SCRATCH).exists()
+
+
+def test_a_version_that_did_not_measure_the_claim_is_named_apart_not_a_row(project):
+    """Versions whose claim sets differ: the winograd-only version answers no ladder claim, so C2.3's history keeps
+    its two rows and names that version as one that did not measure it."""
+    from attnlab.history import unmeasured
+
+    other = "2026-12-05-chapter-cpu-680862e-only-winograd-explanation"
+    shutil.copytree(REPO / "results" / other, project / "results" / other)
+    rows = history("C2.3", project)
+    assert [r.version for r in rows] == [A, B] and unmeasured(rows, project) == [other]
+    assert sorted(unmeasured(rows[:1], project)) == sorted([B, other])

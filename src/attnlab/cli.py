@@ -186,7 +186,7 @@ def cmd_new_experiment(a):
 
 
 def cmd_history(a):
-    from attnlab.history import compared, lines
+    from attnlab.history import compared, lines, unmeasured
 
     if a.bisect:
         from attnlab.bisect import bisect
@@ -197,6 +197,9 @@ def cmd_history(a):
     print(f"{a.claim}: {len(rows)} versions measured it, oldest commit first; ◆ a step since the previous version "
           "of its budget (its value moved beyond the noise, or its verdict changed)")
     print("\n".join(lines(rows)))
+    if others := unmeasured(rows):
+        print(f"{len(others)} other versions did not measure {a.claim} (their run files cannot answer it): "
+              f"{', '.join(others)}")
 
 
 def cmd_versions(a):

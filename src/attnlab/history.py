@@ -138,6 +138,13 @@ def compared(claim_id: str, root: Path = registry.ROOT) -> list[Row]:
     return rows
 
 
+def unmeasured(rows: list[Row], root: Path = registry.ROOT) -> list[str]:
+    """The published versions not in the history: their run files cannot answer the claim (another experiment
+    set, or a version from before the claim's experiment existed). Said, so that a missing row is not a surprise."""
+    shown = {r.version for r in rows}
+    return [m["version"] for m in versions.versions(Path(root)) if m["version"] not in shown]
+
+
 def step(root: Path, claim, before: Row, row: Row) -> Step | None:
     """The step from `before` to `row` (None where nothing moved and the verdict is the same)."""
     parts = moved(row.verdict, before.verdict)
