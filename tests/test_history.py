@@ -142,6 +142,12 @@ def test_each_panel_of_the_chart_holds_its_own_parts_rows(project):
     assert [(r["version"], round(r["value"], 6)) for r in shown] == [(A, round(data["value"][0], 6)),
                                                                       (B, round(data["value"][1], 6))]
     assert chart("C2.3", chart_rows([], 0.0124)) is None
+    assert "title" not in spec["spec"]["layer"][0]["encoding"]["y"] or \
+        spec["spec"]["layer"][0]["encoding"]["y"]["title"] is None  # the row header names the part, once
+
+    rows[0].verdict.parts[""].se = None  # one seed: a value without an interval is still a point, with no bar
+    data = chart_rows(rows, 0.0124)
+    assert list(data["version"]) == [A, B] and data["lo"].isna().tolist() == [True, False]
 
 
 def test_the_history_page_has_a_section_per_claim_and_every_version_links_it(project):

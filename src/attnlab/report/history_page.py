@@ -53,29 +53,31 @@ def hashes(commits: list[tuple[str, str]]) -> str:
 
 
 def chart_rows(rows: list[Row], chapter) -> pd.DataFrame:
-    """One row per version and numeric part judged on an interval: its value, interval and budget."""
+    """One row per version and numeric part: its value, its interval (None where it has none: one seed, or a
+    computed part; the point is drawn without a bar) and its budget."""
     chapter = chapter if isinstance(chapter, dict) else {"": chapter}
     out = []
     for i, r in enumerate(rows):
         for part, p in r.verdict.parts.items():
-            if p.interval and isinstance(p.value, (int, float)):
+            if isinstance(p.value, (int, float)) and not isinstance(p.value, bool):
                 source = chapter.get(part)
+                lo, hi = p.interval or (None, None)
                 out.append({"order": i, "version": r.version, "budget": r.manifest["profile"], "part": part or "value",
-                            "value": p.value, "lo": p.interval[0], "hi": p.interval[1], "verdict": str(r.verdict.verdict),
+                            "value": p.value, "lo": lo, "hi": hi, "verdict": str(r.verdict.verdict),
                             "source": source if isinstance(source, (int, float)) else None})
     return pd.DataFrame(out)
 
 
 def chart(claim_id: str, data: pd.DataFrame) -> dict | None:
-    """The value with its interval across versions, one panel per part (its own y scale), the source's value as
-    a rule; None where no version judged a part on an interval."""
+    """The value with its interval across versions, one panel per part (its own y scale, named by its row header),
+    the source's value as a rule; None where no version measured a numeric part."""
     if data.empty:
         return None
     order = list(dict.fromkeys(data.sort_values("order")["version"]))
     x = alt.X("version:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40, labelLimit=260))
     colour = alt.Color("budget:N", title="budget")
     base = alt.Chart().encode(x=x)
-    layers = [base.mark_rule().encode(y=alt.Y("lo:Q", title="value", scale=alt.Scale(zero=False)), y2="hi:Q",
+    layers = [base.mark_rule().encode(y=alt.Y("lo:Q", title=None, scale=alt.Scale(zero=False)), y2="hi:Q",
                                       color=colour),
               base.mark_point(filled=True, size=60).encode(y="value:Q", color=colour,
                                                            tooltip=["version", "budget", "part", "value", "lo", "hi",
