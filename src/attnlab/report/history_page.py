@@ -114,11 +114,13 @@ def build_history(out_site: Path, root: Path, claims: list, verdicts_of, record:
             embeds.append(f"vegaEmbed('#{div}', {json.dumps(spec)}, {{actions: false}});")
         sections.append(
             f'<section id="{anchor(c.id)}"><h2>{html.escape(c.id)} · {html.escape(c.claim)}</h2>'
-            f"<p>{html.escape(sentence(c.id, rows))}</p>" + (f'<div id="{div}"></div>' if spec else "")
-            + (table(rows) if rows else "") + "</section>")
+            f"<p>{html.escape(sentence(c.id, rows))}</p>" + (f'<div class="wide" id="{div}"></div>' if spec else "")
+            + (f'<div class="wide">{table(rows)}</div>' if rows else "") + "</section>")
     names = [m["version"] for m in versions.versions(root)]
-    page = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>attnlab · every claim across '
-            f'versions</title>{scripts}<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto}}'
+    page = ('<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+            'content="width=device-width, initial-scale=1"><title>attnlab · every claim across '
+            f'versions</title>{scripts}<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;'
+            "padding:0 8px}div.wide{overflow-x:auto}"  # a phone scrolls the chart and the table, not the page
             "table.history{border-collapse:collapse;font-size:90%}table.history td,table.history th{border:1px solid "
             "#ccc;padding:3px 6px;vertical-align:top}</style></head><body>"
             f'<p><a href="../index.html">every version</a> · <a href="../{versions.ALIAS}/index.html">the version of '
