@@ -272,3 +272,22 @@ def test_a_version_that_did_not_measure_the_claim_is_named_apart_not_a_row(proje
     rows = history("C2.3", project)
     assert [r.version for r in rows] == [A, B] and unmeasured(rows, project) == [other]
     assert sorted(unmeasured(rows[:1], project)) == sorted([B, other])
+
+
+def test_bisect_estimates_a_rerun_from_the_runs_of_its_own_seed_only(tmp_path):
+    """The time `--bisect` announces is the experiment's recorded time at the one seed it reruns: another seed's
+    runs and another experiment's are not counted."""
+    from attnlab import eta
+    from attnlab.bisect import rerun_seconds
+
+    folder = tmp_path / "v"
+    shutil.copytree(CHAPTER, folder)
+    timed = eta.timed(folder)
+    ladder = {rel: p["wall_seconds"] for rel, p in timed.items() if rel.startswith("ladder/")}
+    assert ladder and {rel.split("/")[2] for rel in ladder} == {"seed1337"}
+    assert rerun_seconds(folder, "ladder", 1337) == pytest.approx(sum(ladder.values()))
+    moved = folder / "ladder" / "L4" / "seed1338"
+    (folder / "ladder" / "L4" / "seed1337").rename(moved)  # one run at another seed: not this rerun's time
+    assert rerun_seconds(folder, "ladder", 1337) == pytest.approx(sum(ladder.values()) - ladder[
+        "ladder/L4/seed1337/metrics.json"])
+    assert rerun_seconds(folder, "position", 1337) > 0 and rerun_seconds(folder, "ladder", 1340) == 0

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from attnlab import eta, registry
+from attnlab import eta, layout, registry
 from attnlab.claims.evaluate import evaluate
 from attnlab.config import seeds
 from attnlab.errors import AttnlabError
@@ -52,8 +52,11 @@ def clean(root: Path) -> None:
 
 def rerun_seconds(folder: Path, experiment: str, seed: int) -> float:
     """The recorded time of the experiment's run files at one seed in a version (0 where none records one)."""
+    def seed_in(rel: str) -> int | None:  # the seed folder a run file sits in, if any (a run's or an analysis's)
+        return next((s for part in rel.split("/") if (s := layout.seed_of_folder(part)) is not None), None)
+
     mine = [p for rel, p in eta.timed(folder).items() if rel.split("/")[0] == experiment
-            and ("/seed" not in rel or f"/seed{seed}/" in rel)]
+            and seed_in(rel) in (None, seed)]
     return sum(p.get("process_seconds") or p["wall_seconds"] for p in mine)
 
 
