@@ -198,9 +198,11 @@ def published(work: Path) -> str:
 
 
 def test_bisect_names_the_commit_that_moved_the_claim(tmp_path, corpus_path):
-    """Two smoke versions of E1 three commits apart: one commit doubles the shuffle difference C1.1 reads, the
-    others touch prose and a setting's comment. History finds the step; --bisect reruns E1 at the older commit and
-    at the commits that touched its code, in worktrees, and names the doubling one; an interrupted bisect resumes."""
+    """Two smoke versions of E1, one setting and two commits apart: one commit doubles the shuffle difference C1.1
+    reads, the next sets averaging.n_shuffle in the smoke profile, a third touches prose only. History finds the
+    step and names both commits and the setting; --bisect reruns E1 with the later version's settings at the older
+    commit and at the commits that touched its code, in worktrees, and names the doubling one (with the settings
+    held, the profile's commit moves nothing); an interrupted bisect resumes."""
     from attnlab.bisect import bisect
 
     work = tmp_path / "project"
@@ -220,12 +222,16 @@ def test_bisect_names_the_commit_that_moved_the_claim(tmp_path, corpus_path):
     producer.write_text(producer.read_text().replace('"shuffle_max_abs_diff": shuffle_diff,',
                                                      '"shuffle_max_abs_diff": 2 * shuffle_diff + 1e-7,'))
     moved_by = commit(work, str(producer.relative_to(work)), producer.read_text(), "double the shuffle difference")
+    smoke = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    smoke["averaging"] = {"n_shuffle": 64}
+    commit(work, "config/smoke.yaml", yaml.safe_dump(smoke, sort_keys=False), "fewer shuffled vectors at smoke")
     commit(work, "docs/about.md", (work / "docs" / "about.md").read_text() + "\nmore words\n", "prose only")
     new = published(work)
 
     rows = history("C1.1", work)
     assert [r.version for r in rows] == [old, new] and rows[1].step is not None
-    assert [s for _, s in rows[1].step.commits] == ["double the shuffle difference"]
+    assert [s for _, s in rows[1].step.commits] == ["double the shuffle difference", "fewer shuffled vectors at smoke"]
+    assert [(d.setting, d.before, d.after) for d in rows[1].step.settings] == [("averaging.n_shuffle", 128, 64)]
 
     (work / "docs" / "about.md").write_text("dirty\n")
     with pytest.raises(AttnlabError, match="uncommitted changes"):
@@ -235,10 +241,10 @@ def test_bisect_names_the_commit_that_moved_the_claim(tmp_path, corpus_path):
     said = []
     found = bisect("C1.1", work, say=said.append)
     assert found == f"the first commit that moved C1.1 at seed 1337: {moved_by[:7]} double the shuffle difference"
-    assert said[0].startswith(f"bisect C1.1 over 1 commits between {old} and {new}: at most 2 reruns of averaging")
+    assert said[0].startswith(f"bisect C1.1 over 2 commits between {old} and {new}: at most 3 reruns of averaging")
     state = json.loads(next((work / ".attnlab-bisect").glob("C1.1-*/state.json")).read_text())
-    assert len(state) == 2  # the older version's commit and the one between
-    assert bisect("C1.1", work, say=said.append) == found and "(2 done before" in said[1]  # resumed: no rerun
+    assert len(state) == 3  # the older version's commit and the two between
+    assert bisect("C1.1", work, say=said.append) == found and "(3 done before" in said[1]  # resumed: no rerun
 
 
 def test_bisect_refuses_a_step_no_commit_explains_and_a_history_with_no_step_in_one_line(project):

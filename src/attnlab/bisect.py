@@ -84,7 +84,7 @@ def bisect(claim_id: str, root: Path = registry.ROOT, at: str | None = None, see
     shutil.copy(root / "results" / row.version / "config.yaml", settings)
     state_file = folder / "state.json"
     state = json.loads(state_file.read_text()) if state_file.is_file() else {}
-    runs = 2 + max(0, math.ceil(math.log2(max(len(candidates) - 2, 1))))
+    runs = 2 + math.ceil(math.log2(max(len(candidates) - 1, 1)))  # both ends, then halving the span between
     each = rerun_seconds(root / "results" / row.version, claim.experiment, seed)
     say(f"bisect {claim_id} over {len(candidates) - 1} commits between {step.since} and {row.version}: at most "
         f"{runs} reruns of {claim.experiment} at seed {seed} with {row.version}'s settings, about "

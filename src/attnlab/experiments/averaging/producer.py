@@ -41,4 +41,6 @@ def run(T: int = 6, d: int = 32, n_shuffle: int = 128, seed: int = 0) -> dict:
 def main(cfg: dict, out_path) -> dict:
     from attnlab import provenance
 
-    return provenance.measured(cfg, out_path, lambda: run(seed=cfg["seed"]))
+    a = cfg["averaging"]
+    return provenance.measured(cfg, out_path,
+                               lambda: run(T=a["T"], d=a["d"], n_shuffle=a["n_shuffle"], seed=cfg["seed"]))
