@@ -297,3 +297,20 @@ def test_bisect_estimates_a_rerun_from_the_runs_of_its_own_seed_only(tmp_path):
     assert rerun_seconds(folder, "ladder", 1337) == pytest.approx(sum(ladder.values()) - ladder[
         "ladder/L4/seed1337/metrics.json"])
     assert rerun_seconds(folder, "position", 1337) > 0 and rerun_seconds(folder, "ladder", 1340) == 0
+
+
+def test_bisect_counts_one_seeds_share_of_a_file_of_several_seeds(tmp_path):
+    """An analysis that reads every seed (its result file holds `by_seed`) ran once for all of them: a rerun at
+    one seed is estimated at its share of that time, not the whole of it."""
+    from attnlab import eta
+    from attnlab.bisect import rerun_seconds
+
+    folder = tmp_path / "v"
+    src = REPO / "results" / "2026-12-02-quick-cpu-4303899" / "induction"
+    shutil.copytree(src, folder / "induction")
+    timed = eta.timed(folder)
+    whole = eta.records_of(folder)["induction/result.json"]
+    assert timed["induction/result.json"][eta.SEEDS] == whole.seeds == 3
+    runs = sum(r.seconds for rel, r in eta.records_of(folder).items() if rel != "induction/result.json"
+               and "/seed1337/" in rel)
+    assert rerun_seconds(folder, "induction", 1337) == pytest.approx(runs + whole.seconds / 3)

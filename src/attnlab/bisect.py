@@ -55,9 +55,9 @@ def rerun_seconds(folder: Path, experiment: str, seed: int) -> float:
     def seed_in(rel: str) -> int | None:  # the seed folder a run file sits in, if any (a run's or an analysis's)
         return next((s for part in rel.split("/") if (s := layout.seed_of_folder(part)) is not None), None)
 
-    mine = [p for rel, p in eta.timed(folder).items() if rel.split("/")[0] == experiment
-            and seed_in(rel) in (None, seed)]
-    return sum(p.get("process_seconds") or p["wall_seconds"] for p in mine)
+    # a file of several seeds' results (an analysis that reads them all) counts one seed's share of its time
+    return sum(r.seconds / (r.seeds or 1) for rel, r in eta.records_of(folder).items()
+               if rel.split("/")[0] == experiment and seed_in(rel) in (None, seed))
 
 
 def bisect(claim_id: str, root: Path = registry.ROOT, at: str | None = None, seed: int | None = None, say=print) -> str:

@@ -11,6 +11,7 @@ import altair as alt
 import pandas as pd
 
 from attnlab import versions
+from attnlab.comparison import number
 from attnlab.history import Row, history, step_text, value_text
 from attnlab.report.format import fmt
 from attnlab.report.readings import count
@@ -59,12 +60,12 @@ def chart_rows(rows: list[Row], chapter) -> pd.DataFrame:
     out = []
     for i, r in enumerate(rows):
         for part, p in r.verdict.parts.items():
-            if isinstance(p.value, (int, float)) and not isinstance(p.value, bool):
+            if number(p.value):  # NaN and infinity have no place on an axis
                 source = chapter.get(part)
                 lo, hi = p.interval or (None, None)
                 out.append({"order": i, "version": r.version, "budget": r.manifest["profile"], "part": part or "value",
                             "value": p.value, "lo": lo, "hi": hi, "verdict": str(r.verdict.verdict),
-                            "source": source if isinstance(source, (int, float)) else None})
+                            "source": source if number(source) else None})
     return pd.DataFrame(out)
 
 
