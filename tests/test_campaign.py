@@ -1,0 +1,54 @@
+"""tools/campaign.py: the jobs a CPU campaign finished survive a machine that starts afresh (its carry on main)."""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+from helpers import REPO
+
+spec = importlib.util.spec_from_file_location("campaign", REPO / "tools" / "campaign.py")
+campaign = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(campaign)
+
+
+def run(results) -> str:
+    proc = subprocess.run([sys.executable, "-m", "attnlab.runner", "smoke", "--only", "params", "--results",
+                           str(results), "--jobs", "1"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def test_a_finished_job_carried_and_put_back_on_a_fresh_machine_is_not_run_again(tmp_path):
+    first, carry, fresh = tmp_path / "first", tmp_path / "carry", tmp_path / "fresh"
+    assert "0 already done" in run(first)
+    copied = campaign.save(first, carry)
+    assert sorted(copied) == [".runner/params.json", "logs/params.log", "params/result.json"]  # no lock
+    assert campaign.save(first, carry) == []  # saved again: nothing new to copy
+    assert campaign.restore(carry, fresh) == sorted(copied)
+    result = (fresh / "params" / "result.json").read_bytes()
+    assert "1 jobs, 1 already done" in run(fresh)
+    assert (fresh / "params" / "result.json").read_bytes() == result  # kept, not rewritten
+
+
+def test_only_stamped_jobs_are_carried_without_checkpoints_and_nothing_is_put_back_over_a_file(tmp_path):
+    results, carry = tmp_path / "results", tmp_path / "carry"
+    for job in ("depth/E4-pre/seed1337", "depth/E4-post/seed1337"):
+        for name in ("metrics.json", "curve.csv", "ckpt.pt", ".attnlab.lock"):
+            (results / job).mkdir(parents=True, exist_ok=True)
+            (results / job / name).write_text(f"{job} {name}")
+    (results / ".runner" / "depth" / "E4-pre").mkdir(parents=True)
+    (results / ".runner" / "depth" / "E4-pre" / "seed1337.json").write_text("{}")  # finished; E4-post is not
+    (results / ".runner" / "prepare_data.json").write_text("{}")
+    (results / "data").mkdir()
+    (results / "data" / "train.bin").write_text("tokens")
+    assert campaign.finished(results) == ["depth/E4-pre/seed1337"]
+    assert sorted(campaign.save(results, carry)) == [".runner/depth/E4-pre/seed1337.json",
+                                                     "depth/E4-pre/seed1337/curve.csv",
+                                                     "depth/E4-pre/seed1337/metrics.json"]
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "depth" / "E4-pre" / "seed1337").mkdir(parents=True)
+    (elsewhere / "depth" / "E4-pre" / "seed1337" / "metrics.json").write_text("newer")
+    assert campaign.restore(carry, elsewhere) == [".runner/depth/E4-pre/seed1337.json",
+                                                  "depth/E4-pre/seed1337/curve.csv"]
+    assert (elsewhere / "depth" / "E4-pre" / "seed1337" / "metrics.json").read_text() == "newer"

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The chapter campaign on a CPU (issue 31): a queue of runner calls at one clean commit, in a git worktree of
+its own, under nice, one after another; and its carry, the jobs it finished, kept on main in campaign/ so that a
+machine that starts afresh resumes them instead of training them again.
+
+    tools/campaign.py start     # worktree at COMMIT (made where missing), carried jobs put back, the queue run
+    tools/campaign.py save      # every finished job's files and ledger stamp into campaign/: then commit them
+    tools/campaign.py status    # per results folder: jobs finished there, jobs carried
+
+A job's carry is its ledger stamp (results/<folder>/.runner/<job>.json: the commit and the settings it finished
+at), its log and the files of its folder, checkpoints and locks left out. The runner counts a job done only where
+its run file is there and its stamp matches its commit and settings, so a carry that does not match reruns; a
+carry never overwrites a file already in the worktree. A results folder is published from the worktree when all
+of its jobs are done (`python -m attnlab publish ... --results results/<folder>`); its carry can then go.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMIT = "680862e"  # the campaign's commit: its runs pool with the chapter versions published from it
+WORKTREE = ROOT.parent / "campaign"
+CARRY = ROOT / "campaign"
+CORPUS = ROOT.parent / "shared" / "data" / "tinyshakespeare" / "input.txt"
+LEDGER = ".runner"
+QUEUE = [  # (results folder, experiments, seeds), in issue 31's order: claims settled per CPU-hour
+    ("chapter-depth", ["depth"], [1337, 1338, 1339]),
+    # the second looks config/chapter.yaml plans, a seed a folder (a version a night); the Winograd probe's is
+    # published (2026-12-05-chapter-cpu-4b1a946-only-winograd: an analysis states its seeds in one version)
+    *((f"chapter-s{s}", ["ladder", "position"], [s]) for s in (1340, 1341, 1342)),
+    *((f"chapter-s{s}", ["position"], [s]) for s in (1343, 1344)),
+]
+
+
+def finished(results: Path) -> list[str]:
+    """The jobs the runner stamped as finished in `results`, by name (the data preparation reruns in seconds)."""
+    ledger = results / LEDGER
+    names = [str(p.relative_to(ledger).with_suffix("")) for p in sorted(ledger.rglob("*.json"))]
+    return [n for n in names if n != "prepare_data"]
+
+
+def carried(path: Path) -> bool:
+    """A file worth keeping: not a checkpoint, a lock or another hidden file."""
+    return path.is_file() and path.suffix != ".pt" and not path.name.startswith(".")
+
+
+def save(results: Path, carry: Path) -> list[str]:
+    """Copy every finished job's stamp, log and files from `results` into `carry`; return the files copied."""
+    copied = []
+    for job in finished(results):
+        files = [results / LEDGER / f"{job}.json", results / "logs" / f"{job}.log"]
+        files += sorted(p for p in (results / job).rglob("*") if carried(p))
+        for src in files:
+            if not src.is_file():
+                continue
+            dest = carry / src.relative_to(results)
+            if not dest.is_file() or dest.read_bytes() != src.read_bytes():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest)
+                copied.append(str(dest.relative_to(carry)))
+    return copied
+
+
+def restore(carry: Path, results: Path) -> list[str]:
+    """Put the carried files back into `results`, never over a file already there; return those put back."""
+    put = []
+    for src in sorted(p for p in carry.rglob("*") if p.is_file()) if carry.is_dir() else []:
+        dest = results / src.relative_to(carry)
+        if not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest)
+            put.append(str(src.relative_to(carry)))
+    return put
+
+
+def worktree() -> Path:
+    if not WORKTREE.is_dir():
+        subprocess.run(["git", "worktree", "add", "--detach", str(WORKTREE), COMMIT], cwd=ROOT, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=WORKTREE, capture_output=True, text=True).stdout
+    if not head.startswith(COMMIT):
+        sys.exit(f"campaign: {WORKTREE} is at {head[:12]}, not at the campaign's commit {COMMIT}: move it or remove it")
+    return WORKTREE
+
+
+def start(jobs: int) -> None:
+    tree = worktree()
+    for folder, experiments, seeds in QUEUE:
+        results = tree / "results" / folder
+        put = restore(CARRY / folder, results)
+        corpus = results / "data" / "input.txt"  # the profile downloads it there; this machine has a copy
+        if not corpus.exists() and CORPUS.is_file():
+            corpus.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(CORPUS, corpus)
+        print(f"campaign: {folder}: {len(put)} carried files put back; {', '.join(experiments)} at seeds {seeds}",
+              flush=True)
+        cmd = ["nice", "-n", "19", sys.executable, "-m", "attnlab.runner", "chapter", "--jobs", str(jobs),
+               "--results", f"results/{folder}", "--only", *experiments, "--set", f"seeds={seeds}"]
+        subprocess.run(cmd, cwd=tree, env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home()),
+                                           "PYTHONPATH": str(tree / "src")})
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="tools/campaign.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("what", choices=["start", "save", "status"])
+    p.add_argument("--jobs", type=int, default=2, help="jobs at once (one thread each)")
+    args = p.parse_args(argv)
+    if args.what == "start":
+        return start(args.jobs)
+    for folder, _, _ in QUEUE:
+        results = WORKTREE / "results" / folder
+        if args.what == "save":
+            print(f"campaign: {folder}: {len(save(results, CARRY / folder))} files carried")
+        else:
+            kept = finished(CARRY / folder) if (CARRY / folder).is_dir() else []
+            print(f"campaign: {folder}: {len(finished(results))} jobs finished here, {len(kept)} carried")
+
+
+if __name__ == "__main__":
+    main()
