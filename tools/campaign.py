@@ -21,12 +21,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from attnlab.runner import LEDGER  # the runner owns its ledger's place
+
 ROOT = Path(__file__).resolve().parents[1]
 COMMIT = "680862e"  # the campaign's commit: its runs pool with the chapter versions published from it
 WORKTREE = ROOT.parent / "campaign"
 CARRY = ROOT / "campaign"
 CORPUS = ROOT.parent / "shared" / "data" / "tinyshakespeare" / "input.txt"
-LEDGER = ".runner"
 QUEUE = [  # (results folder, experiments, seeds), in issue 31's order: claims settled per CPU-hour
     ("chapter-depth", ["depth"], [1337, 1338, 1339]),
     # the second looks config/chapter.yaml plans, a seed a folder (a version a night); the Winograd probe's is
