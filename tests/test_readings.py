@@ -211,6 +211,29 @@ def test_depth_says_warmup_changed_the_outcome_only_beyond_the_noise():
     assert depth.outcome_reading(runs(**{"E4-post": [309.3]})) == ""
 
 
+def fit(run: str, val: list, train: list, chapter: float | None) -> dict:
+    return {"run": run, "val_spread": seeds(*val), "train_spread": seeds(*train), "chapter_ppl": chapter}
+
+
+def test_depth_sets_each_runs_gap_and_number_against_the_chapters_only_beyond_the_noise():
+    text = depth.fit_reading(pd.DataFrame([
+        fit("E4-pre", [51.3, 50.0, 49.3], [9.26, 9.27, 9.36], 37.82),      # 5.4x; above 37.82
+        fit("E4-pre-warm", [38.1, 37.0, 37.6], [30.2, 29.8, 30.5], 37.62),  # 1.25x; 37.57 holds 37.62
+        fit("E4-post", [30.1, 29.5, 30.4], [10.1, 10.5, 9.8], 308.05),     # 2.98 +- 0.36 holds 2.80; below
+        fit("E4-post-warm", [40.0], [10.0], 37.88)]))                      # one seed, no seeds' spread
+    pre, warm, post, one = text.split("\n\n")[1].split("\n")
+    assert "5.40 ± " in pre and "a wider gap than the chapter's two blocks (2.80×)" in pre and "above it" in pre
+    assert "a narrower gap" in warm and "37.57 ± " in warm and "within the noise" in warm.split("Against")[1]
+    assert "two blocks' gap (2.80×) within the noise" in post and "below it" in post
+    assert one.endswith("no error to judge it by.") and "4.00: no error" in one
+    assert text.rstrip().endswith("1 run above it (E4-pre); 1 run within the noise of it (E4-pre-warm); "
+                                  "1 run below it (E4-post).")
+    assert "Of the 3 runs set against the chapter's validation perplexity (1 run with no error to judge by left " \
+           "out)" in text  # one seed, no blocks: no error, counted on no side
+    diverged = pd.DataFrame([{**fit("E4-post", [1.0], [1.0], 308.05), "val_spread": None}])
+    assert depth.fit_reading(diverged) == ""  # a run with no perplexity is not read
+
+
 # ------------------------------------------------------------------ E6 cost
 
 def errors(favor: list[float], se=None, low=None, rate=None, shrink=None) -> dict:

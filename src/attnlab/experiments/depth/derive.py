@@ -17,6 +17,9 @@ from attnlab.runs import train_settings
 EXPERIMENT = "depth"
 PLACEMENTS = {"pre": 0, "post": 1}  # the order of the runs: pre-norm first, then by warmup
 OUR_DEFINITION, CHAPTER_DEFINITION = settings.OUR_DEFINITION, settings.CHAPTER_DEFINITION  # the page names both
+# C4.2 as the chapter prints it: each run's validation perplexity (the claims test ratios of them; the page sets
+# every run's own number beside its run)
+CHAPTER_PPL = {"E4-pre": 37.82, "E4-pre-warm": 37.62, "E4-post": 308.05, "E4-post-warm": 37.88}
 
 
 def _finite(v) -> bool:
@@ -50,8 +53,8 @@ def warmup_from_curve(curve: pd.DataFrame) -> int | None:
 
 def runs_table(res: Results, config) -> pd.DataFrame:
     """One row per run: its placement, depth, warmup (the profile's, else read off its curve), steps, learning
-    rate, status, final validation perplexity over the seeds and where it diverged; pre-norm first, then by
-    warmup."""
+    rate, status, final validation and training perplexity over the seeds (the chapter's validation perplexity
+    beside them) and where it diverged; pre-norm first, then by warmup."""
     rows = []
     for name, m in res.experiment(EXPERIMENT).items():
         spec, ts = m.get("spec") or {}, _train_settings(config, name)
@@ -61,6 +64,7 @@ def runs_table(res: Results, config) -> pd.DataFrame:
         rows.append({"run": name, "norm": spec.get("norm"), "blocks": spec.get("n_blocks"), "warmup": warmup,
                      "steps": m.get("steps"), "lr": ts.get("lr"), "status": res.status(name),
                      "val_ppl": res.mean(name, "val_ppl"), "val_spread": res.spread(name, "val_ppl"),
+                     "train_spread": res.spread(name, "train_ppl"), "chapter_ppl": CHAPTER_PPL.get(name),
                      "diverged_at": m.get("diverged_at_step")})
     if not rows:
         return pd.DataFrame()

@@ -7,8 +7,8 @@ import pandas as pd
 from attnlab.experiments.depth import derive
 from attnlab.report import charts
 from attnlab.report.format import chart, finite, md_table, num, spread
-from attnlab.report.readings import PPL_ERROR, at_seeds, interval, said, versus
-from attnlab.stats import Estimate, of_values
+from attnlab.report.readings import PPL_ERROR, at_seeds, count, interval, said, versus
+from attnlab.stats import Estimate, of_values, side
 from attnlab.claims.design import paired
 from attnlab.report.tables import seeds_named
 from attnlab.results import per_seed_csv
@@ -156,6 +156,56 @@ def outcome_reading(table: pd.DataFrame) -> str:
             "where that interval clears zero):\n\n" + "\n".join(lines) + "\n")
 
 
+# C2.9: the only training perplexities the chapter prints, its ladder's one and two blocks at 3000 x 64 (validation
+# 38.07 and 40.57, training 18.77 and 14.49): the widest gap between seen and unseen text it reports
+CHAPTER_WIDEST_GAP = ("two blocks", 40.57 / 14.49)
+
+
+def alone(s) -> Estimate:
+    """One run's mean perplexity with the verdicts' error: its seeds' spread and its evaluation's sampling error
+    (the jackknife over its blocks) in quadrature, paired() with itself."""
+    return paired(s, s, how=lambda x, _: x)
+
+
+def fit_reading(table: pd.DataFrame) -> str:
+    """Per run that trained: its validation perplexity over its training perplexity (paired by seed, each
+    evaluation's sampling error in the jackknife), set against the chapter's widest such gap, and its validation
+    perplexity against the chapter's number for the run; then how many runs end above, within or below the
+    chapter's. A direction only where the interval clears it."""
+    lines, against = [], {"above": [], "within": [], "below": [], None: []}
+    name, gap = CHAPTER_WIDEST_GAP
+    for _, r in table.iterrows():
+        val, train = r.get("val_spread"), r.get("train_spread")
+        if val is None or train is None or pd.isna(val) or pd.isna(train):
+            continue
+        ratio = paired(val, train, how=lambda v, t: v / t)
+        line = (f"- **{r['run']}**: validation {val.mean:.2f}, training {train.mean:.2f}, validation over training "
+                f"{interval(ratio, signed=False)}: "
+                + said(ratio, f"a wider gap than the chapter's {name} ({gap:.2f}×)",
+                       f"a narrower gap than the chapter's {name} ({gap:.2f}×)",
+                       of=gap, within=f"the chapter's {name}' gap ({gap:.2f}×) within the noise"))
+        chapter = r.get("chapter_ppl")
+        if chapter is not None and not pd.isna(chapter):
+            e = alone(val)
+            side_ = side(e, chapter)
+            against[side_].append(r["run"])
+            line += (f". Against the chapter's {chapter:.2f} for this run: {interval(e, signed=False)}, "
+                     + said(e, "above it", "below it", of=chapter))
+        lines.append(line + ".")
+    if not lines:
+        return ""
+    judged = sum(len(v) for k, v in against.items() if k is not None)
+    tally = "; ".join(f"{count(len(against[k]), 'run')} {words} ({', '.join(against[k])})"
+                      for k, words in (("above", "above it"), ("within", "within the noise of it"),
+                                       ("below", "below it")) if against[k])
+    unjudged = f" ({count(len(against[None]), 'run')} with no error to judge by left out)" if against[None] else ""
+    summary = (f"\n\nOf the {count(judged, 'run')} set against the chapter's validation perplexity{unjudged}: "
+               f"{tally}." if judged else "")
+    return ("Validation perplexity over training perplexity, run by run (paired by seed, ± k·SE at 95 % with SE "
+            f"{PPL_ERROR}; *wider* or *narrower* only where that interval clears the chapter's gap):\n\n"
+            + "\n".join(lines) + summary + "\n")
+
+
 # --------------------------------------------------------------------- charts
 
 def ppl_chart(table: pd.DataFrame) -> dict:
@@ -220,8 +270,10 @@ def render(ctx) -> dict[str, str]:
     table = derive.runs_table(site.res, site.config)
     out["runs_table"] = md_table(
         table, {"run": "run", "norm": "norm", "blocks": "blocks", "warmup": "warmup steps", "steps": "steps",
-                "lr": "lr", "status": "status", "val_spread": "val ppl", "diverged_at": "diverged at step"},
-        {"val_spread": spread(2), "warmup": lambda v: str(int(v)), "blocks": lambda v: str(int(v)),
+                "lr": "lr", "status": "status", "val_spread": "val ppl", "chapter_ppl": "chapter's val ppl",
+                "train_spread": "train ppl", "diverged_at": "diverged at step"},
+        {"val_spread": spread(2), "train_spread": spread(2), "chapter_ppl": num(2),
+         "warmup": lambda v: str(int(v)), "blocks": lambda v: str(int(v)),
          "steps": lambda v: str(int(v)), "diverged_at": lambda v: str(int(v)), "lr": lambda v: f"{v:g}"})
     out["ppl_chart"] = chart("chart-depth-ppl", ppl_chart(table))
     out["run_seeds"] = at_seeds({s for run in table["run"] for s in site.res.seeds(run)})
@@ -243,6 +295,7 @@ def render(ctx) -> dict[str, str]:
         out["init_reading"] = init_reading(t)
         out["definition_reading"] = definition_reading(t)
     out["outcome_reading"] = outcome_reading(table)
+    out["fit_reading"] = fit_reading(table)
     runs = list(table["run"])
     early = derive.early_grads(site.res, table)
     out["early_chart"] = chart("chart-depth-early", early_chart(early, runs, first_seed(site, runs))) if len(early) else \
