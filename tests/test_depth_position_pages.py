@@ -114,7 +114,8 @@ def test_depth_page_fills_every_marker_and_shows_the_diverged_run(quick_like, cf
     row = next(line for line in page.splitlines() if line.startswith("| E4-post |"))
     assert "diverged" in row and "| 37 |" in row
     assert "diverged at step 37" in page  # the perplexity chart labels it instead of drawing a bar
-    assert "| E4-pre-warm | pre | 12 | 80 |" in page  # warmup read from the profile
+    assert "| E4-pre-warm | 80 |" in page  # warmup read from the profile (the run names its norm)
+    assert "Every run: 12 blocks," in page  # said once, not a column
     assert "verdict-diverged" in page and "verdict-reproduced" in page
     assert "results/quick/depth/E4-post/metrics.json" in page  # rerun and provenance
     made = depth.blocks(site_for(quick_like, cfg))

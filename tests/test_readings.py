@@ -234,6 +234,17 @@ def test_depth_sets_each_runs_gap_and_number_against_the_chapters_only_beyond_th
     assert depth.fit_reading(diverged) == ""  # a run with no perplexity is not read
 
 
+def test_depth_says_a_setting_every_run_shares_once_and_keeps_a_column_that_differs():
+    t = pd.DataFrame({"run": ["E4-pre", "E4-post"], "blocks": [12, 12], "steps": [1000, 1000], "lr": [0.003, 0.001],
+                      "warmup": [0, 200], "diverged_at": [None, None]})
+    said, left = depth.shared(t, depth.RUN_COLUMNS)
+    assert said == "Every run: 12 blocks, 1000 steps.\n\n"
+    assert "lr" in left and "warmup" in left and not {"blocks", "steps", "diverged_at"} & set(left)
+    said, left = depth.shared(t.assign(lr=[0.003, 0.003], steps=[1000, 37], diverged_at=[None, 37]), depth.RUN_COLUMNS)
+    assert said == "Every run: 12 blocks, learning rate 0.003.\n\n" and {"steps", "diverged_at"} <= set(left)
+    assert depth.shared(t.iloc[:1], depth.RUN_COLUMNS)[0] == ""  # one run: its table says it all
+
+
 # ------------------------------------------------------------------ E6 cost
 
 def errors(favor: list[float], se=None, low=None, rate=None, shrink=None) -> dict:

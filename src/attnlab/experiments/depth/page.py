@@ -206,6 +206,28 @@ def fit_reading(table: pd.DataFrame) -> str:
             + "\n".join(lines) + summary + "\n")
 
 
+RUN_COLUMNS = {"run": "run", "blocks": "blocks", "warmup": "warmup steps", "steps": "steps",
+               "lr": "lr", "status": "status", "val_spread": "val ppl", "chapter_ppl": "chapter's val ppl",
+               "train_spread": "train ppl", "diverged_at": "diverged at step"}
+SAID_ONCE = {"blocks": ("blocks", lambda v: str(int(v))), "steps": ("steps", lambda v: str(int(v))),
+             "lr": ("learning rate", lambda v: f"{v:g}"), "warmup": ("warmup steps", lambda v: str(int(v)))}
+
+
+def shared(table: pd.DataFrame, columns: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """The settings every run shares (one value in every row of a SAID_ONCE column), said once above the table
+    ('Every run: 12 blocks, 400 steps, learning rate 0.003.\n\n'), and the columns left for it: a column of one
+    value only widens the table past the page. 'diverged at step' goes where no run diverged."""
+    said, left = [], dict(columns)
+    for col, (words, show) in SAID_ONCE.items():
+        values = table[col].dropna().unique() if col in table and len(table) > 1 else []
+        if len(values) == 1 and table[col].notna().all():
+            said.append(f"{show(values[0])} {words}" if col in ("blocks", "steps") else f"{words} {show(values[0])}")
+            left.pop(col, None)
+    if "diverged_at" in table and table["diverged_at"].isna().all():
+        left.pop("diverged_at", None)
+    return (f"Every run: {', '.join(said)}.\n\n" if said else ""), left
+
+
 # --------------------------------------------------------------------- charts
 
 def ppl_chart(table: pd.DataFrame) -> dict:
@@ -268,13 +290,10 @@ def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
 def render(ctx) -> dict[str, str]:
     site, out = ctx.site, {}
     table = derive.runs_table(site.res, site.config)
-    out["runs_table"] = md_table(
-        table, {"run": "run", "norm": "norm", "blocks": "blocks", "warmup": "warmup steps", "steps": "steps",
-                "lr": "lr", "status": "status", "val_spread": "val ppl", "chapter_ppl": "chapter's val ppl",
-                "train_spread": "train ppl", "diverged_at": "diverged at step"},
-        {"val_spread": spread(2), "train_spread": spread(2), "chapter_ppl": num(2),
-         "warmup": lambda v: str(int(v)), "blocks": lambda v: str(int(v)),
-         "steps": lambda v: str(int(v)), "diverged_at": lambda v: str(int(v)), "lr": lambda v: f"{v:g}"})
+    said_once, columns = shared(table, RUN_COLUMNS)
+    out["runs_table"] = said_once + md_table(
+        table, columns, {"val_spread": spread(2), "train_spread": spread(2), "chapter_ppl": num(2),
+                         "diverged_at": lambda v: str(int(v)), **{c: f for c, (_, f) in SAID_ONCE.items()}})
     out["ppl_chart"] = chart("chart-depth-ppl", ppl_chart(table))
     out["run_seeds"] = at_seeds({s for run in table["run"] for s in site.res.seeds(run)})
 
