@@ -245,6 +245,14 @@ def test_depth_says_a_setting_every_run_shares_once_and_keeps_a_column_that_diff
     assert depth.shared(t.iloc[:1], depth.RUN_COLUMNS)[0] == ""  # one run: its table says it all
 
 
+def test_depth_draws_the_chapter_budgets_curves_past_altairs_row_limit():
+    c = pd.DataFrame([{"run": run, "seed": seed, "step": step, "train_loss": 7.0 - step / 1000}
+                      for run in ("E4-pre", "E4-pre-warm", "E4-post", "E4-post-warm") for seed in (1337, 1338, 1339)
+                      for step in range(1, 1001)])  # 12,000 rows: the chapter's 1000 steps at 3 seeds
+    spec = depth.curves_chart(c, list(c["run"].unique()))
+    assert len(spec["datasets"][next(iter(spec["datasets"]))]) == 12000
+
+
 # ------------------------------------------------------------------ E6 cost
 
 def errors(favor: list[float], se=None, low=None, rate=None, shrink=None) -> dict:

@@ -34,6 +34,8 @@ QUEUE = [  # (results folder, experiments, seeds), in issue 31's order: claims s
     # published (2026-12-05-chapter-cpu-4b1a946-only-winograd: an analysis states its seeds in one version)
     *((f"chapter-s{s}", ["ladder", "position"], [s]) for s in (1340, 1341, 1342)),
     *((f"chapter-s{s}", ["position"], [s]) for s in (1343, 1344)),
+    # depth's (2026-12-06-chapter-cpu-680862e-only-depth): last, as it settles one claim (C4.1) in ~10,400 s a seed
+    *((f"chapter-depth-s{s}", ["depth"], [s]) for s in range(1340, 1347)),
 ]
 
 
