@@ -17,9 +17,10 @@ PAGE_WIDTH = 650  # the widest a chart is drawn on a 1280-px page (Material's co
 SOURCE_COLORS = alt.Scale(domain=["reproduced", "chapter"], range=["#1f77b4", "#d62728"])
 
 
-def _spec(chart: alt.TopLevelMixin) -> dict:
-    with alt.data_transformers.disable_max_rows():
-        return chart.to_dict()
+# A chart carries its rows inline in its page, and a chapter-budget curve holds tens of thousands (E4: 4 runs x 3
+# seeds x 1000 steps), past the 5,000-row guard Altair keeps for notebooks. Lifted once for every chart of the
+# report: each page module reaches this one (through report.site) before it draws.
+alt.data_transformers.disable_max_rows()
 
 
 def fit_page(spec: dict) -> dict:
@@ -98,7 +99,7 @@ def rows_chart(rows: pd.DataFrame, variants=()) -> dict:
     title = "Validation perplexity per rung (log scale; lower is better" + (
         "; line: lowest to highest seed)" if spreads else ")")
     chart = alt.layer(*layers).properties(width=WIDTH, height=28 * max(len(order), 1), title=title)
-    return fit_page(_spec(chart))
+    return fit_page(chart.to_dict())
 
 
 def seeds_chart(per_seed: pd.DataFrame, order: list[str], measure: str = "validation perplexity") -> dict:
@@ -115,7 +116,7 @@ def seeds_chart(per_seed: pd.DataFrame, order: list[str], measure: str = "valida
     chart = alt.layer(rule, dots, tick).properties(
         width=WIDTH, height=24 * max(len(order), 1),
         title=f"{measure.capitalize()} at every seed (dots), their range (line) and mean (tick)")
-    return _spec(chart)
+    return chart.to_dict()
 
 
 def curves_chart(curves: pd.DataFrame) -> dict:
@@ -133,7 +134,7 @@ def curves_chart(curves: pd.DataFrame) -> dict:
     chart = alt.layer(lines, dots, data=curves).properties(width=WIDTH // 2 - 20, height=260).facet(
         column=alt.Column("split:N", sort=["train", "val"], title=None)
     ).properties(title=f"Loss during training, {seeds_named(curves)}")
-    return _spec(chart)
+    return chart.to_dict()
 
 
 PARTS = ["embedding", "position", "mixer", "mlp", "norm", "head"]
@@ -151,7 +152,7 @@ def params_chart(params: pd.DataFrame) -> dict:
         order=alt.Order("part_rank:Q"),
         tooltip=["row", "part", alt.Tooltip("n_params:Q", format=",")],
     ).properties(width=WIDTH, height=24 * max(len(order), 1))
-    return fit_page(_spec(chart))
+    return fit_page(chart.to_dict())
 
 
 def split_chart(stats: dict, chapter: dict) -> dict:
@@ -166,7 +167,7 @@ def split_chart(stats: dict, chapter: dict) -> dict:
         color=alt.Color("source:N", scale=SOURCE_COLORS, title=None),
         tooltip=["count", "source", alt.Tooltip("tokens:Q", format=",")],
     ).properties(width=WIDTH - 120, height=50)
-    return _spec(chart)
+    return chart.to_dict()
 
 
 def matrix_chart(matrix: pd.DataFrame) -> dict:
@@ -183,7 +184,7 @@ def matrix_chart(matrix: pd.DataFrame) -> dict:
         text=alt.Text("weight:Q", format=".3f"),
         color=alt.condition(alt.datum.weight > 0.5, alt.value("white"), alt.value("black")),
     )
-    return _spec(alt.layer(cells, text).properties(width=300, height=300))
+    return alt.layer(cells, text).properties(width=300, height=300).to_dict()
 
 
 def throughput_chart(speed: pd.DataFrame) -> dict:

@@ -209,8 +209,8 @@ def fit_reading(table: pd.DataFrame) -> str:
 RUN_COLUMNS = {"run": "run", "blocks": "blocks", "warmup": "warmup steps", "steps": "steps",
                "lr": "lr", "status": "status", "val_spread": "val ppl", "chapter_ppl": "chapter's val ppl",
                "train_spread": "train ppl", "diverged_at": "diverged at step"}
-SAID_ONCE = {"blocks": ("blocks", lambda v: str(int(v))), "steps": ("steps", lambda v: str(int(v))),
-             "lr": ("learning rate", lambda v: f"{v:g}"), "warmup": ("warmup steps", lambda v: str(int(v)))}
+SAID_ONCE = {"blocks": ("{} blocks", lambda v: str(int(v))), "steps": ("{} steps", lambda v: str(int(v))),
+             "lr": ("learning rate {}", lambda v: f"{v:g}"), "warmup": ("{} warmup steps", lambda v: str(int(v)))}
 
 
 def shared(table: pd.DataFrame, columns: dict[str, str]) -> tuple[str, dict[str, str]]:
@@ -221,7 +221,7 @@ def shared(table: pd.DataFrame, columns: dict[str, str]) -> tuple[str, dict[str,
     for col, (words, show) in SAID_ONCE.items():
         values = table[col].dropna().unique() if col in table and len(table) > 1 else []
         if len(values) == 1 and table[col].notna().all():
-            said.append(f"{show(values[0])} {words}" if col in ("blocks", "steps") else f"{words} {show(values[0])}")
+            said.append(words.format(show(values[0])))
             left.pop(col, None)
     if "diverged_at" in table and table["diverged_at"].isna().all():
         left.pop("diverged_at", None)
@@ -278,13 +278,11 @@ def early_chart(early: pd.DataFrame, runs: list[str], seed: str = "") -> dict:
 
 
 def curves_chart(c: pd.DataFrame, runs: list[str]) -> dict:
-    """Every run's training loss at every step and seed: at the chapter's budget 4 runs x 3 seeds x 1000 steps,
-    past Altair's default limit of 5,000 rows (charts._spec lifts it)."""
-    return charts.fit_page(charts._spec(alt.Chart(c).mark_line(strokeWidth=1.2, opacity=0.8).encode(
+    return charts.fit_page(alt.Chart(c).mark_line(strokeWidth=1.2, opacity=0.8).encode(
         x=alt.X("step:Q", axis=alt.Axis(labelFlush=False)), y=alt.Y("train_loss:Q", title="training loss (nats/token)"),
         color=alt.Color("run:N", sort=runs), detail="seed:N",
         tooltip=["run", "seed", "step", alt.Tooltip("train_loss:Q", format=".3f")],
-    ).properties(width=520, height=260, title=f"Training loss, {seeds_named(c)}")))
+    ).properties(width=520, height=260, title=f"Training loss, {seeds_named(c)}").to_dict())
 
 
 # --------------------------------------------------------------------- blocks

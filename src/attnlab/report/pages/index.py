@@ -14,7 +14,7 @@ from attnlab.claims.summary import at_larger
 from attnlab.claims.outcome import Outcome
 from attnlab.report import budget
 from attnlab.report.differences import budget_differences
-from attnlab.report.charts import WIDTH, _spec, fit_page
+from attnlab.report.charts import WIDTH, fit_page
 from attnlab.report.format import badge, chart
 from attnlab.report.readings import count
 from attnlab.report.site import OURS, anchor, cards_table, origin_mark, tally
@@ -88,13 +88,13 @@ def time_chart(time: Spent) -> dict:
         tooltip=["experiment", alt.Tooltip("run time (s):Q", format=",.1f"), "run files"],
     ).properties(width=WIDTH, height=20 * len(order))
     if not time.wall:
-        return fit_page(_spec(bars))
+        return fit_page(bars.to_dict())
     wall = pd.DataFrame({"run time (s)": [round(time.wall, 1)], "what": ["wall time of the whole run (s)"]})
     rule = alt.Chart(wall).mark_rule(color="#222", strokeDash=[6, 4], strokeWidth=2.5).encode(
         x="run time (s):Q", tooltip=["what", alt.Tooltip("run time (s):Q", format=",.1f")])
     label = alt.Chart(wall).mark_text(align="right", baseline="bottom", dx=-4, dy=-2, y=0, fontSize=12).encode(
         x="run time (s):Q", text=alt.value(f"wall time of the whole run: {duration(time.wall)}"))
-    return fit_page(_spec(alt.layer(bars, rule, label)))
+    return fit_page(alt.layer(bars, rule, label).to_dict())
 
 
 def time_words(time: Spent) -> str:
