@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 
@@ -52,3 +53,24 @@ def test_only_stamped_jobs_are_carried_without_checkpoints_and_nothing_is_put_ba
     assert campaign.restore(carry, elsewhere) == [".runner/depth/E4-pre/seed1337.json",
                                                   "depth/E4-pre/seed1337/curve.csv"]
     assert (elsewhere / "depth" / "E4-pre" / "seed1337" / "metrics.json").read_text() == "newer"
+
+
+def manifest(versions, name, commit, run_files, profile="chapter"):
+    (versions / name).mkdir(parents=True)
+    (versions / name / "manifest.json").write_text(json.dumps(
+        {"version": name, "profile": profile, "commit": commit, "runs": {"run_files": run_files}}))
+
+
+def test_a_folder_whose_runs_a_version_on_main_holds_is_not_queued_again(tmp_path):
+    """A machine that starts afresh has no worktree and no carry for published work: the queue must skip it."""
+    c = campaign.COMMIT + "d3a27"
+    manifest(tmp_path, "a-depth", c, [f"depth/E4-{n}/seed{s}/metrics.json" for n in ("pre", "post") for s in (1337, 1338)])
+    manifest(tmp_path, "b-ladder", c, ["ladder/L1/seed1340/metrics.json", "position/P1/seed1340/metrics.json",
+                                       "winograd/result.json"])
+    manifest(tmp_path, "other-commit", "0123456789ab", ["depth/E4-pre/seed1339/metrics.json"])
+    manifest(tmp_path, "quick", c, ["depth/E4-pre/seed1340/metrics.json"], profile="quick")
+    assert campaign.published(["depth"], [1337, 1338], tmp_path) == "a-depth"
+    assert campaign.published(["ladder", "position"], [1340], tmp_path) == "b-ladder"
+    assert campaign.published(["depth"], [1337, 1339], tmp_path) is None  # 1339 only at another commit
+    assert campaign.published(["depth"], [1340], tmp_path) is None  # only at another budget
+    assert campaign.published(["ladder", "position"], [1341], tmp_path) is None

@@ -11,11 +11,13 @@ A job's carry is its ledger stamp (results/<folder>/.runner/<job>.json: the comm
 at), its log and the files of its folder, checkpoints and locks left out. The runner counts a job done only where
 its run file is there and its stamp matches its commit and settings, so a carry that does not match reruns; a
 carry never overwrites a file already in the worktree. A results folder is published from the worktree when all
-of its jobs are done (`python -m attnlab publish ... --results results/<folder>`); its carry can then go.
+of its jobs are done (`python -m attnlab publish ... --results results/<folder>`); its carry can then go, and
+the queue skips a folder whose work a version published on main holds (a fresh machine must not train it again).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -37,6 +39,22 @@ QUEUE = [  # (results folder, experiments, seeds), in issue 31's order: claims s
     # depth's (2026-12-06-chapter-cpu-680862e-only-depth): last, as it settles one claim (C4.1) in ~10,400 s a seed
     *((f"chapter-depth-s{s}", ["depth"], [s]) for s in range(1340, 1347)),
 ]
+
+
+def published(experiments: list[str], seeds: list[int], versions: Path = ROOT / "results") -> str | None:
+    """The versions published at COMMIT with the chapter profile that hold every experiment of `experiments` at
+    every seed of `seeds` (by their manifests' run files, '<experiment>/<run>/seed<S>/...'), named; None where one
+    is missing."""
+    held, names = {}, set()
+    for path in sorted(versions.glob("*/manifest.json")):
+        m = json.loads(path.read_text())
+        if m.get("profile") == "chapter" and m.get("commit", "").startswith(COMMIT):
+            for f in (m.get("runs") or {}).get("run_files", []):
+                parts = f.split("/")  # a training run's; an analysis states one file, 'winograd/result.json'
+                if len(parts) > 3 and parts[2].startswith("seed"):
+                    held[parts[0], parts[2]] = m["version"]
+    found = [held.get((e, f"seed{s}")) for e in experiments for s in seeds]
+    return None if None in found else ", ".join(sorted(set(found)))
 
 
 def finished(results: Path) -> list[str]:
@@ -93,6 +111,9 @@ def start(jobs: int) -> None:
     tree = worktree()
     for folder, experiments, seeds in QUEUE:
         results = tree / "results" / folder
+        if (versions := published(experiments, seeds)):
+            print(f"campaign: {folder}: published ({versions}); skipped", flush=True)
+            continue
         put = restore(CARRY / folder, results)
         corpus = results / "data" / "input.txt"  # the profile downloads it there; this machine has a copy
         if not corpus.exists() and CORPUS.is_file():
@@ -113,9 +134,11 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     if args.what == "start":
         return start(args.jobs)
-    for folder, _, _ in QUEUE:
+    for folder, experiments, seeds in QUEUE:
         results = WORKTREE / "results" / folder
-        if args.what == "save":
+        if (versions := published(experiments, seeds)):
+            print(f"campaign: {folder}: published ({versions})")  # its carry went then: none is saved
+        elif args.what == "save":
             print(f"campaign: {folder}: {len(save(results, CARRY / folder))} files carried")
         else:
             kept = finished(CARRY / folder) if (CARRY / folder).is_dir() else []
