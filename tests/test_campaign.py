@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 
@@ -74,3 +75,16 @@ def test_a_folder_whose_runs_a_version_on_main_holds_is_not_queued_again(tmp_pat
     assert campaign.published(["depth"], [1337, 1339], tmp_path) is None  # 1339 only at another commit
     assert campaign.published(["depth"], [1340], tmp_path) is None  # only at another budget
     assert campaign.published(["ladder", "position"], [1341], tmp_path) is None
+
+
+def test_a_folder_is_complete_once_the_runner_wrote_its_verdicts_after_its_last_job(tmp_path):
+    stamp = tmp_path / ".runner" / "ladder" / "L1" / "seed1340.json"
+    stamp.parent.mkdir(parents=True)
+    stamp.write_text("{}")
+    assert not campaign.complete(tmp_path)  # jobs finished, no verdicts yet
+    (tmp_path / "claims.csv").write_text("claim_id\n")
+    os.utime(stamp, (1_000, 1_000))
+    assert campaign.complete(tmp_path)
+    os.utime(stamp, (4_000_000_000, 4_000_000_000))  # a job finished after the verdicts: a later runner call's
+    assert not campaign.complete(tmp_path)
+    assert not campaign.complete(tmp_path / "nothing-here")

@@ -5,6 +5,7 @@ machine that starts afresh resumes them instead of training them again.
 
     tools/campaign.py start     # worktree at COMMIT (made where missing), carried jobs put back, the queue run
     tools/campaign.py save      # every finished job's files and ledger stamp into campaign/: then commit them
+    tools/campaign.py publish   # every folder the runner finished, published from the worktree onto main
     tools/campaign.py status    # per results folder: jobs finished there, jobs carried
 
 A job's carry is its ledger stamp (results/<folder>/.runner/<job>.json: the commit and the settings it finished
@@ -98,6 +99,31 @@ def restore(carry: Path, results: Path) -> list[str]:
     return put
 
 
+def complete(results: Path) -> bool:
+    """Whether the runner finished every job of `results`: it writes claims.csv after the last of them."""
+    claims, stamps = results / "claims.csv", list((results / LEDGER).rglob("*.json"))
+    return claims.is_file() and bool(stamps) and all(p.stat().st_mtime <= claims.stat().st_mtime for p in stamps)
+
+
+def publish(tree: Path) -> None:
+    """Publish every queued folder of `tree` that is complete and that no version on main holds yet, as the
+    runner ran it (the chapter profile, its seeds laid over it, its experiments alone), from the worktree's clean
+    commit with main's code for the report; move the version onto main and drop the folder's carry. Commit them."""
+    for folder, experiments, seeds in QUEUE:
+        results = tree / "results" / folder
+        if published(experiments, seeds) or not complete(results):
+            continue
+        before = set((tree / "results").iterdir())
+        subprocess.run([sys.executable, "-m", "attnlab", "publish", "--config", "config/chapter.yaml", "--set",
+                        f"seeds={seeds}", "--results", f"results/{folder}", "--only", *experiments],
+                       cwd=tree, check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home()),
+                                                  "PYTHONPATH": str(ROOT / "src")})
+        version, = set((tree / "results").iterdir()) - before
+        shutil.move(version, ROOT / "results" / version.name)
+        shutil.rmtree(CARRY / folder, ignore_errors=True)
+        print(f"campaign: {folder}: published as results/{version.name} on main, its carry dropped: commit both")
+
+
 def worktree() -> Path:
     if not WORKTREE.is_dir():
         subprocess.run(["git", "worktree", "add", "--detach", str(WORKTREE), COMMIT], cwd=ROOT, check=True)
@@ -129,11 +155,13 @@ def start(jobs: int) -> None:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="tools/campaign.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("what", choices=["start", "save", "status"])
+    p.add_argument("what", choices=["start", "save", "publish", "status"])
     p.add_argument("--jobs", type=int, default=2, help="jobs at once (one thread each)")
     args = p.parse_args(argv)
     if args.what == "start":
         return start(args.jobs)
+    if args.what == "publish":
+        return publish(worktree())
     for folder, experiments, seeds in QUEUE:
         results = WORKTREE / "results" / folder
         if (versions := published(experiments, seeds)):
