@@ -1,0 +1,54 @@
+"""Every claim whose verdict at the largest published budget differs from the version of record's, as a Markdown
+table: the record's verdict and value beside the larger budget's, each part with its 95 % interval, and the
+versions and seeds pooled there. The same reading the dashboard shows (sitedata.SiteData.larger), for a closing
+note or a review; the sources' claims first, then ours, counted apart.
+
+    python tools/budget-changes.py               # the version of record in results/LATEST
+    python tools/budget-changes.py --all         # every claim measured at the larger budget, changed or not
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from attnlab.sitedata import SiteData
+from attnlab.versions import latest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def parts(verdict) -> str:
+    """'part: value [lo, hi]; …' for a verdict's numeric parts (value alone where it has no error)."""
+    out = []
+    for name, p in verdict.parts.items():
+        if not isinstance(p.value, (int, float)) or isinstance(p.value, bool):
+            continue
+        half = p.k * p.se if p.se is not None and p.k is not None and math.isfinite(p.k) else None
+        shown = f"{p.value:.3f}" + (f" [{p.value - half:.3f}, {p.value + half:.3f}]" if half is not None else "")
+        out.append(f"{name}: {shown}" if name else shown)
+    return "; ".join(out) or "–"
+
+
+def main(argv=None) -> None:
+    a = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    a.add_argument("--all", action="store_true", help="every claim measured at the larger budget, not only changes")
+    args = a.parse_args(argv)
+    record = latest(REPO)
+    site = SiteData.load(REPO / "results" / record, None)
+    rows = {False: [], True: []}
+    for claim_id, x in site.larger().items():
+        if x.verdict is None or (x.verdict == x.record_verdict and not args.all):
+            continue
+        old, new = site.verdicts_of(record)[claim_id], site.verdicts_of(x.manifest["version"])[claim_id]
+        rows[old.claim.ours].append(
+            f"| {claim_id} | {x.record_verdict} | {parts(old)} | **{x.verdict}** | {parts(new)} | "
+            f"{new.settle or '–'} | {x.pooled or x.manifest['version']} |")
+    head = (f"| claim | {site.profile} (record) | value | at the larger budget | value | settle | versions |\n"
+            "| --- | --- | --- | --- | --- | --- | --- |")
+    for ours, title in ((False, "The sources' claims"), (True, "Ours (claims the sources never make)")):
+        print(f"### {title}: {len(rows[ours])}\n\n{head}\n" + "\n".join(rows[ours]) + "\n")
+
+
+if __name__ == "__main__":
+    main()
