@@ -36,6 +36,10 @@ def test_the_committed_versions_table_lists_only_changed_verdicts_each_counted_u
     out = capsys.readouterr().out
     sections = re.findall(r"### (.+?): (\d+)\n\n(.*?)(?=\n### |\Z)", out, re.S)
     assert [s[0] for s in sections] == ["The sources' claims", "Ours (claims the sources never make)"]
+    total, times = re.search(r"### Run time at the larger budget: ([\d,]+) s .*?\n\n(.*)", out, re.S).groups()
+    seconds = [float(t.replace(",", "")) for t in re.findall(r"\| ([\d,]+) s \|", times)]
+    assert seconds and all(s > 0 for s in seconds)
+    assert abs(sum(seconds) - float(total.replace(",", ""))) <= len(seconds)  # each row rounded to the second
     for _, count, table in sections:
         rows = [line.split(" | ") for line in table.splitlines()[2:] if line.startswith("| ")]
         assert len(rows) == int(count)

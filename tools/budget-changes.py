@@ -1,7 +1,8 @@
 """Every claim whose verdict at the largest published budget differs from the version of record's, as a Markdown
 table: the record's verdict and value beside the larger budget's, each part with its 95 % interval, and the
 versions and seeds pooled there. The same reading the dashboard shows (sitedata.SiteData.larger), for a closing
-note or a review; the sources' claims first, then ours, counted apart.
+note or a review; the sources' claims first, then ours, counted apart. Then the run time each version of the
+larger budget took, read from its run files' provenance (attnlab.eta.spent).
 
     python tools/budget-changes.py               # the version of record in results/LATEST
     python tools/budget-changes.py --all         # every claim measured at the larger budget, changed or not
@@ -12,6 +13,8 @@ import argparse
 import math
 from pathlib import Path
 
+from attnlab.claims.budget import rank
+from attnlab.eta import spent
 from attnlab.sitedata import SiteData
 from attnlab.versions import latest
 
@@ -48,6 +51,20 @@ def main(argv=None) -> None:
             "| --- | --- | --- | --- | --- | --- | --- |")
     for ours, title in ((False, "The sources' claims"), (True, "Ours (claims the sources never make)")):
         print(f"### {title}: {len(rows[ours])}\n\n{head}\n" + "\n".join(rows[ours]) + "\n")
+    print(run_time(site))
+
+
+def run_time(site) -> str:
+    """The run time of every version of a larger budget than the record's, by experiment, and their sum."""
+    base = rank(next(m for m in site.versions() if m["version"] == site.latest()))
+    lines, total = [], 0.0
+    for m in reversed(site.versions()):  # oldest first
+        if (r := rank(m)) is not None and r > base:
+            s = spent(REPO / "results" / m["version"])
+            total += sum(s.run.values())
+            lines.append(f"| {m['version']} | {', '.join(s.run)} | {sum(s.run.values()):,.0f} s |")
+    return (f"### Run time at the larger budget: {total:,.0f} s ({total / 3600:.1f} CPU-hours)\n\n"
+            "| version | experiments | run time |\n| --- | --- | --- |\n" + "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
