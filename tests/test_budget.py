@@ -4,6 +4,7 @@ sentences on every side, and a site of quick versions that looks as it did."""
 from __future__ import annotations
 
 import json
+import re
 from types import SimpleNamespace
 
 import yaml
@@ -102,6 +103,21 @@ def test_the_sentence_says_whether_the_chapters_budget_changed_a_claim_on_every_
                                                   one.record, "chapter", 3))
     assert sentence(larger(None)) == "Not measured at the chapter's budget."
     assert sentence(larger(None, profile="quick")) == "Not measured at the quick profile's budget."
+
+
+def test_a_pooled_verdict_is_said_as_pooled_and_the_tally_names_every_version_it_rests_on():
+    import dataclasses
+
+    alone = larger("reproduced")
+    pooled = dataclasses.replace(alone, seeds=3, members=(OLD_CHAPTER, "b-seed1338", "a-seed1337"))
+    assert alone.versions == (OLD_CHAPTER,) and larger(None).versions == ()
+    assert pooled.versions == (OLD_CHAPTER, "b-seed1338", "a-seed1337")
+    assert sentence(pooled).startswith("At the chapter's budget (3 versions pooled, at 3 seeds) it is reproduced")
+    assert sentence(alone).startswith(f"At the chapter's budget ({OLD_CHAPTER}) it is reproduced")
+    text = tally({"C2.3": pooled, "C4.1": larger(None)})
+    assert text.startswith(f"1 of 2 claims were measured at the chapter's budget (versions {OLD_CHAPTER}, "
+                           "a-seed1337, b-seed1338); ")
+    assert tally({"C2.3": alone}).startswith(f"1 of 1 claims were measured at the chapter's budget (version {OLD_CHAPTER});")
 
 
 def test_the_cell_names_both_versions_and_reads_only_what_the_record_does_not_reproduce():
@@ -213,3 +229,17 @@ def test_a_partial_versions_headline_counts_the_others_as_the_record_judged_them
     site.larger = lambda: {"C5.1": larger(None, "reproduced"), "C4.1": larger(None, "inconclusive")}
     said = index.headline(SimpleNamespace(verdicts=mine[1:], larger=site.larger), count=count_verdicts)
     assert said.startswith("at the quick budget of the version of record") and "not run" not in said
+
+
+def test_the_home_pages_cell_names_the_versions_a_pooled_verdict_rests_on():
+    import dataclasses
+
+    words = f"pooled over 2 versions: {OLD_CHAPTER} (seed 1337), b (seed 1338)"
+    pooled = dataclasses.replace(larger("reproduced"), seeds=2, pooled=words, members=(OLD_CHAPTER, "b"))
+    claim = SimpleNamespace(id="C2.3", experiment="ladder", ours=False)
+    site = SimpleNamespace(larger=lambda: {"C2.3": pooled}, verdicts=[SimpleNamespace(claim=claim)])
+    section = re.sub(r'<span class="num">([^<]*)</span>', r"\1", index.larger_budget(site))  # numbers, unwrapped
+    assert f'<div class="why">{words}</div>' in section  # one version: named in the cell only where it pools
+    assert f"(versions {OLD_CHAPTER}, b)" in section and "(2 versions pooled, at 2 seeds) it is reproduced" in section
+    alone = SimpleNamespace(larger=lambda: {"C2.3": larger("reproduced")}, verdicts=site.verdicts)
+    assert '<div class="why">2026' not in index.larger_budget(alone)

@@ -159,7 +159,8 @@ def test_a_claim_at_a_larger_budget_counts_the_seeds_behind_it_not_its_versions(
     own = json.loads((two / "results" / A / "manifest.json").read_text())
     at = lambda cid: site.detailed(cid, Larger(site.verdicts_of(A)[cid].verdict, own, "inconclusive", own, "chapter", 9))
     assert at("C2.1").seeds == 2 and "pooled over 2 versions" in at("C2.1").pooled
-    assert at("C5.2").seeds == 1 and at("C5.2").pooled == ""
+    assert at("C2.1").members == (A, B) == at("C2.1").versions
+    assert at("C5.2").seeds == 1 and at("C5.2").pooled == "" and at("C5.2").members == () and at("C5.2").versions == (A,)
 
 
 def _commit(repo: Path, files: dict[str, str | None], message: str) -> str:

@@ -109,8 +109,11 @@ class SiteData:
         v = self.verdicts_of(x.manifest["version"])[claim_id]
         shown = "; ".join(f"{p}: {t}" if p else t for p, t in v.shown().items())
         seeds = max([len(v.seeds), *(p.n_seeds for p in v.parts.values())]) if getattr(v, "parts", None) else x.seeds
-        return dataclasses.replace(x, shown=shown, pooled=self.pool_of(x.manifest["version"]).words(v.claim.experiment),
-                                   seeds=seeds)  # the seeds behind this claim, not every run of its version
+        found = self.pool_of(x.manifest["version"])
+        members = [name for name, _ in found.members.get(v.claim.experiment, [])]
+        return dataclasses.replace(x, shown=shown, pooled=found.words(v.claim.experiment), seeds=seeds,
+                                   members=tuple(members) if len(members) > 1 else ())  # this claim's seeds and
+        # versions, not every run of its version
 
     def seeds_of(self, version: str) -> int | None:
         """How many seeds a published version's verdicts rest on: the seeds its training runs' files are at, with

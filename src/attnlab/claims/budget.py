@@ -44,6 +44,12 @@ class Larger:
     seeds: int | None = None  # the seeds that version trained at (one: its error is the evaluation's alone)
     shown: str = ""   # its value there (± SE), as the verdict tables show a value
     pooled: str = ""  # the versions and seeds pooled into it (pooling.Pool.words); '' for one version alone
+    members: tuple[str, ...] = ()  # the versions pooled into it, its own first; () for one version alone
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        """Every version its verdict rests on: those pooled into it, or its own alone; () where not measured."""
+        return self.members or ((self.manifest["version"],) if self.manifest else ())
 
     @property
     def profile(self) -> str:

@@ -23,7 +23,8 @@ def sentence(x: Larger) -> str:
     """Whether the larger budget changed a claim that the version of record does not reproduce, in words."""
     if x.verdict is None:
         return f"Not measured at {budget_words(x.profile)}."
-    at = f"At {budget_words(x.profile)} ({x.manifest['version']}{seeds_words(x.seeds)})"
+    named = f"{len(x.members)} versions pooled" if x.members else x.manifest["version"]
+    at = f"At {budget_words(x.profile)} ({named}{seeds_words(x.seeds)})"
     quick = f"the {x.record['profile']} verdict"
     if x.verdict == Outcome.REPRODUCED:
         return f"{at} it is reproduced: {quick} was the budget's."
@@ -68,7 +69,7 @@ def tally(larger: dict[str, Larger], ours: frozenset = frozenset()) -> str:
         return ""
     first = next(iter(larger.values()))
     measured = [x for x in larger.values() if x.verdict]
-    names = sorted({x.manifest["version"] for x in measured})
+    names = sorted({name for x in measured for name in x.versions})  # the pooled ones too
     theirs = {k: x for k, x in larger.items() if k not in ours}
     mine = {k: x for k, x in larger.items() if k in ours}
     out = (f"{sum(bool(x.verdict) for x in theirs.values())} of {len(theirs)} claims were measured at "

@@ -54,7 +54,8 @@ def page_list(site) -> str:
 
 def larger_budget(site) -> str:
     """The claims measured at a budget larger than the version of record's, each verdict beside the record's
-    (the versions named in the paragraph above the table, and in a cell where there are several), and whether the
+    (the versions named in the paragraph above the table, and in a cell where there are several or its verdict
+    pools several), and whether the
     budget changed a claim the record does not reproduce; '' (no section) where no version of a larger budget is
     published."""
     larger = site.larger()
@@ -66,7 +67,8 @@ def larger_budget(site) -> str:
     rows = [("", [f'<a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a>{origin_mark(c)}',
                   badge(x.record_verdict),
                   badge(x.verdict)
-                  + (f'<div class="why">{html.escape(x.manifest["version"])}</div>' if several else "")
+                  + (f'<div class="why">{html.escape(x.pooled or x.manifest["version"])}</div>'
+                     if several or x.pooled else "")
                   + (f'<div class="why">{html.escape(budget.sentence(x), quote=False)}</div>'
                      if x.record_verdict == Outcome.NOT_REPRODUCED else "")]) for c, x in measured]
     columns = [("claim", "id"), (f"{first.record['profile']}, the version of record", "verdict"),
