@@ -33,12 +33,15 @@ CARRY = ROOT / "campaign"
 CORPUS = ROOT.parent / "shared" / "data" / "tinyshakespeare" / "input.txt"
 QUEUE = [  # (results folder, experiments, seeds), in issue 31's order: claims settled per CPU-hour
     ("chapter-depth", ["depth"], [1337, 1338, 1339]),
-    # the second looks config/chapter.yaml plans, a seed a folder (a version a night); the Winograd probe's is
-    # published (2026-12-05-chapter-cpu-4b1a946-only-winograd: an analysis states its seeds in one version)
-    *((f"chapter-s{s}", ["ladder", "position"], [s]) for s in (1340, 1341, 1342)),
-    *((f"chapter-s{s}", ["position"], [s]) for s in (1343, 1344)),
+    # the second looks config/chapter.yaml plans, each one folder, so one version: the pool judges none of their
+    # seeds before all are in, and every version is one more site to build and test (the carry keeps a half-done
+    # folder across machines). Seed 1340's ladder and position were started as a folder of their own. The Winograd
+    # probe's is published (2026-12-05-chapter-cpu-4b1a946-only-winograd).
+    ("chapter-s1340", ["ladder", "position"], [1340]),
+    ("chapter-s1341-1342", ["ladder", "position"], [1341, 1342]),
+    ("chapter-s1343-1344", ["position"], [1343, 1344]),
     # depth's (2026-12-06-chapter-cpu-680862e-only-depth): last, as it settles one claim (C4.1) in ~10,400 s a seed
-    *((f"chapter-depth-s{s}", ["depth"], [s]) for s in range(1340, 1347)),
+    ("chapter-depth-s1340-1346", ["depth"], list(range(1340, 1347))),
 ]
 
 
