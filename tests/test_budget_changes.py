@@ -38,6 +38,7 @@ def test_the_committed_versions_table_lists_only_changed_verdicts_each_counted_u
     assert [s[0] for s in sections] == ["The sources' claims", "Ours (claims the sources never make)"]
     total, times = re.search(r"### Run time at the larger budget: ([\d,]+) s .*?\n\n(.*)", out, re.S).groups()
     seconds = [float(t.replace(",", "")) for t in re.findall(r"\| ([\d,]+) s \|", times)]
+    assert len(re.findall(r"\| `python -m attnlab.runner chapter", times)) == len(seconds)
     assert seconds and all(s > 0 for s in seconds)
     assert abs(sum(seconds) - float(total.replace(",", ""))) <= len(seconds)  # each row rounded to the second
     for _, count, table in sections:
@@ -45,3 +46,10 @@ def test_the_committed_versions_table_lists_only_changed_verdicts_each_counted_u
         assert len(rows) == int(count)
         for row in rows:
             assert row[1] != row[3].strip("*"), row  # the record's verdict against the larger budget's: changed
+
+
+def test_the_command_that_made_a_version_is_read_from_its_manifest():
+    partial = {"profile": "chapter", "complete": False, "experiments": ["ladder", "position"],
+               "set": {"seeds": [1341, 1342]}}
+    assert tool.command(partial) == "python -m attnlab.runner chapter --only ladder position --set 'seeds=[1341,1342]'"
+    assert tool.command({"profile": "quick", "complete": True, "set": {}}) == "python -m attnlab.runner quick"

@@ -10,6 +10,7 @@ larger budget took, read from its run files' provenance (attnlab.eta.spent).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 
@@ -62,9 +63,18 @@ def run_time(site) -> str:
         if (r := rank(m)) is not None and r > base:
             s = spent(REPO / "results" / m["version"])
             total += sum(s.run.values())
-            lines.append(f"| {m['version']} | {', '.join(s.run)} | {sum(s.run.values()):,.0f} s |")
+            lines.append(f"| {m['version']} | {', '.join(s.run)} | {sum(s.run.values()):,.0f} s | `{command(m)}` |")
     return (f"### Run time at the larger budget: {total:,.0f} s ({total / 3600:.1f} CPU-hours)\n\n"
-            "| version | experiments | run time |\n| --- | --- | --- |\n" + "\n".join(lines) + "\n")
+            "| version | experiments | run time | made by (at its commit) |\n| --- | --- | --- | --- |\n"
+            + "\n".join(lines) + "\n")
+
+
+def command(manifest: dict) -> str:
+    """The runner call that makes a version's runs, from its manifest: its profile, its experiments (a partial
+    version's) and the settings laid over the profile (`set`), as `publish` must be given them too."""
+    only = "" if manifest.get("complete", True) else " --only " + " ".join(manifest.get("experiments") or [])
+    laid = " ".join(f"'{k}={json.dumps(v, separators=(',', ':'))}'" for k, v in (manifest.get("set") or {}).items())
+    return f"python -m attnlab.runner {manifest['profile']}{only}" + (f" --set {laid}" if laid else "")
 
 
 if __name__ == "__main__":
