@@ -190,7 +190,9 @@ class Site(SiteData):
         data, model, train = (cfg.get(k) or {} for k in ("data", "model", "train"))
         settings = pd.DataFrame([
             ("profile", self.profile), ("profile digest", digest(cfg)),
-            ("seeds", seeds_setting(profile_seeds(cfg), self.seeds())),
+            ("seeds", seeds_setting(profile_seeds(cfg), self.seeds(), bool(self.pool and self.pool.pooled),
+                                    sorted({s for held, _, _ in self.pool.held_back.values() for s in held})
+                                    if self.pool else [])),
             ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
             ("d_model", model.get("d_model")), ("context", model.get("context")),
             ("steps", train.get("steps")), ("batch", train.get("batch_size")),
@@ -368,11 +370,15 @@ def why_not(v: Verdict) -> str:
     return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
 
 
-def seeds_setting(listed: list, held: list) -> str:
-    """The profile's seeds for the settings table, and the run files' where they are at other seeds."""
-    text = ", ".join(map(str, listed))
-    return text if sorted(map(str, listed)) == sorted(map(str, held)) else \
-        f"{text} (its run files are at {', '.join(map(str, held))})"
+def seeds_setting(listed: list, held: list, pooled: bool = False, waiting: list = ()) -> str:
+    """The profile's seeds for the settings table, and the seeds the pages show where they differ: the run files'
+    where those are at other seeds; for a version pooled with others, the pooled seeds, and `waiting`, its seeds
+    held back until the planned second look is in (pooling.Pool.held_back)."""
+    text, shown = ", ".join(map(str, listed)), ", ".join(map(str, held))
+    if pooled:
+        late = f"; {', '.join(map(str, waiting))} held back until the planned second look is in" if waiting else ""
+        return f"{text} (pooled with other versions: the pages show seeds {shown}{late})"
+    return text if sorted(map(str, listed)) == sorted(map(str, held)) else f"{text} (its run files are at {shown})"
 
 
 def verdict_reading(verdicts: list[Verdict], seeds: int, larger: dict | None = None) -> str:
