@@ -512,7 +512,7 @@ def test_the_settings_table_shows_a_speed_setting_only_where_the_profile_sets_it
     from attnlab.report.site import Site
 
     table = Site.settings_table(SimpleNamespace(config={**cfg, "train": {**cfg["train"], **speed}}, profile="smoke",
-                                                seeds=lambda: cfg["seeds"]))
+                                                seeds=lambda: cfg["seeds"], pool=None))
     assert [line for line in table.splitlines() if "precision" in line] == rows
 
 
