@@ -56,10 +56,13 @@ def test_only_stamped_jobs_are_carried_without_checkpoints_and_nothing_is_put_ba
     assert (elsewhere / "depth" / "E4-pre" / "seed1337" / "metrics.json").read_text() == "newer"
 
 
-def manifest(versions, name, commit, run_files, profile="chapter"):
-    (versions / name).mkdir(parents=True)
-    (versions / name / "manifest.json").write_text(json.dumps(
-        {"version": name, "profile": profile, "commit": commit, "runs": {"run_files": run_files}}))
+def manifest(root, name, commit, run_files, profile="chapter"):
+    """A published version's manifest under root/results/, as `publish` writes it (its run files listed)."""
+    name = f"2026-12-01-{name}"
+    (root / "results" / name).mkdir(parents=True)
+    (root / "results" / name / "manifest.json").write_text(json.dumps(
+        {"version": name, "profile": profile, "commit": commit, "hardware": "cpu",
+         "published": "2026-12-01T00:00:00+00:00", "runs": {"run_files": run_files}}))
 
 
 def test_a_folder_whose_runs_a_version_on_main_holds_is_not_queued_again(tmp_path):
@@ -70,8 +73,8 @@ def test_a_folder_whose_runs_a_version_on_main_holds_is_not_queued_again(tmp_pat
                                        "winograd/result.json"])
     manifest(tmp_path, "other-commit", "0123456789ab", ["depth/E4-pre/seed1339/metrics.json"])
     manifest(tmp_path, "quick", c, ["depth/E4-pre/seed1340/metrics.json"], profile="quick")
-    assert campaign.published(["depth"], [1337, 1338], tmp_path) == "a-depth"
-    assert campaign.published(["ladder", "position"], [1340], tmp_path) == "b-ladder"
+    assert campaign.published(["depth"], [1337, 1338], tmp_path) == "2026-12-01-a-depth"
+    assert campaign.published(["ladder", "position"], [1340], tmp_path) == "2026-12-01-b-ladder"
     assert campaign.published(["depth"], [1337, 1339], tmp_path) is None  # 1339 only at another commit
     assert campaign.published(["depth"], [1340], tmp_path) is None  # only at another budget
     assert campaign.published(["ladder", "position"], [1341], tmp_path) is None

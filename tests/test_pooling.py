@@ -15,7 +15,7 @@ import yaml
 from attnlab.claims.evaluate import evaluate
 from attnlab.claims.registry import load_registry
 from attnlab.errors import AttnlabError
-from attnlab.pooling import pool, why_apart
+from attnlab.pooling import Pool, pool, why_apart
 from attnlab.report import build
 from helpers import REPO, crated
 
@@ -263,3 +263,9 @@ def test_another_devices_versions_pool_only_where_their_figures_agree(two):
     site = build.context(two / "results" / A, None)
     assert (f"Another device's versions of this budget are not pooled with the nvidia-h200 versions ({gpu})"
             in site.verdicts_block("ladder"))
+
+
+def test_a_pool_names_every_seed_it_holds_back_once_in_order():
+    p = Pool("v", None, held_back={"ladder": ([1341, 1340], [1337], [1337, 1340, 1341, 1342]),
+                                   "position": ([1340], [1337], None)})
+    assert p.held() == [1340, 1341] and Pool("v", None).held() == []

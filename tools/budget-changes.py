@@ -28,8 +28,8 @@ def parts(verdict) -> str:
     for name, p in verdict.parts.items():
         if not isinstance(p.value, (int, float)) or isinstance(p.value, bool):
             continue
-        half = p.k * p.se if p.se is not None and p.k is not None and math.isfinite(p.k) else None
-        shown = f"{p.value:.3f}" + (f" [{p.value - half:.3f}, {p.value + half:.3f}]" if half is not None else "")
+        bounds = p.interval if p.interval and all(map(math.isfinite, p.interval)) else None
+        shown = f"{p.value:.3f}" + (f" [{bounds[0]:.3f}, {bounds[1]:.3f}]" if bounds else "")
         out.append(f"{name}: {shown}" if name else shown)
     return "; ".join(out) or "–"
 

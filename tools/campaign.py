@@ -18,13 +18,13 @@ the queue skips a folder whose work a version published on main holds (a fresh m
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from attnlab.runner import LEDGER  # the runner owns its ledger's place
+from attnlab.versions import versions
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMIT = "680862e"  # the campaign's commit: its runs pool with the chapter versions published from it
@@ -45,14 +45,13 @@ QUEUE = [  # (results folder, experiments, seeds), in issue 31's order: claims s
 ]
 
 
-def published(experiments: list[str], seeds: list[int], versions: Path = ROOT / "results") -> str | None:
-    """The versions published at COMMIT with the chapter profile that hold every experiment of `experiments` at
-    every seed of `seeds` (by their manifests' run files, '<experiment>/<run>/seed<S>/...'), named; None where one
-    is missing."""
-    held, names = {}, set()
-    for path in sorted(versions.glob("*/manifest.json")):
-        m = json.loads(path.read_text())
-        if m.get("profile") == "chapter" and m.get("commit", "").startswith(COMMIT):
+def published(experiments: list[str], seeds: list[int], root: Path = ROOT) -> str | None:
+    """The versions published under root/results/ at COMMIT with the chapter profile that hold every experiment of
+    `experiments` at every seed of `seeds` (by their manifests' run files, '<experiment>/<run>/seed<S>/...'),
+    named; None where one is missing."""
+    held = {}
+    for m in versions(root):
+        if m["profile"] == "chapter" and m["commit"].startswith(COMMIT):
             for f in (m.get("runs") or {}).get("run_files", []):
                 parts = f.split("/")  # a training run's; an analysis states one file, 'winograd/result.json'
                 if len(parts) > 3 and parts[2].startswith("seed"):

@@ -111,9 +111,9 @@ class SiteData:
         seeds = max([len(v.seeds), *(p.n_seeds for p in v.parts.values())]) if getattr(v, "parts", None) else x.seeds
         found = self.pool_of(x.manifest["version"])
         members = [name for name, _ in found.members.get(v.claim.experiment, [])]
+        # the seeds and versions behind this claim, not every run of its version
         return dataclasses.replace(x, shown=shown, pooled=found.words(v.claim.experiment), seeds=seeds,
-                                   members=tuple(members) if len(members) > 1 else ())  # this claim's seeds and
-        # versions, not every run of its version
+                                   members=tuple(members) if len(members) > 1 else ())
 
     def seeds_of(self, version: str) -> int | None:
         """How many seeds a published version's verdicts rest on: the seeds its training runs' files are at, with

@@ -191,8 +191,7 @@ class Site(SiteData):
         settings = pd.DataFrame([
             ("profile", self.profile), ("profile digest", digest(cfg)),
             ("seeds", seeds_setting(profile_seeds(cfg), self.seeds(), bool(self.pool and self.pool.pooled),
-                                    sorted({s for held, _, _ in self.pool.held_back.values() for s in held})
-                                    if self.pool else [])),
+                                    self.pool.held() if self.pool else [])),
             ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
             ("d_model", model.get("d_model")), ("context", model.get("context")),
             ("steps", train.get("steps")), ("batch", train.get("batch_size")),
