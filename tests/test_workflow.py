@@ -1,4 +1,5 @@
 """The smoke DAG end to end, and what a code edit reruns (shown with `snakemake -n`)."""
+import inspect
 import json
 import os
 import re
@@ -420,9 +421,34 @@ def outputs(smoke) -> dict:
     return {p: p.read_bytes() for p in [r / "claims.csv", r / "site" / "index.html", *r.glob("*/*/seed*/metrics.json")]}
 
 
-@pytest.mark.parametrize("case", [*BAD, *FILES])
+# Every case of BAD gets its one line from `attnlab check` (test_reliability), which runs the Snakefile's own check
+# (the next test holds the two to it). Through Snakemake, which starts in about 4 s a case, go the unreadable
+# files, which only `chosen` sees, and one case of each stage of `check.check`: the one line, no job and nothing lost
+# are the Snakefile's doing, alike for every message a stage raises. All 63 through Snakemake had cost CI 4 minutes.
+THROUGH_SNAKEMAKE = [
+    "a misspelt setting", "a learning rate YAML 1.1 reads as text", "an unknown profile name",  # the schema
+    "heads that do not divide the width", "a width that cannot fit in memory",  # the models' specs and sizes
+    "up-training from another model",  # check_init
+    "E8 a noun twice", "S1 an unknown cell type",  # an experiment's own check
+    "a corpus with another checksum", "a corpus too short once tokenised", "a folder as the corpus",  # the corpus
+]
+
+
+def test_the_snakefile_checks_a_profile_as_attnlab_check_does():
+    """What lets most of the battery go through `attnlab check` alone: both read the profile with `chosen` and
+    judge it with `check.check`, the Snakefile before it declares a rule."""
+    from attnlab import cli
+
+    snakefile = (REPO / "Snakefile").read_text()
+    assert "config = attnlab.check.check(attnlab.config.chosen(config, workflow.overwrite_configfiles))" in snakefile
+    assert snakefile.index("attnlab.check.check(") < snakefile.index("include:")
+    assert 'check(chosen({"profile": a.config}, []))' in inspect.getsource(cli.cmd_check)
+    assert set(THROUGH_SNAKEMAKE) <= set(BAD)
+
+
+@pytest.mark.parametrize("case", [*THROUGH_SNAKEMAKE, *FILES])
 def test_bad_input_stops_the_dag_in_one_line_before_any_job(smoke, tmp_path, case):
-    """The battery: every bad profile gets one line naming the problem, no traceback, no job, nothing lost."""
+    """Each stage's bad profile gets one line naming the problem, no traceback, no job, nothing lost."""
     path = smoke / "config" / "bad.yaml"
     if case in BAD:
         edit, message = BAD[case]
