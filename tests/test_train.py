@@ -108,10 +108,13 @@ def test_resume_after_kill_matches_uninterrupted(tmp_path, data):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert not (cut / "metrics.json").exists(), "the run finished before it could be killed"
+    before = torch.load(cut / "ckpt.pt", weights_only=True)["wall_seconds"]  # the killed process's, to its checkpoint
     subprocess.run(cli_train(cfg_path, data[2], cut), check=True, env=env, capture_output=True)
 
     a, b = (json.loads((d / "metrics.json").read_text()) for d in (whole, cut))
     assert b["resumed_from_step"] and b["resumed_from_step"] % 40 == 0
+    assert b["wall_seconds_before_resume"] == round(before, 3) > 0 and a["wall_seconds_before_resume"] is None
+    assert b["provenance"]["wall_seconds"] > before  # the killed process's time is counted, not only the last one's
     assert a["val_loss"] == b["val_loss"] and a["train_loss"] == b["train_loss"]
     assert (whole / "curve.csv").read_text() == (cut / "curve.csv").read_text()
 

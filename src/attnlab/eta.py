@@ -1,6 +1,7 @@
 """The expected time of a run, before it starts: each job's recorded run time, scaled to this machine.
 
-A job's record is the `process_seconds` (the job's whole process; else the `wall_seconds`, its work alone) in the
+A job's record is the `process_seconds` (the job's whole process; else the `wall_seconds`, its work alone, which for
+a training run resumed from a checkpoint counts the killed processes' time too, and is then the larger) in the
 provenance of its run file in a published version of the same profile
 (the version of record first, then the others, newest first), or in a folder named with `--from`; a training run
 recorded at another seed stands for its seeds (a seed changes no arithmetic's size), and a job that runs at every

@@ -262,6 +262,9 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     except (KeyError, RuntimeError, TypeError, ValueError) as err:  # readable, but not a whole checkpoint
         set_aside(ckpt_path, name, f"its contents do not fit this run ({type(err).__name__}: {first_line(err)})")
         model, opt, gen, step, curve, probe_rows, resumed_from, train_seconds = start(None)
+    # the wall time of the processes before this one, up to their last checkpoint: a resumed run's provenance counts
+    # its whole training, not only its last process (a checkpoint from before this was kept holds none: 0)
+    earlier = float(state.get("wall_seconds", 0.0)) if resumed_from is not None else 0.0
     if resumed_from is not None:
         print(f"[{name}] resuming from step {step}", file=sys.stderr)
     status, diverged_at = "ok", None
@@ -270,7 +273,8 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
         provenance.save_torch(ckpt_path, {"run_id": run_id, "config_hash": digest(cfg), "model": model.state_dict(),
                                           "opt": opt.state_dict(), "gen": gen.get_state(),
                                           "rng": torch.get_rng_state(), "step": step, "curve": curve,
-                                          "probes": probe_rows, "train_seconds": train_seconds})
+                                          "probes": probe_rows, "train_seconds": train_seconds,
+                                          "wall_seconds": earlier + time.perf_counter() - t_start})
 
     T, B = spec.context, tc["batch_size"]
     if train_tokens.dim() == 2:
@@ -331,7 +335,8 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
                "steps": step, "val_loss": None, "val_ppl": None, "train_loss": None, "train_ppl": None,
                "tokens_per_second": round(step * B * T / train_seconds, 1) if train_seconds else None,
                **({"compile_seconds": compile_seconds} if fast["compile"] else {}),
-               "resumed_from_step": resumed_from, "run_id": run_id,
+               "resumed_from_step": resumed_from, "wall_seconds_before_resume": round(earlier, 3) if earlier else None,
+               "run_id": run_id,
                "init_from": None if init is None else layout.parse(init[0]).source(),
                "probes_first": probe_rows[0] if probe_rows else None,  # the full series is in the probes file
                "probes_last": probe_rows[-1] if probe_rows else None}
@@ -359,7 +364,7 @@ def train(spec: ModelSpec, cfg: dict, train_tokens: torch.Tensor, val_tokens: to
     else:
         metrics["eval"] = {"method": EVAL_METHOD, "val_tokens_scored": 0, "train_tokens_scored": 0}
         ckpt_path.unlink(missing_ok=True)  # a diverged run leaves no weights to load
-    metrics["provenance"] = provenance.record(cfg, device=device, wall_seconds=time.perf_counter() - t_start,
+    metrics["provenance"] = provenance.record(cfg, device=device, wall_seconds=earlier + time.perf_counter() - t_start,
                                               speed={**fast, "threads": cfg.get("threads"),
                                                      "torch_threads": torch.get_num_threads()})
     _write_csv(out_dir / layout.CURVE, curve)
