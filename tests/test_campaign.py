@@ -91,3 +91,34 @@ def test_a_folder_is_complete_once_the_runner_wrote_its_verdicts_after_its_last_
     os.utime(stamp, (4_000_000_000, 4_000_000_000))  # a job finished after the verdicts: a later runner call's
     assert not campaign.complete(tmp_path)
     assert not campaign.complete(tmp_path / "nothing-here")
+
+
+def stamp(ledger, job):
+    (ledger / f"{job}.json").parent.mkdir(parents=True, exist_ok=True)
+    (ledger / f"{job}.json").write_text("{}")
+
+
+def test_status_counts_the_jobs_left_here_and_in_the_carry_and_the_queues_expected_time(tmp_path, monkeypatch):
+    from attnlab import eta
+    from attnlab.config import chosen, runs_of
+
+    tree, carry = tmp_path / "tree", tmp_path / "carry"
+    stamp(tree / "results" / "a" / ".runner", "depth/E4-pre/seed1340")  # finished in the worktree
+    stamp(carry / "a" / ".runner", "depth/E4-post/seed1340")  # finished on another machine, carried
+    stamp(tree / "results" / "a" / ".runner", "prepare_data")
+    runs = runs_of(chosen({"profile": "chapter"}, []), "depth")
+    left = campaign.to_run("a", ["depth"], [1340, 1341], tree, carry)
+    assert sorted(job.name for job in left) == sorted({f"depth/{r}/seed{s}" for r in runs for s in (1340, 1341)} - {
+        "depth/E4-pre/seed1340", "depth/E4-post/seed1340"})  # nor prepare_data: it reruns in seconds
+
+    monkeypatch.setattr(eta, "here", lambda: 1.0)
+    depth = REPO / "results" / "2026-12-06-chapter-cpu-680862e-only-depth"  # E4 at the chapter's budget
+    both = {"a": left, "b": campaign.to_run("b", ["depth"], [1342], tree, carry)}
+    said = campaign.expected(both, 2, [depth])
+    walls = [eta.estimate(todo, [depth], 1.0, 2).wall for todo in both.values()]
+    assert said[0].startswith(f"campaign: a: expected time of the {len(left)} jobs left, from the run times "
+                              f"recorded in {depth.name}")
+    assert f"campaign: b: expected time of the {len(runs)} jobs left" in "\n".join(said)
+    assert 0 < walls[1] < walls[0]
+    assert said[-1] == f"campaign: the queue's wall time left: about {eta.duration(sum(walls))}, the folders one " \
+                       "after another"

@@ -6,7 +6,7 @@ machine that starts afresh resumes them instead of training them again.
     tools/campaign.py start     # worktree at COMMIT (made where missing), carried jobs put back, the queue run
     tools/campaign.py save      # every finished job's files and ledger stamp into campaign/: then commit them
     tools/campaign.py publish   # every folder the runner finished, published from the worktree onto main
-    tools/campaign.py status    # per results folder: jobs finished there, jobs carried
+    tools/campaign.py status    # per results folder: jobs finished, jobs carried, the expected time of the rest
 
 A job's carry is its ledger stamp (results/<folder>/.runner/<job>.json: the commit and the settings it finished
 at), its log and the files of its folder, checkpoints and locks left out. The runner counts a job done only where
@@ -65,6 +65,33 @@ def finished(results: Path) -> list[str]:
     ledger = results / LEDGER
     names = [str(p.relative_to(ledger).with_suffix("")) for p in sorted(ledger.rglob("*.json"))]
     return [n for n in names if n != "prepare_data"]
+
+
+def to_run(folder: str, experiments: list[str], seeds: list[int], tree: Path = WORKTREE, carry: Path = CARRY) -> list:
+    """The jobs of a queued folder (the chapter profile at `seeds`, `experiments` and what they need) that neither the
+    worktree's ledger nor the carry holds as finished, in the plan's order."""
+    from attnlab.config import chosen
+    from attnlab.plan import with_needs
+
+    done = {*finished(tree / "results" / folder), *(finished(carry / folder) if (carry / folder).is_dir() else [])}
+    return [job for job in with_needs(chosen({"profile": "chapter", "seeds": seeds}, []), experiments)
+            if job.name not in done | {"prepare_data"}]  # the data preparation reruns in seconds
+
+
+def expected(left: dict[str, list], slots: int, folders: list[Path] | None = None) -> list[str]:
+    """Each unfinished folder's expected run and wall time (attnlab.eta: the run times the published chapter
+    versions recorded, scaled to this machine as it is now, the campaign's own load included), and the queue's
+    wall time, the folders run one after another."""
+    from attnlab import eta
+
+    folders = eta.sources("chapter") if folders is None else folders
+    here, out, wall = eta.here(), [], 0.0
+    for folder, todo in left.items():
+        est = eta.estimate(todo, folders, here, slots)
+        wall += est.wall
+        out += [f"campaign: {folder}: " + line.strip() if k == 0 else line
+                for k, line in enumerate(eta.lines(est, f"the {len(todo)} jobs left"))]
+    return out + [f"campaign: the queue's wall time left: about {eta.duration(wall)}, the folders one after another"]
 
 
 def carried(path: Path) -> bool:
@@ -164,6 +191,7 @@ def main(argv=None) -> None:
         return start(args.jobs)
     if args.what == "publish":
         return publish(worktree())
+    left = {}
     for folder, experiments, seeds in QUEUE:
         results = WORKTREE / "results" / folder
         if (versions := published(experiments, seeds)):
@@ -172,7 +200,11 @@ def main(argv=None) -> None:
             print(f"campaign: {folder}: {len(save(results, CARRY / folder))} files carried")
         else:
             kept = finished(CARRY / folder) if (CARRY / folder).is_dir() else []
-            print(f"campaign: {folder}: {len(finished(results))} jobs finished here, {len(kept)} carried")
+            left[folder] = to_run(folder, experiments, seeds)
+            print(f"campaign: {folder}: {len(finished(results))} jobs finished here, {len(kept)} carried, "
+                  f"{len(left[folder])} to run")
+    if args.what == "status" and any(left.values()):
+        print("\n".join(expected({f: todo for f, todo in left.items() if todo}, args.jobs)))
 
 
 if __name__ == "__main__":
