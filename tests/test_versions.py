@@ -530,3 +530,21 @@ def test_a_night_of_one_seed_lays_one_setting_the_seeds(tmp_path):
     assert laid_over(both, tmp_path) == {"seeds": [1338], "train.steps": 10}
     as_filed = validate(chosen({"profile": "chapter"}, []))
     assert laid_over(as_filed, tmp_path) == {}
+
+
+def test_the_settings_table_ends_before_its_note_and_its_hashes_may_break(cfg):
+    """Rendered as the site renders it (Markdown's tables): the note under the table is a paragraph, not one more
+    row (it was: a narrow first cell holding a paragraph), and the 64-digit hashes carry the class that lets them
+    break on a phone."""
+    from types import SimpleNamespace
+
+    import markdown
+
+    from attnlab.report.site import Site
+
+    cfg = {**cfg, "data": {**cfg["data"], "sha256": "ab" * 32}}
+    html = markdown.markdown(Site.settings_table(SimpleNamespace(config=cfg, profile="smoke", seeds=lambda: cfg["seeds"],
+                                                                 pool=None)), extensions=["tables"])
+    table, _, after = html.partition("</table>")
+    assert "The profile digest hashes" not in table and after.strip().startswith("<p>The profile digest hashes")
+    assert f'<td><span class="hash">{"ab" * 32}</span></td>' in table and table.count('class="hash"') == 2

@@ -23,6 +23,12 @@ def cell(x) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def breakable(text: str | None) -> str | None:
+    """A hash or digest that may break anywhere (attnlab.css: .hash), so that 64 hex digits do not set a narrow
+    screen's table wider than the screen."""
+    return None if text is None else f'<span class="hash">{text}</span>'
+
+
 def md_table(df, headers: dict[str, str] | None = None, formats: dict | None = None) -> str:
     """A markdown table; `headers` picks and renames columns, `formats` maps column -> callable. A column whose
     formatter says what its ± is (`spread`: a standard deviation) carries that in its header, unless the header

@@ -23,8 +23,8 @@ from attnlab.claims.verdicts import BUDGET, Verdict, dominant_words
 from attnlab.config import digest, seeds as profile_seeds
 from attnlab.report import charts, protocols
 from attnlab.report.budget import sentence
-from attnlab.report.format import (badge, cell, chart, clocks, code, fmt, md_table, nobreak, not_run, span, spread,
-                                   total)
+from attnlab.report.format import (badge, breakable, cell, chart, clocks, code, fmt, md_table, nobreak, not_run,
+                                   span, spread, total)
 from attnlab.report.published import beside, differing
 from attnlab.results import Results, row_order
 from attnlab.sitedata import SiteData
@@ -189,10 +189,10 @@ class Site(SiteData):
         cfg = self.config
         data, model, train = (cfg.get(k) or {} for k in ("data", "model", "train"))
         settings = pd.DataFrame([
-            ("profile", self.profile), ("profile digest", digest(cfg)),
+            ("profile", self.profile), ("profile digest", breakable(digest(cfg))),
             ("seeds", seeds_setting(profile_seeds(cfg), self.seeds(), bool(self.pool and self.pool.pooled),
                                     self.pool.held() if self.pool else [])),
-            ("corpus sha256", data.get("sha256")), ("vocabulary", data.get("vocab_size")),
+            ("corpus sha256", breakable(data.get("sha256"))), ("vocabulary", data.get("vocab_size")),
             ("d_model", model.get("d_model")), ("context", model.get("context")),
             ("steps", train.get("steps")), ("batch", train.get("batch_size")),
             ("learning rate (AdamW)", train.get("lr")), ("weight decay", train.get("weight_decay")),
@@ -200,8 +200,8 @@ class Site(SiteData):
             ("precision", train.get("precision")), ("torch.compile", train.get("compile")),
             ("AdamW implementation", train.get("adamw")),  # the speed settings, where the profile sets them
         ], columns=["setting", "value"])
-        return md_table(settings.dropna()) + (
-            "\nThe profile digest hashes the whole profile (a version's manifest records it as `config_digest`); "
+        return md_table(settings.dropna()) + (  # a blank line: a line right under a table is one more row of it
+            "\n\nThe profile digest hashes the whole profile (a version's manifest records it as `config_digest`); "
             "each run file's config hash covers only the settings its job read.\n")
 
     def verdicts_block(self, page: str | None, link: bool = False) -> str:
