@@ -36,6 +36,9 @@ def test_every_page_of_a_committed_version_renders_with_todays_code(version, kno
         text = site.stamp(page) + build.render(build.template(page).read_text(), build.page_blocks(site, page), page)
         assert version in text and "<!-- attnlab:" not in text, f"{version}/{page} left a marker unfilled"
         assert "verdicts: today's claims (that commit's) over its run files" in text
+        lines = text.splitlines()  # Markdown reads a line right under a table as one more row of it
+        glued = [b for a, b in zip(lines, lines[1:]) if a.startswith("|") and b.strip() and not b.startswith("|")]
+        assert not glued, f"{version}/{page}: a line right under a table is read as one more row: {glued[0][:80]}"
         folders = set(re.findall(r"`results/([^/`]+)/", text.partition("## Provenance")[2]))
         own = {version, *site.pool_versions()}  # its own folder, and those of the versions pooled with it
         assert folders <= own, f"{version}/{page}: provenance names run files in {folders - own}"
