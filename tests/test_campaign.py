@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from attnlab.config import chosen, runs_of
+from attnlab.runner import LEDGER as LEDGER_OF
 from helpers import REPO
 
 spec = importlib.util.spec_from_file_location("campaign", REPO / "tools" / "campaign.py")
@@ -100,7 +102,6 @@ def stamp(ledger, job):
 
 def test_status_counts_the_jobs_left_here_and_in_the_carry_and_the_queues_expected_time(tmp_path, monkeypatch):
     from attnlab import eta
-    from attnlab.config import chosen, runs_of
 
     tree, carry = tmp_path / "tree", tmp_path / "carry"
     stamp(tree / "results" / "a" / ".runner", "depth/E4-pre/seed1340")  # finished in the worktree
@@ -122,3 +123,32 @@ def test_status_counts_the_jobs_left_here_and_in_the_carry_and_the_queues_expect
     assert 0 < walls[1] < walls[0]
     assert said[-1] == f"campaign: the queue's wall time left: about {eta.duration(sum(walls))}, the folders one " \
                        "after another"
+
+
+def test_a_folders_first_runs_train_alone_then_the_plain_runner_keeps_them_and_trains_the_rest(tmp_path):
+    """FIRST narrows the runner's own jobs to some runs and what they need, with the runner's launches and ledger
+    stamps; the folder is not complete after it (its verdicts are written, but jobs are left), and the runner's
+    plain command line then keeps those jobs and trains only the others."""
+    results = tmp_path / "r"
+    args = ["smoke", "--only", "depth", "--results", str(results), "--jobs", "1"]
+    proc = subprocess.run([sys.executable, "-c", campaign.FIRST, json.dumps(["E4-post"]), *args], cwd=REPO,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert campaign.finished(results) == ["depth/E4-post/seed1337"]  # and prepare_data, which it needs
+    assert (results / LEDGER_OF / "prepare_data.json").is_file()
+    assert [p.parts[-3] for p in results.glob("depth/*/seed1337/metrics.json")] == ["E4-post"]
+    left = ["depth/E4-pre/seed1337"]  # what to_run gives the chapter's folder; here, by hand, for smoke
+    assert (results / "claims.csv").is_file() and not campaign.complete(results, left)
+    assert campaign.complete(results, [])
+
+    rest = subprocess.run([sys.executable, "-m", "attnlab.runner", *args], cwd=REPO, capture_output=True, text=True)
+    assert rest.returncode == 0, rest.stderr[-2000:]
+    assert "2 already done" in rest.stdout  # prepare_data and E4-post, not trained again
+    assert sorted(p.parts[-3] for p in results.glob("depth/*/seed1337/metrics.json")) == [
+        "E4-post", "E4-post-warm", "E4-pre", "E4-pre-warm"]
+
+
+def test_the_queue_trains_first_only_runs_of_its_own_experiments():
+    for folder in campaign.QUEUE:
+        runs = {r for e in folder.experiments for r in runs_of(chosen({"profile": "chapter"}, []), e)}
+        assert set(folder.first or ()) <= runs, folder

@@ -18,10 +18,12 @@ the queue skips a folder whose work a version published on main holds (a fresh m
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from attnlab.runner import LEDGER  # the runner owns its ledger's place
 from attnlab.versions import versions
@@ -31,7 +33,17 @@ COMMIT = "680862e"  # the campaign's commit: its runs pool with the chapter vers
 WORKTREE = ROOT.parent / "campaign"
 CARRY = ROOT / "campaign"
 CORPUS = ROOT.parent / "shared" / "data" / "tinyshakespeare" / "input.txt"
-QUEUE = [  # (results folder, experiments, seeds), in issue 31's order: claims settled per CPU-hour
+class Folder(NamedTuple):
+    """One results folder of the queue: the runner at `seeds` with `--only experiments`. `first`: the runs whose
+    jobs it trains before the others (with what they need), where only they settle a claim: what is left of the
+    folder then runs as usual, and the folder is published only once all of its jobs are done."""
+    name: str
+    experiments: list[str]
+    seeds: list[int]
+    first: list[str] | None = None
+
+
+QUEUE = [Folder(*f) for f in [  # in issue 31's order: claims settled per CPU-hour
     ("chapter-depth", ["depth"], [1337, 1338, 1339]),
     # the second looks config/chapter.yaml plans, each one folder, so one version: the pool judges none of their
     # seeds before all are in, and every version is one more site to build and test (the carry keeps a half-done
@@ -40,9 +52,27 @@ QUEUE = [  # (results folder, experiments, seeds), in issue 31's order: claims s
     ("chapter-s1340", ["ladder", "position"], [1340]),
     ("chapter-s1341-1342", ["ladder", "position"], [1341, 1342]),
     ("chapter-s1343-1344", ["position"], [1343, 1344]),
-    # depth's (2026-12-06-chapter-cpu-680862e-only-depth): last, as it settles one claim (C4.1) in ~10,400 s a seed
-    ("chapter-depth-s1340-1346", ["depth"], list(range(1340, 1347))),
-]
+    # depth's (2026-12-06-chapter-cpu-680862e-only-depth): last, as it settles one claim (C4.1) in ~10,400 s a seed.
+    # C4.1 reads E4-pre and E4-post alone, and the plan's order puts E4-pre-warm between them: they go first.
+    ("chapter-depth-s1340-1346", ["depth"], list(range(1340, 1347)), ["E4-pre", "E4-post"]),
+]]
+
+# The runner of the worktree's commit (which has no way to pick runs), its jobs narrowed to some runs' and what they
+# need: the same launches and ledger stamps as its own command line, whose arguments follow the runs (JSON).
+FIRST = """
+import json, signal, sys
+from attnlab import runner
+runs, every = set(json.loads(sys.argv[1])), runner.jobs
+def jobs(*args, **kwargs):
+    todo = every(*args, **kwargs)
+    keep = {j.name for j in todo if j.name.count("/") == 2 and j.name.split("/")[1] in runs}
+    for j in reversed(todo):  # the plan's order: what a job needs comes before it
+        keep |= set(j.needs) if j.name in keep else set()
+    return [j for j in todo if j.name in keep]
+runner.jobs = jobs
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+sys.exit(runner.main(sys.argv[2:]))
+"""
 
 
 def published(experiments: list[str], seeds: list[int], root: Path = ROOT) -> str | None:
@@ -128,19 +158,21 @@ def restore(carry: Path, results: Path) -> list[str]:
     return put
 
 
-def complete(results: Path) -> bool:
-    """Whether the runner finished every job of `results`: it writes claims.csv after the last of them."""
+def complete(results: Path, left: list | None = None) -> bool:
+    """Whether the runner finished every job of `results`: it writes claims.csv after the last of them (after a
+    call narrowed to some runs too, so `left`, the jobs still to run, must be none)."""
     claims, stamps = results / "claims.csv", list((results / LEDGER).rglob("*.json"))
-    return claims.is_file() and bool(stamps) and all(p.stat().st_mtime <= claims.stat().st_mtime for p in stamps)
+    return (claims.is_file() and bool(stamps) and all(p.stat().st_mtime <= claims.stat().st_mtime for p in stamps)
+            and not left)
 
 
 def publish(tree: Path) -> None:
     """Publish every queued folder of `tree` that is complete and that no version on main holds yet, as the
     runner ran it (the chapter profile, its seeds laid over it, its experiments alone), from the worktree's clean
     commit with main's code for the report; move the version onto main and drop the folder's carry. Commit them."""
-    for folder, experiments, seeds in QUEUE:
+    for folder, experiments, seeds, _ in QUEUE:
         results = tree / "results" / folder
-        if published(experiments, seeds) or not complete(results):
+        if published(experiments, seeds) or not complete(results, to_run(folder, experiments, seeds, tree)):
             continue
         before = set((tree / "results").iterdir())
         subprocess.run([sys.executable, "-m", "attnlab", "publish", "--config", "config/chapter.yaml", "--set",
@@ -164,7 +196,7 @@ def worktree() -> Path:
 
 def start(jobs: int) -> None:
     tree = worktree()
-    for folder, experiments, seeds in QUEUE:
+    for folder, experiments, seeds, first in QUEUE:
         results = tree / "results" / folder
         if (versions := published(experiments, seeds)):
             print(f"campaign: {folder}: published ({versions}); skipped", flush=True)
@@ -176,10 +208,13 @@ def start(jobs: int) -> None:
             shutil.copy2(CORPUS, corpus)
         print(f"campaign: {folder}: {len(put)} carried files put back; {', '.join(experiments)} at seeds {seeds}",
               flush=True)
-        cmd = ["nice", "-n", "19", sys.executable, "-m", "attnlab.runner", "chapter", "--jobs", str(jobs),
-               "--results", f"results/{folder}", "--only", *experiments, "--set", f"seeds={seeds}"]
-        subprocess.run(cmd, cwd=tree, env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home()),
-                                           "PYTHONPATH": str(tree / "src")})
+        args = ["chapter", "--jobs", str(jobs), "--results", f"results/{folder}", "--only", *experiments, "--set",
+                f"seeds={seeds}"]
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "PYTHONPATH": str(tree / "src")}
+        if first:
+            print(f"campaign: {folder}: {', '.join(first)} first", flush=True)
+            subprocess.run(["nice", "-n", "19", sys.executable, "-c", FIRST, json.dumps(first), *args], cwd=tree, env=env)
+        subprocess.run(["nice", "-n", "19", sys.executable, "-m", "attnlab.runner", *args], cwd=tree, env=env)
 
 
 def main(argv=None) -> None:
@@ -192,7 +227,7 @@ def main(argv=None) -> None:
     if args.what == "publish":
         return publish(worktree())
     left = {}
-    for folder, experiments, seeds in QUEUE:
+    for folder, experiments, seeds, _ in QUEUE:
         results = WORKTREE / "results" / folder
         if (versions := published(experiments, seeds)):
             print(f"campaign: {folder}: published ({versions})")  # its carry went then: none is saved
