@@ -152,3 +152,20 @@ def test_the_queue_trains_first_only_runs_of_its_own_experiments():
     for folder in campaign.QUEUE:
         runs = {r for e in folder.experiments for r in runs_of(chosen({"profile": "chapter"}, []), e)}
         assert set(folder.first or ()) <= runs, folder
+
+
+def test_status_says_when_a_folders_first_runs_are_in(tmp_path, monkeypatch):
+    from attnlab import eta
+
+    monkeypatch.setattr(eta, "here", lambda: 1.0)
+    depth = REPO / "results" / "2026-12-06-chapter-cpu-680862e-only-depth"
+    todo = campaign.to_run("a", ["depth"], [1340, 1341], tmp_path, tmp_path)
+    ahead = campaign.trained_first(todo, ["E4-post"])
+    assert sorted(job.name for job in ahead) == ["depth/E4-post/seed1340", "depth/E4-post/seed1341"]
+    rest = [job for job in todo if job not in ahead]
+    walls = [eta.estimate(jobs, [depth], 1.0, 2).wall for jobs in (ahead, rest)]
+    said = campaign.expected({"a": todo}, 2, [depth], first={"a": ["E4-post"]})
+    assert f"  E4-post first: their 2 jobs are in after about {eta.duration(walls[0])}, the folder's last after " \
+           f"{eta.duration(sum(walls))}" in said
+    assert said[-1].startswith(f"campaign: the queue's wall time left: about {eta.duration(sum(walls))},")
+    assert not any("first:" in line for line in campaign.expected({"a": todo}, 2, [depth]))

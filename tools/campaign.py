@@ -108,19 +108,31 @@ def to_run(folder: str, experiments: list[str], seeds: list[int], tree: Path = W
             if job.name not in done | {"prepare_data"}]  # the data preparation reruns in seconds
 
 
-def expected(left: dict[str, list], slots: int, folders: list[Path] | None = None) -> list[str]:
+def trained_first(todo: list, first: list[str] | None) -> list:
+    """The jobs of `todo` that a folder's `first` runs train, alone, before the others."""
+    return [job for job in todo if job.name.count("/") == 2 and job.name.split("/")[1] in (first or ())]
+
+
+def expected(left: dict[str, list], slots: int, folders: list[Path] | None = None,
+             first: dict[str, list[str]] | None = None) -> list[str]:
     """Each unfinished folder's expected run and wall time (attnlab.eta: the run times the published chapter
-    versions recorded, scaled to this machine as it is now, the campaign's own load included), and the queue's
-    wall time, the folders run one after another."""
+    versions recorded, scaled to this machine as it is now, the campaign's own load included), when its `first`
+    runs are in where it has some, and the queue's wall time, the folders run one after another."""
     from attnlab import eta
 
     folders = eta.sources("chapter") if folders is None else folders
     here, out, wall = eta.here(), [], 0.0
     for folder, todo in left.items():
+        ahead = trained_first(todo, (first or {}).get(folder))
+        rest = [job for job in todo if job not in ahead]
         est = eta.estimate(todo, folders, here, slots)
-        wall += est.wall
+        phases = [eta.estimate(ahead, folders, here, slots).wall, eta.estimate(rest, folders, here, slots).wall]
+        wall += sum(phases) if ahead else est.wall
         out += [f"campaign: {folder}: " + line.strip() if k == 0 else line
                 for k, line in enumerate(eta.lines(est, f"the {len(todo)} jobs left"))]
+        if ahead:
+            out.append(f"  {', '.join(first[folder])} first: their {len(ahead)} jobs are in after about "
+                       f"{eta.duration(phases[0])}, the folder's last after {eta.duration(sum(phases))}")
     return out + [f"campaign: the queue's wall time left: about {eta.duration(wall)}, the folders one after another"]
 
 
@@ -239,7 +251,8 @@ def main(argv=None) -> None:
             print(f"campaign: {folder}: {len(finished(results))} jobs finished here, {len(kept)} carried, "
                   f"{len(left[folder])} to run")
     if args.what == "status" and any(left.values()):
-        print("\n".join(expected({f: todo for f, todo in left.items() if todo}, args.jobs)))
+        print("\n".join(expected({f: todo for f, todo in left.items() if todo}, args.jobs,
+                                  first={f.name: f.first for f in QUEUE if f.first})))
 
 
 if __name__ == "__main__":
