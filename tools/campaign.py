@@ -109,7 +109,8 @@ def to_run(folder: str, experiments: list[str], seeds: list[int], tree: Path = W
 
 
 def trained_first(todo: list, first: list[str] | None) -> list:
-    """The jobs of `todo` that a folder's `first` runs train, alone, before the others."""
+    """The jobs of `todo` that a folder's `first` runs train, alone, before the others: those FIRST keeps (which
+    says it again, as it runs on the worktree's code, where this module is not), less what they need."""
     return [job for job in todo if job.name.count("/") == 2 and job.name.split("/")[1] in (first or ())]
 
 
