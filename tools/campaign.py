@@ -33,6 +33,8 @@ COMMIT = "680862e"  # the campaign's commit: its runs pool with the chapter vers
 WORKTREE = ROOT.parent / "campaign"
 CARRY = ROOT / "campaign"
 CORPUS = ROOT.parent / "shared" / "data" / "tinyshakespeare" / "input.txt"
+
+
 class Folder(NamedTuple):
     """One results folder of the queue: the runner at `seeds` with `--only experiments`. `first`: the runs whose
     jobs it trains before the others (with what they need), where only they settle a claim: what is left of the
@@ -226,7 +228,8 @@ def start(jobs: int) -> None:
         env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "PYTHONPATH": str(tree / "src")}
         if first:
             print(f"campaign: {folder}: {', '.join(first)} first", flush=True)
-            subprocess.run(["nice", "-n", "19", sys.executable, "-c", FIRST, json.dumps(first), *args], cwd=tree, env=env)
+            subprocess.run(["nice", "-n", "19", sys.executable, "-c", FIRST, json.dumps(first), *args],
+                           cwd=tree, env=env)
         subprocess.run(["nice", "-n", "19", sys.executable, "-m", "attnlab.runner", *args], cwd=tree, env=env)
 
 
