@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from attnlab.config import chosen, runs_of
+from attnlab.plan import with_needs
 from attnlab.runner import LEDGER as LEDGER_OF
 from helpers import REPO
 
@@ -80,6 +81,8 @@ def test_a_folder_whose_runs_a_version_on_main_holds_is_not_queued_again(tmp_pat
     assert campaign.published(["depth"], [1337, 1339], tmp_path) is None  # 1339 only at another commit
     assert campaign.published(["depth"], [1340], tmp_path) is None  # only at another budget
     assert campaign.published(["ladder", "position"], [1341], tmp_path) is None
+    assert campaign.published(["depth.E4-pre", "depth.E4-post"], [1338], tmp_path) == "2026-12-01-a-depth"
+    assert campaign.published(["depth.E4-pre-warm"], [1337], tmp_path) is None  # a run no version holds
 
 
 def test_a_folder_is_complete_once_the_runner_wrote_its_verdicts_after_its_last_job(tmp_path):
@@ -125,47 +128,31 @@ def test_status_counts_the_jobs_left_here_and_in_the_carry_and_the_queues_expect
                        "after another"
 
 
-def test_a_folders_first_runs_train_alone_then_the_plain_runner_keeps_them_and_trains_the_rest(tmp_path):
-    """FIRST narrows the runner's own jobs to some runs and what they need, with the runner's launches and ledger
-    stamps; the folder is not complete after it (its verdicts are written, but jobs are left), and the runner's
-    plain command line then keeps those jobs and trains only the others."""
+def test_a_folder_of_some_runs_trains_them_alone_with_the_runners_own_stamps(tmp_path):
+    """RUNS narrows the campaign commit's runner (which takes experiments only) to some runs and what they need,
+    with its own launches and ledger stamps: the folder is then complete, and today's runner, given those runs by
+    name (`--only depth.E4-post`), counts every job of it done."""
     results = tmp_path / "r"
     args = ["smoke", "--only", "depth", "--results", str(results), "--jobs", "1"]
-    proc = subprocess.run([sys.executable, "-c", campaign.FIRST, json.dumps(["E4-post"]), *args], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-c", campaign.RUNS, json.dumps(["E4-post"]), *args], cwd=REPO,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert campaign.finished(results) == ["depth/E4-post/seed1337"]  # and prepare_data, which it needs
     assert (results / LEDGER_OF / "prepare_data.json").is_file()
     assert [p.parts[-3] for p in results.glob("depth/*/seed1337/metrics.json")] == ["E4-post"]
-    left = ["depth/E4-pre/seed1337"]  # what to_run gives the chapter's folder; here, by hand, for smoke
-    assert (results / "claims.csv").is_file() and not campaign.complete(results, left)
     assert campaign.complete(results, [])
 
-    rest = subprocess.run([sys.executable, "-m", "attnlab.runner", *args], cwd=REPO, capture_output=True, text=True)
-    assert rest.returncode == 0, rest.stderr[-2000:]
-    assert "2 already done" in rest.stdout  # prepare_data and E4-post, not trained again
-    assert sorted(p.parts[-3] for p in results.glob("depth/*/seed1337/metrics.json")) == [
-        "E4-post", "E4-post-warm", "E4-pre", "E4-pre-warm"]
+    again = subprocess.run([sys.executable, "-m", "attnlab.runner", "smoke", "--only", "depth.E4-post", "--results",
+                            str(results), "--jobs", "1", "-n"], cwd=REPO, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "expected time of the 0 jobs to run (2 kept from an earlier run)" in again.stdout
+    left = campaign.to_run("r", ["depth.E4-post"], [1337], tmp_path, tmp_path / "carry")
+    assert [job.name for job in left] == ["depth/E4-post/seed1337"]  # the chapter's plan: not stamped there
 
 
-def test_the_queue_trains_first_only_runs_of_its_own_experiments():
+def test_the_queue_names_runs_the_chapter_profile_has():
+    cfg = chosen({"profile": "chapter"}, [])
     for folder in campaign.QUEUE:
-        runs = {r for e in folder.experiments for r in runs_of(chosen({"profile": "chapter"}, []), e)}
-        assert set(folder.first or ()) <= runs, folder
-
-
-def test_status_says_when_a_folders_first_runs_are_in(tmp_path, monkeypatch):
-    from attnlab import eta
-
-    monkeypatch.setattr(eta, "here", lambda: 1.0)
-    depth = REPO / "results" / "2026-12-06-chapter-cpu-680862e-only-depth"
-    todo = campaign.to_run("a", ["depth"], [1340, 1341], tmp_path, tmp_path)
-    ahead = campaign.trained_first(todo, ["E4-post"])
-    assert sorted(job.name for job in ahead) == ["depth/E4-post/seed1340", "depth/E4-post/seed1341"]
-    rest = [job for job in todo if job not in ahead]
-    walls = [eta.estimate(jobs, [depth], 1.0, 2).wall for jobs in (ahead, rest)]
-    said = campaign.expected({"a": todo}, 2, [depth], first={"a": ["E4-post"]})
-    assert f"  E4-post first: their 2 jobs are in after about {eta.duration(walls[0])}, the folder's last after " \
-           f"{eta.duration(sum(walls))}" in said
-    assert said[-1].startswith(f"campaign: the queue's wall time left: about {eta.duration(sum(walls))},")
-    assert not any("first:" in line for line in campaign.expected({"a": todo}, 2, [depth]))
+        jobs = with_needs(cfg, folder.experiments)  # an unknown run is refused here
+        named = {name.partition(".")[2] for name in folder.experiments if "." in name}
+        assert not named or {job.run for job in jobs if job.run} == named, folder

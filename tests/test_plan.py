@@ -15,6 +15,7 @@ import yaml
 from attnlab import runner
 from attnlab.check import check
 from attnlab.config import chosen, digest, profile_file, read_profile, resolve, validate, without_planned_seeds
+from attnlab.errors import AttnlabError
 from attnlab.plan import PREPARE, plan
 from attnlab.versions import expected
 
@@ -136,8 +137,6 @@ def same_jobs(work, settings: list[str]) -> tuple[dict, dict]:
     ({"cost": {"seeds": [1337, 1338, 1339, 1340]}}, r"'cost': .*\('seeds' was unexpected\)"),  # it reads no seeds
 ])
 def test_an_experiments_own_seeds_are_checked_like_the_profiles(section, match):
-    from attnlab.errors import AttnlabError
-
     with pytest.raises(AttnlabError, match=match):
         validate(chosen({"profile": "quick", **section}, []))
 
@@ -146,3 +145,19 @@ def test_own_seeds_equal_to_the_profiles_change_nothing():
     cfg = validate(chosen({"profile": "quick", "ladder": {"seeds": [1337, 1338, 1339]}}, []))
     base = validate(chosen({"profile": "quick"}, []))
     assert [(j.name, j.settings) for j in plan(cfg)] == [(j.name, j.settings) for j in plan(base)]
+
+
+def test_a_run_named_alone_plans_its_jobs_and_no_other_run():
+    """`--only depth.E4-pre depth.E4-post` (a second look that adds seeds to the runs one claim reads): those runs'
+    jobs alone; the experiment named whole wins over its runs; a run the profile lacks, or a run of an experiment
+    that trains none, is refused in one line naming it."""
+    cfg = chosen({"profile": "chapter", "seeds": [1340, 1341]}, [])
+    runs = lambda only: sorted({job.run for job in plan(cfg, only)})  # noqa: E731
+    assert runs(["depth.E4-pre", "depth.E4-post"]) == ["E4-post", "E4-pre"]
+    assert [job.name for job in plan(cfg, ["depth.E4-pre"])] == ["depth/E4-pre/seed1340", "depth/E4-pre/seed1341"]
+    assert runs(["depth", "depth.E4-pre"]) == runs(["depth"]) == ["E4-post", "E4-post-warm", "E4-pre", "E4-pre-warm"]
+    assert runs(["ladder.L9", "depth.E4-post"]) == ["E4-post", "L9"]
+    with pytest.raises(AttnlabError, match=r"'depth.E4-bogus' names no run of this profile \(depth's runs: E4-pre,"):
+        plan(cfg, ["depth.E4-bogus"])
+    with pytest.raises(AttnlabError, match="'winograd.x' names a run of winograd, which trains none"):
+        plan(cfg, ["winograd.x"])

@@ -2,6 +2,7 @@
 change where the numbers cross, and say nothing a reader would have to check by hand."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from types import SimpleNamespace
 
@@ -115,6 +116,18 @@ def test_seed_and_sampling_errors_add_in_quadrature():
     assert (tight.se, tight.df) == (0.02, math.inf) and tight.half == pytest.approx(0.02 * t95(math.inf), rel=1e-3)
 
 
+def test_runs_at_different_seeds_are_named_apart_from_the_seeds_most_hold():
+    ten, three = list(range(1337, 1347)), [1337, 1338, 1339]
+    every = {"E4-pre": ten, "E4-pre-warm": three, "E4-post": ten, "E4-post-warm": three}
+    assert readings.runs_at_seeds(every) == ("at each of 10 seeds (" + ", ".join(map(str, ten))
+                                             + "; E4-pre-warm and E4-post-warm at 1337, 1338, 1339 only)")
+    most = {"a": three, "b": three, "c": [1337]}  # most runs win, whichever holds more seeds
+    assert readings.runs_at_seeds(most) == "at each of 3 seeds (1337, 1338, 1339; c at 1337 only)"
+    assert readings.runs_at_seeds({"a": [1338, 1337], "b": [1337, 1338]}) == "at each of 2 seeds (1337, 1338)"
+    assert readings.runs_at_seeds({"a": [1337, None]}) == "at one seed (1337)"
+    assert readings.runs_at_seeds({}) == readings.runs_at_seeds({"a": [None]}) == ""
+
+
 def test_counts_seeds_and_rounding_steps():
     assert readings.at_seeds([1338, 1337, 1339]) == "at each of 3 seeds (1337, 1338, 1339)"
     assert readings.at_seeds([1337]) == "at one seed (1337)" and readings.at_seeds([None]) == ""
@@ -140,6 +153,21 @@ def test_each_part_of_the_verdict_reading_is_labelled_with_its_own_outcome():
                            3)
     assert "**C9.9, mqa** (not reproduced):" in text
     assert "**C9.9, gqa** (inconclusive; the claim: not reproduced):" in text
+
+
+def test_the_verdict_reading_counts_the_seeds_its_claim_was_judged_at():
+    """A second look may add seeds to some runs of an experiment only (depth's E4-pre and E4-post, for C4.1): a
+    claim that reads the others (C4.2b: the warmup runs) says the seeds it was judged at, not the page's most."""
+    band = {"between": [0.5, 1.5]}
+    part = Part("gain", "measured", 1.4, "inconclusive", se=0.1, k=4.3, settle="7", n_seeds=3)
+    text = verdict_reading([verdict("inconclusive", part, checks={"gain": band})], 10)
+    assert "7 seeds would settle it; these runs were trained at 3." in text
+    once = dataclasses.replace(part, n_seeds=1)  # a value with no seed count of its own: the page's
+    assert "these runs were trained at 10." in verdict_reading([verdict("inconclusive", once, checks={"gain": band})],
+                                                                10)
+    judged = verdict("inconclusive", once, checks={"gain": band})
+    judged.seeds = {1337: 1.3, 1338: 1.4, 1339: 1.5, 1340: 1.4}
+    assert "these runs were trained at 4." in verdict_reading([judged], 10)
 
 
 def test_the_verdict_reading_says_a_real_difference_or_what_would_settle_it():

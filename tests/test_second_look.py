@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from attnlab.claims.design import SECOND_LOOK_MOST
-from attnlab.claims.second_look import as_yaml, second_look
+from attnlab.claims.second_look import as_yaml, runs_needing, second_look
 
 
 def verdict(cid: str, experiment: str, verdict: str = "inconclusive", settle: str = ""):
@@ -45,3 +45,25 @@ def test_the_second_look_follows_the_seeds_the_first_look_pooled():
     seeds, _ = second_look([verdict("C2.8", "ladder", settle="6"), verdict("C5.1", "position", settle="4")],
                            lambda e: first[e])
     assert seeds == {"ladder": [1337, 1338, 1339, 1340, 1341, 1342], "position": [1337, 1338, 1339, 1340]}
+
+
+def test_a_second_look_names_the_runs_its_claims_read_where_they_are_not_all():
+    """depth's first look: C4.1 (E4-pre, E4-post) asks for 10 seeds; C4.2b (the warmup runs) is limited by the
+    budget. The second look says that a version of E4-pre and E4-post alone serves it; where the asking claims read
+    every run, or a result file, it names none."""
+    def claim(cid, settle, rows, files=()):
+        return SimpleNamespace(verdict="inconclusive", settle=settle,
+                               claim=SimpleNamespace(id=cid, experiment="depth", rows=set(rows), files=set(files)))
+    runs = ["E4-pre", "E4-pre-warm", "E4-post", "E4-post-warm"]
+    c41, c42b = claim("C4.1", "10", ["E4-post", "E4-pre"]), claim("C4.2b", "budget", runs)
+    seeds, _ = second_look([c41, c42b], lambda e: [1337, 1338, 1339])
+    narrow = runs_needing([c41, c42b], seeds, lambda e: runs)
+    assert narrow == {"depth": (["C4.1"], ["E4-pre", "E4-post"])}
+    assert as_yaml(seeds, narrow).splitlines() == [
+        f"depth: {{seeds: [{', '.join(map(str, range(1337, 1347)))}]}}",
+        "#   C4.1 read E4-pre, E4-post only: a version of the added seeds may hold those runs alone "
+        "(--only depth.E4-pre depth.E4-post)"]
+    every = claim("C4.2x", "5", runs)
+    assert runs_needing([c41, every], second_look([c41, every], lambda e: [1337])[0], lambda e: runs) == {}
+    with_file = claim("C4.1", "10", ["E4-pre"], files=["depth/result.json"])
+    assert runs_needing([with_file], seeds, lambda e: runs) == {}

@@ -19,7 +19,7 @@ from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json, write_json
 from attnlab.registry import experiments as registered
 from attnlab.runs import spec_from_config, train_settings
-from attnlab.versions import MANIFEST, check_version, claim_ids, claim_ids_at, expected, publish, versions
+from attnlab.versions import MANIFEST, check_version, claim_ids, claim_ids_at, expected, holding, publish, versions
 from helpers import DAMAGE, REPO
 
 
@@ -146,6 +146,31 @@ def test_a_night_of_the_ladder_and_position_becomes_a_partial_version(project, c
     assert kept == {"ladder", "position", "config.yaml", MANIFEST, WORKFLOW, CRATE}
     m = read_json(dest / MANIFEST)
     assert m["experiments"] == ["ladder", "position"] and m["complete"] is False
+
+
+def test_some_runs_of_an_experiment_become_a_version_that_names_them(project, cfg):
+    """A second look that adds seeds only to the runs its claim reads (`--only depth.E4-pre depth.E4-post`): their
+    files alone, a name, manifest and crate that say which runs, and a version that checks whole; the experiment's
+    other runs need not exist, its named runs must."""
+    whole = copy.deepcopy(cfg) | {"depth": load(REPO / "config" / "smoke.yaml")["depth"]}
+    results, head = project / "results" / "smoke", git(project, "rev-parse", "--short=12", "HEAD")
+    write_run(results, whole, head)
+    for run in ("E4-pre-warm", "E4-post-warm"):
+        shutil.rmtree(results / "depth" / run)
+    only = ["depth.E4-pre", "depth.E4-post"]
+    (results / "depth" / "E4-post" / "seed1337" / "metrics.json").rename(results / "held.json")
+    with pytest.raises(AttnlabError, match=r"is not a smoke run of depth.E4-pre, depth.E4-post: 1 run files missing "
+                                           r"\(depth/E4-post/seed1337/metrics.json"):
+        publish(results, whole, root=project, only=only)
+    (results / "held.json").rename(results / "depth" / "E4-post" / "seed1337" / "metrics.json")
+    dest = publish(results, whole, root=project, only=only)
+    assert dest.name == f"2026-11-30-smoke-cpu-{head[:7]}-only-depth.E4-pre-depth.E4-post"
+    assert sorted({str(p.relative_to(dest / "depth")).split("/")[0] for p in (dest / "depth").rglob("*")}) == [
+        "E4-post", "E4-pre"]
+    m = check_version(dest)
+    assert m["experiments"] == ["depth"] and m["only"] == only and m["complete"] is False
+    assert holding(m) == "depth (runs E4-pre, E4-post)" and holding({**m, "only": None}) == "depth"
+    assert "only depth (runs E4-pre, E4-post)" in (dest / CRATE).read_text()
 
 
 def test_the_cli_takes_the_experiments_spaced_or_comma_separated():

@@ -17,7 +17,7 @@ from pathlib import Path
 from attnlab.claims.budget import rank
 from attnlab.eta import spent
 from attnlab.sitedata import SiteData
-from attnlab.versions import latest
+from attnlab.versions import latest, published_only
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -72,7 +72,7 @@ def run_time(site) -> str:
 def command(manifest: dict) -> str:
     """The runner call that makes a version's runs, from its manifest: its profile, its experiments (a partial
     version's) and the settings laid over the profile (`set`), as `publish` must be given them too."""
-    only = "" if manifest.get("complete", True) else " --only " + " ".join(manifest.get("experiments") or [])
+    only = " --only " + " ".join(published_only(manifest)) if published_only(manifest) else ""
     laid = " ".join(f"'{k}={json.dumps(v, separators=(',', ':'))}'" for k, v in (manifest.get("set") or {}).items())
     return f"python -m attnlab.runner {manifest['profile']}{only}" + (f" --set {laid}" if laid else "")
 

@@ -36,13 +36,11 @@ CORPUS = ROOT.parent / "shared" / "data" / "tinyshakespeare" / "input.txt"
 
 
 class Folder(NamedTuple):
-    """One results folder of the queue: the runner at `seeds` with `--only experiments`. `first`: the runs whose
-    jobs it trains before the others (with what they need), where only they settle a claim: what is left of the
-    folder then runs as usual, and the folder is published only once all of its jobs are done."""
+    """One results folder of the queue: the runner at `seeds` with `--only experiments`, where an experiment may
+    be some of its runs (`depth.E4-pre`: a second look whose claims read those runs alone)."""
     name: str
     experiments: list[str]
     seeds: list[int]
-    first: list[str] | None = None
 
 
 QUEUE = [Folder(*f) for f in [  # in issue 31's order: claims settled per CPU-hour
@@ -55,13 +53,15 @@ QUEUE = [Folder(*f) for f in [  # in issue 31's order: claims settled per CPU-ho
     ("chapter-s1341-1342", ["ladder", "position"], [1341, 1342]),
     ("chapter-s1343-1344", ["position"], [1343, 1344]),
     # depth's (2026-12-06-chapter-cpu-680862e-only-depth): last, as it settles one claim (C4.1) in ~10,400 s a seed.
-    # C4.1 reads E4-pre and E4-post alone, and the plan's order puts E4-pre-warm between them: they go first.
-    ("chapter-depth-s1340-1346", ["depth"], list(range(1340, 1347)), ["E4-pre", "E4-post"]),
+    # C4.1 reads E4-pre and E4-post alone (`attnlab second-look` says so); the warmup runs serve C4.2b, which the
+    # evaluation's budget limits, not the seeds: they stay at the first look's, ~10 CPU-hours not spent.
+    ("chapter-depth-s1340-1346", ["depth.E4-pre", "depth.E4-post"], list(range(1340, 1347))),
 ]]
 
-# The runner of the worktree's commit (which has no way to pick runs), its jobs narrowed to some runs' and what they
-# need: the same launches and ledger stamps as its own command line, whose arguments follow the runs (JSON).
-FIRST = """
+# The runner of the worktree's commit takes experiments only: for a folder of some runs, its jobs narrowed to those
+# runs' and what they need, with the same launches and ledger stamps as its own command line, whose arguments
+# follow the runs (JSON).
+RUNS = """
 import json, signal, sys
 from attnlab import runner
 runs, every = set(json.loads(sys.argv[1])), runner.jobs
@@ -79,15 +79,15 @@ sys.exit(runner.main(sys.argv[2:]))
 
 def published(experiments: list[str], seeds: list[int], root: Path = ROOT) -> str | None:
     """The versions published under root/results/ at COMMIT with the chapter profile that hold every experiment of
-    `experiments` at every seed of `seeds` (by their manifests' run files, '<experiment>/<run>/seed<S>/...'),
-    named; None where one is missing."""
+    `experiments` (or run, `depth.E4-pre`) at every seed of `seeds` (by their manifests' run files,
+    '<experiment>/<run>/seed<S>/...'), named; None where one is missing."""
     held = {}
     for m in versions(root):
         if m["profile"] == "chapter" and m["commit"].startswith(COMMIT):
             for f in (m.get("runs") or {}).get("run_files", []):
                 parts = f.split("/")  # a training run's; an analysis states one file, 'winograd/result.json'
                 if len(parts) > 3 and parts[2].startswith("seed"):
-                    held[parts[0], parts[2]] = m["version"]
+                    held[parts[0], parts[2]] = held[f"{parts[0]}.{parts[1]}", parts[2]] = m["version"]
     found = [held.get((e, f"seed{s}")) for e in experiments for s in seeds]
     return None if None in found else ", ".join(sorted(set(found)))
 
@@ -110,32 +110,19 @@ def to_run(folder: str, experiments: list[str], seeds: list[int], tree: Path = W
             if job.name not in done | {"prepare_data"}]  # the data preparation reruns in seconds
 
 
-def trained_first(todo: list, first: list[str] | None) -> list:
-    """The jobs of `todo` that a folder's `first` runs train, alone, before the others: those FIRST keeps (which
-    says it again, as it runs on the worktree's code, where this module is not), less what they need."""
-    return [job for job in todo if job.name.count("/") == 2 and job.name.split("/")[1] in (first or ())]
-
-
-def expected(left: dict[str, list], slots: int, folders: list[Path] | None = None,
-             first: dict[str, list[str]] | None = None) -> list[str]:
+def expected(left: dict[str, list], slots: int, folders: list[Path] | None = None) -> list[str]:
     """Each unfinished folder's expected run and wall time (attnlab.eta: the run times the published chapter
-    versions recorded, scaled to this machine as it is now, the campaign's own load included), when its `first`
-    runs are in where it has some, and the queue's wall time, the folders run one after another."""
+    versions recorded, scaled to this machine as it is now, the campaign's own load included), and the queue's
+    wall time, the folders run one after another."""
     from attnlab import eta
 
     folders = eta.sources("chapter") if folders is None else folders
     here, out, wall = eta.here(), [], 0.0
     for folder, todo in left.items():
-        ahead = trained_first(todo, (first or {}).get(folder))
-        rest = [job for job in todo if job not in ahead]
         est = eta.estimate(todo, folders, here, slots)
-        phases = [eta.estimate(ahead, folders, here, slots).wall, eta.estimate(rest, folders, here, slots).wall]
-        wall += sum(phases) if ahead else est.wall
+        wall += est.wall
         out += [f"campaign: {folder}: " + line.strip() if k == 0 else line
                 for k, line in enumerate(eta.lines(est, f"the {len(todo)} jobs left"))]
-        if ahead:
-            out.append(f"  {', '.join(first[folder])} first: their {len(ahead)} jobs are in after about "
-                       f"{eta.duration(phases[0])}, the folder's last after {eta.duration(sum(phases))}")
     return out + [f"campaign: the queue's wall time left: about {eta.duration(wall)}, the folders one after another"]
 
 
@@ -185,7 +172,7 @@ def publish(tree: Path) -> None:
     """Publish every queued folder of `tree` that is complete and that no version on main holds yet, as the
     runner ran it (the chapter profile, its seeds laid over it, its experiments alone), from the worktree's clean
     commit with main's code for the report; move the version onto main and drop the folder's carry. Commit them."""
-    for folder, experiments, seeds, _ in QUEUE:
+    for folder, experiments, seeds in QUEUE:
         results = tree / "results" / folder
         if published(experiments, seeds) or not complete(results, to_run(folder, experiments, seeds, tree)):
             continue
@@ -211,7 +198,7 @@ def worktree() -> Path:
 
 def start(jobs: int) -> None:
     tree = worktree()
-    for folder, experiments, seeds, first in QUEUE:
+    for folder, experiments, seeds in QUEUE:
         results = tree / "results" / folder
         if (versions := published(experiments, seeds)):
             print(f"campaign: {folder}: published ({versions}); skipped", flush=True)
@@ -223,14 +210,13 @@ def start(jobs: int) -> None:
             shutil.copy2(CORPUS, corpus)
         print(f"campaign: {folder}: {len(put)} carried files put back; {', '.join(experiments)} at seeds {seeds}",
               flush=True)
-        args = ["chapter", "--jobs", str(jobs), "--results", f"results/{folder}", "--only", *experiments, "--set",
+        whole = list(dict.fromkeys(name.partition(".")[0] for name in experiments))
+        args = ["chapter", "--jobs", str(jobs), "--results", f"results/{folder}", "--only", *whole, "--set",
                 f"seeds={seeds}"]
         env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "PYTHONPATH": str(tree / "src")}
-        if first:
-            print(f"campaign: {folder}: {', '.join(first)} first", flush=True)
-            subprocess.run(["nice", "-n", "19", sys.executable, "-c", FIRST, json.dumps(first), *args],
-                           cwd=tree, env=env)
-        subprocess.run(["nice", "-n", "19", sys.executable, "-m", "attnlab.runner", *args], cwd=tree, env=env)
+        runs = [name.partition(".")[2] for name in experiments if "." in name]
+        command = ["-c", RUNS, json.dumps(runs)] if runs else ["-m", "attnlab.runner"]
+        subprocess.run(["nice", "-n", "19", sys.executable, *command, *args], cwd=tree, env=env)
 
 
 def main(argv=None) -> None:
@@ -243,7 +229,7 @@ def main(argv=None) -> None:
     if args.what == "publish":
         return publish(worktree())
     left = {}
-    for folder, experiments, seeds, _ in QUEUE:
+    for folder, experiments, seeds in QUEUE:
         results = WORKTREE / "results" / folder
         if (versions := published(experiments, seeds)):
             print(f"campaign: {folder}: published ({versions})")  # its carry went then: none is saved
@@ -255,8 +241,7 @@ def main(argv=None) -> None:
             print(f"campaign: {folder}: {len(finished(results))} jobs finished here, {len(kept)} carried, "
                   f"{len(left[folder])} to run")
     if args.what == "status" and any(left.values()):
-        print("\n".join(expected({f: todo for f, todo in left.items() if todo}, args.jobs,
-                                  first={f.name: f.first for f in QUEUE if f.first})))
+        print("\n".join(expected({f: todo for f, todo in left.items() if todo}, args.jobs)))
 
 
 if __name__ == "__main__":

@@ -108,14 +108,16 @@ def cmd_claims(a):
 
 def cmd_second_look(a):
     from attnlab.config import seeds as profile_seeds
-    from attnlab.claims.second_look import as_yaml, second_look
+    from attnlab.claims.second_look import as_yaml, runs_needing, second_look
+    from attnlab.config import runs_of
     from attnlab.sitedata import SiteData
 
     found = SiteData.load(Path(a.results), claims_folder(a))
     pooled = found.pool.seeds if found.pool else (lambda e: [])  # a version's first look: every seed it pooled
     seeds, not_taken = second_look(found.verdicts, lambda e: pooled(e) or profile_seeds(found.config, e))
+    narrow = runs_needing(found.verdicts, seeds, lambda e: list(runs_of(found.config, e)))
     print(f"# the second look of {a.results}'s first-look verdicts: add to config/{found.profile}.yaml")
-    print(as_yaml(seeds) or "# no claim is inconclusive with a settle count seeds could reach", end="")
+    print(as_yaml(seeds, narrow) or "# no claim is inconclusive with a settle count seeds could reach", end="")
     for cid, why in not_taken.items():
         print(f"# {cid}: no second look: {why}")
 
@@ -250,7 +252,8 @@ def parser() -> argparse.ArgumentParser:
     publish = verb("publish", cmd_publish, "freeze a complete run as a version under results/<version>/ (clean "
                    "commit only)", "results")
     publish.add_argument("--only", nargs="+", metavar="EXPERIMENT",
-                         help="experiments to publish alone (e.g. --only ladder position, or cost,decode)")
+                         help="experiments to publish alone (e.g. --only ladder position, or cost,decode), or runs of "
+                              "one (--only depth.E4-pre depth.E4-post)")
     publish.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                          help="settings laid over the profile, as the runner's --set took them (e.g. seeds=[1337])")
     publish.add_argument("--latest", action="store_true",

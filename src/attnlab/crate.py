@@ -81,7 +81,9 @@ def write_crate(folder: Path, manifest: dict) -> Path:
 
     for url, (name, version) in PROFILES.items():
         add({"@id": url, "@type": "CreativeWork", "name": name, "version": version})
-    what = "every experiment" if manifest.get("complete", True) else "only " + ", ".join(manifest["experiments"])
+    from attnlab.versions import holding  # versions writes the crate
+
+    what = "every experiment" if manifest.get("complete", True) else "only " + holding(manifest)
     for key, value in {
             "name": f"attnlab version {manifest['version']}",
             "description": f"The {manifest['profile']} profile of attnlab, {what}, run at commit {manifest['commit']} "

@@ -51,8 +51,7 @@ class Row:
 
     @property
     def seeds(self) -> int:
-        return max(len(self.verdict.seeds), *(p.n_seeds for p in self.verdict.parts.values()), 1) \
-            if self.verdict.parts else max(len(self.verdict.seeds), 1)
+        return self.verdict.seed_count
 
 
 def claim_of(claim_id: str):

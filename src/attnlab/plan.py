@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from attnlab import layout, registry
 from attnlab.config import job_settings, seeds
+from attnlab.errors import AttnlabError
 from attnlab.runs import OWN_SEEDS, entries, find_run, own_seeds
 
 PREPARE = "prepare_data"  # the data experiment's job: the corpus's token files, and their stats (layout.STATS)
@@ -76,11 +77,18 @@ def needed(cfg: dict, e: registry.Experiment) -> list[str]:
     return out
 
 
-def training(cfg: dict, e: registry.Experiment) -> list[Job]:
-    """One job per run of a training experiment and seed; an up-trained run reads its source's entry too (its
-    weights are pooled to fit) and needs the source at the same seed."""
+def training(cfg: dict, e: registry.Experiment, picked: set[str] | None = None) -> list[Job]:
+    """One job per run of a training experiment (of its runs `picked`) and seed; an up-trained run reads its
+    source's entry too (its weights are pooled to fit) and needs the source at the same seed."""
+    declared = entries(cfg.get(e.name))
+    unknown = sorted((picked or set()) - set(declared))
+    if unknown:
+        raise AttnlabError(f"'{e.name}.{unknown[0]}' names no run of this profile ({e.name}'s runs: "
+                           f"{', '.join(declared)})")
     out = []
-    for run, entry in entries(cfg.get(e.name)).items():
+    for run, entry in declared.items():
+        if picked and run not in picked:
+            continue
         source = (entry or {}).get("init_from")
         owner = find_run(cfg, source)[0] if source else None
         reads = ("device", "data", "model", "train", f"{e.name}.{run}", *([f"{owner}.{source}"] if source else ()))
@@ -93,16 +101,33 @@ def training(cfg: dict, e: registry.Experiment) -> list[Job]:
     return out
 
 
+def picked_runs(only: list[str]) -> dict[str, set[str]]:
+    """Experiment -> the runs `only` names of it (`depth.E4-pre`: one run of a training experiment; `depth`: every
+    run, an empty set), each experiment checked against the registry."""
+    whole = {registry.get(name).name for name in only if "." not in name}
+    out: dict[str, set[str]] = {}
+    for name in only:
+        experiment, _, run = name.partition(".")
+        e = registry.get(experiment)
+        if run and not e.trains:
+            raise AttnlabError(f"'{name}' names a run of {e.name}, which trains none: give the experiment alone")
+        runs = out.setdefault(e.name, set())
+        if run and e.name not in whole:
+            runs.add(run)
+    return out
+
+
 def plan(cfg: dict, only: list[str] | None = None) -> list[Job]:
-    """Every job of a complete run of `cfg` (or of the experiments `only` names, without what they need), in an
-    order that respects what each needs: the registry's, whose entries need only those above them."""
-    wanted = {registry.get(name).name for name in only} if only else None
+    """Every job of a complete run of `cfg` (or of the experiments `only` names, or runs of one it names as
+    `depth.E4-pre`, without what they need), in an order that respects what each needs: the registry's, whose
+    entries need only those above them."""
+    wanted = picked_runs(only) if only else None
     out = []
     for e in registry.load():
         if wanted is not None and e.name not in wanted:
             continue
         if e.trains:
-            out += training(cfg, e)
+            out += training(cfg, e, wanted and wanted[e.name])
         else:
             settings = job_settings(as_read_by(cfg, e), *e.reads)
             out.append(Job(job_name(e), e.name, e.kind, (e.result,), e.reads, settings,

@@ -209,9 +209,11 @@ def get(name: str) -> Experiment:
 
 
 def named(items: list[str] | None) -> list[str] | None:
-    """The experiments a command line names (`--only ladder position` or `--only cost,decode`), each checked;
-    None where it names none."""
-    return [get(name.strip()).name for item in items or [] for name in item.split(",") if name.strip()] or None
+    """The experiments a command line names (`--only ladder position` or `--only cost,decode`), or runs of one
+    (`--only depth.E4-pre depth.E4-post`), each experiment checked (a run is checked against the profile, by the
+    plan); None where it names none."""
+    names = [name.strip() for item in items or [] for name in item.split(",") if name.strip()]
+    return [get(e).name + (f".{run}" if run else "") for e, _, run in (n.partition(".") for n in names)] or None
 
 
 def standalone() -> list[Experiment]:

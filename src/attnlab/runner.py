@@ -170,7 +170,8 @@ def main(argv=None) -> int:
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                    help="settings laid over the profile, as `--config` takes them (e.g. seeds=[1337])")
     p.add_argument("--only", nargs="+", metavar="EXPERIMENT",
-                   help="only these experiments (and the jobs they need), e.g. --only ladder position")
+                   help="only these experiments (and the jobs they need), e.g. --only ladder position, or runs of "
+                        "one: --only depth.E4-pre depth.E4-post")
     p.add_argument("-n", "--dry-run", action="store_true",
                    help="check the profile and list every job it would run, one a line, and their expected time, "
                         "without running any")

@@ -108,7 +108,7 @@ class SiteData:
             return x
         v = self.verdicts_of(x.manifest["version"])[claim_id]
         shown = "; ".join(f"{p}: {t}" if p else t for p, t in v.shown().items())
-        seeds = max([len(v.seeds), *(p.n_seeds for p in v.parts.values())]) if getattr(v, "parts", None) else x.seeds
+        seeds = v.seed_count if getattr(v, "parts", None) else x.seeds
         found = self.pool_of(x.manifest["version"])
         members = [name for name, _ in found.members.get(v.claim.experiment, [])]
         # the seeds and versions behind this claim, not every run of its version

@@ -84,8 +84,26 @@ def head(root: Path) -> str:
 
 
 def scope(only: list[str] | None) -> list[str]:
-    """The experiments a version holds: `only` (checked against the registry), or all of them."""
-    return [registry.get(name).name for name in only] if only else [e.name for e in registry.load()]
+    """The experiments a version holds: those `only` names (itself or by one of its runs, `depth.E4-pre`), checked
+    against the registry, or all of them."""
+    if not only:
+        return [e.name for e in registry.load()]
+    return list(dict.fromkeys(registry.get(name.partition(".")[0]).name for name in only))
+
+
+def published_only(manifest: dict) -> list[str] | None:
+    """What a version was published `--only` with (experiments, or runs of one as `depth.E4-pre`); None for a
+    complete one."""
+    return None if manifest.get("complete", True) else manifest.get("only") or manifest.get("experiments") or []
+
+
+def holding(manifest: dict) -> str:
+    """What a partial version holds, in words: 'ladder, depth (runs E4-pre, E4-post)'."""
+    runs: dict[str, list[str]] = {}
+    for name in published_only(manifest) or []:
+        experiment, _, run = name.partition(".")
+        runs.setdefault(experiment, []).extend([run] if run else [])
+    return ", ".join(e + (f" (runs {', '.join(r)})" if r else "") for e, r in runs.items())
 
 
 def settings_of(config_yaml: Path) -> dict:
@@ -218,6 +236,7 @@ def manifest(results: Path, cfg: dict, commit: str, head: str, name: str, only: 
         "profile": cfg["profile"],
         "experiments": scope(only),       # what it holds: every experiment, or those published --only
         "complete": not only,
+        **({"only": only} if only and only != scope(only) else {}),  # some runs of one: `--only depth.E4-pre`
         "commit": commit,                 # where every run file came from
         "published_from": head,           # HEAD when published (differs only in what cannot change a run)
         "published": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -370,7 +389,7 @@ def publish(results: Path, cfg: dict, root: Path | None = None, only: list[str] 
     the folder holding results/). `record`: it becomes the version of record (results/LATEST names it)."""
     results = Path(results)
     root = Path(root) if root else results.resolve().parent.parent
-    only = scope(only) if only else None
+    only = registry.named(only)
     if record and only:
         raise AttnlabError("a version that holds only some experiments cannot be the version of record: "
                            "publish it without --latest")

@@ -43,12 +43,40 @@ def second_look(verdicts: list[Verdict], first: Callable[[str], list[int]]
     return {e: _extended(first(e), n) for e, n in sorted(wanted.items())}, not_taken
 
 
+def runs_needing(verdicts: list[Verdict], seeds: dict[str, list[int]], runs_of: Callable[[str], list[str]]
+                 ) -> dict[str, tuple[list[str], list[str]]]:
+    """Experiment -> (the claims that gave it its second look, the runs they read) where those runs are fewer
+    than the experiment's (`runs_of`): its other runs serve only claims that seeds do not settle, so a version
+    may hold the added seeds of these runs alone. An experiment whose claims read something else too (a result
+    file) needs every run."""
+    asking: dict[str, list] = {}
+    for v in verdicts:
+        if (v.claim.experiment in seeds and v.verdict == Outcome.INCONCLUSIVE and v.settle.isdigit()
+                and int(v.settle) <= SECOND_LOOK_MOST):
+            asking.setdefault(v.claim.experiment, []).append(v.claim)
+    out = {}
+    for experiment, claims in asking.items():
+        every = runs_of(experiment)
+        read = {run for c in claims for run in c.rows}
+        if all(c.rows and not c.files for c in claims) and read < set(every):
+            out[experiment] = ([c.id for c in claims], [run for run in every if run in read])
+    return out
+
+
 def _extended(seeds: list[int], n: int) -> list[int]:
     """`seeds`, then the next ones after the largest, to n in all."""
     top = max(seeds)
     return list(seeds) + list(range(top + 1, top + 1 + n - len(seeds)))
 
 
-def as_yaml(seeds: dict[str, list[int]]) -> str:
-    """The settings to lay into the profile's file, one line an experiment."""
-    return "".join(f"{e}: {{seeds: [{', '.join(map(str, s))}]}}\n" for e, s in seeds.items())
+def as_yaml(seeds: dict[str, list[int]], narrow: dict[str, tuple[list[str], list[str]]] | None = None) -> str:
+    """The settings to lay into the profile's file, one line an experiment, and under it, where its claims read
+    some of its runs only (runs_needing), a comment naming them and the runner's call that trains those alone."""
+    out = ""
+    for e, s in seeds.items():
+        out += f"{e}: {{seeds: [{', '.join(map(str, s))}]}}\n"
+        if e in (narrow or {}):
+            claims, runs = narrow[e]
+            out += (f"#   {', '.join(claims)} read {', '.join(runs)} only: a version of the added seeds may hold "
+                    f"those runs alone (--only {' '.join(f'{e}.{r}' for r in runs)})\n")
+    return out

@@ -55,6 +55,12 @@ class Verdict:
     settle: str = ""  # inconclusive: the seeds that would settle it at the observed spread, "budget", or why not
     lacking: tuple = ()  # not run: the fields the claim tests for that its run files lack (an older version's)
 
+    @property
+    def seed_count(self) -> int:
+        """The seeds behind its value: those it was judged at (a claim's runs may hold fewer seeds than the other
+        runs of its experiment), or those a producer's result pooled."""
+        return max(len(self.seeds), *(p.n_seeds for p in self.parts.values()), 1)
+
     def shown(self) -> dict[str, str]:
         """The reproduced value by part ("" for a simple claim), with its standard error where the evaluation's
         sampling or the seeds give one (v ± se), and a descriptive part said to be untested; {} when nothing was

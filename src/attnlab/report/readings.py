@@ -61,6 +61,21 @@ def at_seeds(seeds: list) -> str:
     return f"at one seed ({listed})" if len(seeds) == 1 else f"at each of {len(seeds)} seeds ({listed})"
 
 
+def runs_at_seeds(by_run: dict[str, list]) -> str:
+    """at_seeds for some runs: where they hold different seeds (a second look that added seeds to the runs of one
+    claim only), the seeds most of them hold, then the others by run: 'at each of 4 seeds (1337, 1338, 1339, 1340;
+    E4-pre-warm and E4-post-warm at 1337, 1338, 1339 only)'; '' for none."""
+    groups: dict[tuple, list[str]] = {}
+    for run, seeds in by_run.items():
+        if held := tuple(sorted(s for s in seeds if s is not None)):
+            groups.setdefault(held, []).append(run)
+    if len(groups) < 2:
+        return at_seeds(list(next(iter(groups), ())))
+    (common, _), *rest = sorted(groups.items(), key=lambda g: (-len(g[1]), -len(g[0])))
+    others = "; ".join(f"{' and '.join(runs)} at {', '.join(map(str, seeds))} only" for seeds, runs in rest)
+    return at_seeds(list(common))[:-1] + f"; {others})"
+
+
 def count(n: int, one: str, many: str | None = None) -> str:
     """'1 sentence', '16 sentences': a count with its noun in the number it takes."""
     return f"{n} {one if n == 1 else many or one + 's'}"

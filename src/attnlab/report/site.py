@@ -28,7 +28,7 @@ from attnlab.report.format import (badge, breakable, cell, chart, clocks, code, 
 from attnlab.report.published import beside, differing
 from attnlab.results import Results, row_order
 from attnlab.sitedata import SiteData
-from attnlab.versions import ALIAS
+from attnlab.versions import ALIAS, holding
 
 
 NOT_RUN = Outcome.NOT_RUN.value  # the key of a missing result's warning among a page's blocks (no marker has a space)
@@ -41,7 +41,7 @@ def holds(manifest: dict) -> str:
     profile's file (the manifest's `set`)."""
     out = ""
     if not manifest.get("complete", True):
-        out += " · holds only " + ", ".join(html.escape(name) for name in manifest.get("experiments") or [])
+        out += " · holds only " + html.escape(holding(manifest))
     if manifest.get("set"):
         out += " · set over its profile: " + ", ".join(f"<code>{html.escape(k)}</code>\u00a0=\u00a0"
                                                         f"{'unset' if v is None else html.escape(str(v))}"
@@ -385,11 +385,13 @@ def verdict_reading(verdicts: list[Verdict], seeds: int, larger: dict | None = N
     from its interval, its test and the profile's seeds: a real difference (the interval clear of the test) or
     an interval too wide for the distance to the bound (and what would narrow it); then, for a claim neither
     this version nor the version of record reproduces, whether a larger budget changed it (`larger`: claim id ->
-    budget.Larger, where a version of a larger budget is published; `seeds`: how many the runs were trained at).
+    budget.Larger, where a version of a larger budget is published; `seeds`: how many the runs were trained at,
+    where a claim does not say how many it was judged at, as some runs of an experiment may hold fewer seeds).
     '' where there is none."""
     lines = [f"- **{html.escape(v.claim.id)}{', ' + html.escape(p.name) if p.name else ''}** "
              f"({p.outcome if p.outcome == v.verdict else f'{p.outcome}; the claim: {v.verdict}'}): "
-             + html.escape(part_reading(p, v.claim.checks[p.name], seeds), quote=False)
+             + html.escape(part_reading(p, v.claim.checks[p.name], v.seed_count if v.seed_count > 1 else seeds),
+                           quote=False)
              for v in verdicts if v.verdict in UNDECIDED
              for p in v.parts.values() if p.outcome in UNDECIDED]
     lines += [f"- **{html.escape(v.claim.id)}** at a larger budget: " + html.escape(sentence(x), quote=False)

@@ -7,7 +7,7 @@ import pandas as pd
 from attnlab.experiments.depth import derive
 from attnlab.report import charts
 from attnlab.report.format import chart, finite, md_table, num, spread
-from attnlab.report.readings import PPL_ERROR, at_seeds, count, interval, said, versus
+from attnlab.report.readings import PPL_ERROR, count, interval, runs_at_seeds, said, versus
 from attnlab.stats import Estimate, of_values, side
 from attnlab.claims.design import paired
 from attnlab.report.tables import seeds_named
@@ -295,7 +295,7 @@ def render(ctx) -> dict[str, str]:
         table, columns, {"val_spread": spread(2), "train_spread": spread(2), "chapter_ppl": num(2),
                          "diverged_at": lambda v: str(int(v)), **{c: f for c, (_, f) in SAID_ONCE.items()}})
     out["ppl_chart"] = chart("chart-depth-ppl", ppl_chart(table))
-    out["run_seeds"] = at_seeds({s for run in table["run"] for s in site.res.seeds(run)})
+    out["run_seeds"] = runs_at_seeds({run: site.res.seeds(run) for run in table["run"]})
 
     grads = derive.init_grads(site.res, table)
     if grads.empty:
