@@ -9,7 +9,7 @@ from helpers import REPO
 
 CLAIMS = sorted(f"attnlab.claims.{p.stem}" for p in (REPO / "src" / "attnlab" / "claims").glob("*.py"))
 ABOVE_CLAIMS = ("attnlab.report", "attnlab.bench", "attnlab.experiments", "attnlab.train", "attnlab.versions",
-                "attnlab.check", "attnlab.pooling", "attnlab.cli", "attnlab.runner")
+                "attnlab.check", "attnlab.pooling", "attnlab.cli", "attnlab.jobs", "attnlab.runner")
 
 
 def above(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:

@@ -609,10 +609,11 @@ def test_a_folder_made_read_only_mid_run_names_the_file(small_disk):
 
 def test_a_log_that_cannot_be_written_is_one_line(monkeypatch, capsys):
     import attnlab.cli
+    import attnlab.jobs
 
     def refuse(path):
         raise PermissionError(errno.EACCES, "Permission denied", path)
 
-    monkeypatch.setattr(attnlab.cli, "log_to", refuse)
+    monkeypatch.setattr(attnlab.jobs, "log_to", refuse)
     assert attnlab.cli.main(["--log", "results/smoke/logs/x.log", "check", "--config", "smoke"]) == 2
     assert capsys.readouterr().err == "attnlab: error: permission denied: results/smoke/logs/x.log\n"

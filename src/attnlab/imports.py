@@ -67,16 +67,33 @@ def closure(*entries: str) -> set[str]:
     return seen
 
 
-def verb(name: str) -> set[str]:
-    """The modules `python -m attnlab NAME` runs: the CLI itself and what its cmd_NAME function imports."""
-    cli = module_path(f"{NAME}.cli")
-    tree = ast.parse(cli.read_text())
-    body = [n for n in tree.body  # the verb's function and the helpers every verb shares, not other verbs
+ENTRIES = (f"{NAME}.jobs", f"{NAME}.cli")  # the jobs' verbs, then the reader's, which run through the jobs' main
+
+
+def _defines(module: str, function: str) -> bool:
+    tree = ast.parse(module_path(module).read_text())
+    return any(isinstance(n, ast.FunctionDef) and n.name == function for n in tree.body)
+
+
+def _imported_by_verb(module: str, name: str) -> set[str]:
+    """What `module` imports outside the functions of its other verbs (cmd_*): cmd_NAME's and its shared code's."""
+    tree = ast.parse(module_path(module).read_text())
+    body = [n for n in tree.body
             if not (isinstance(n, ast.FunctionDef) and n.name.startswith("cmd_") and n.name != f"cmd_{name}")]
-    if not any(isinstance(n, ast.FunctionDef) and n.name == f"cmd_{name}" for n in body):
-        raise ValueError(f"attnlab.cli has no verb '{name}' (no function cmd_{name})")
-    names = _names(ast.Module(body=body, type_ignores=[]), f"{NAME}.cli", False)
-    return {NAME, f"{NAME}.__main__", f"{NAME}.cli"} | closure(*names)  # the CLI's own file, not all its verbs
+    return _names(ast.Module(body=body, type_ignores=[]), module, False)
+
+
+def verb(name: str) -> set[str]:
+    """The modules `python -m attnlab.jobs NAME` (a job's verb) or `python -m attnlab NAME` runs: its entry module
+    (attnlab.cli's verbs run through attnlab.jobs' main, whose shared code counts) and what its cmd_NAME function
+    and that shared code import; never another verb's imports."""
+    owner = next((m for m in ENTRIES if _defines(m, f"cmd_{name}")), None)
+    if owner is None:
+        raise ValueError(f"attnlab has no verb '{name}' (no function cmd_{name} in {' or '.join(ENTRIES)})")
+    through = ENTRIES[:ENTRIES.index(owner) + 1]
+    names = set().union(*(_imported_by_verb(m, name) for m in through)) - set(through)
+    main = {f"{NAME}.__main__"} if owner == f"{NAME}.cli" else set()
+    return {NAME, *through, *main} | closure(*names)
 
 
 def files(modules: set[str], root: Path | None = None) -> list[str]:

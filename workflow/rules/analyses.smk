@@ -24,5 +24,5 @@ rule analyse:
     conda:
         ENV
     shell:
-        "OMP_NUM_THREADS={threads} python -m attnlab --log {log} analyse {wildcards.name} --config {params.settings:q}"
+        "OMP_NUM_THREADS={threads} python -m attnlab.jobs --log {log} analyse {wildcards.name} --config {params.settings:q}"
         " --threads {threads} {params.data} --out {output.json}"

@@ -1,5 +1,7 @@
-# Each job runs `python -m attnlab --log {log} VERB`: its output goes to its log, and a failure's one-line
-# error also reaches the terminal, so that Snakemake's "job failed" comes with its reason.
+# Each job runs `python -m attnlab.jobs --log {log} VERB` (a run's) or `python -m attnlab --log {log} VERB` (the
+# report's): its output goes to its log, and a failure's one-line error also reaches the terminal, so that
+# Snakemake's "job failed" comes with its reason. Their code inputs are what the verb imports (code() below): the
+# reader's verbs (publish, versions, ...) are not a run's, so editing them reruns no run.
 # Every job, its run files, its settings and what it needs come from the plan (attnlab.plan), which reads the
 # registry (src/attnlab/experiments.yaml) and the profile; the Snakemake-free runner and `publish` read it too.
 import os

@@ -19,7 +19,7 @@ if not config["data"]["path"]:
         conda:
             ENV
         shell:
-            "python -m attnlab --log {log} download --config {params.settings:q} --out {output}"
+            "python -m attnlab.jobs --log {log} download --config {params.settings:q} --out {output}"
 
 
 rule prepare_data:
@@ -44,4 +44,4 @@ rule prepare_data:
     conda:
         ENV
     shell:
-        "python -m attnlab --log {log} prepare --config {params.settings:q} --out {params.out}"
+        "python -m attnlab.jobs --log {log} prepare --config {params.settings:q} --out {params.out}"

@@ -35,5 +35,5 @@ rule train:
     conda:
         ENV
     shell:
-        "OMP_NUM_THREADS={threads} python -m attnlab --log {log} train --config {params.settings:q} --run {wildcards.run}"
+        "OMP_NUM_THREADS={threads} python -m attnlab.jobs --log {log} train --config {params.settings:q} --run {wildcards.run}"
         " --threads {threads} --data {params.data} --out {params.out}"
