@@ -194,6 +194,23 @@ def test_a_file_that_only_moved_into_its_experiment_folder_is_the_same_code(tmp_
     assert changed(tmp_path, before, edited, (new,)) and changed(tmp_path, after, edited, (new,))
 
 
+def test_versions_before_the_jobs_split_compare_their_cli_and_never_pool_across_it(tmp_path):
+    """The run's verbs left cli.py for jobs.py: two versions from before are compared by the cli.py they ran (an
+    edit to cmd_train there still keeps them apart); a version on each side of the split is never the same code."""
+    from attnlab.pooling import changed
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    cli, jobs = "src/attnlab/cli.py", "src/attnlab/jobs.py"
+    a = _commit(tmp_path, {cli: "def cmd_train(a):\n    steps = 3000\n\n\ndef cmd_site(a): ...\n"}, "a")
+    b = _commit(tmp_path, {"README.md": "prose\n"}, "b")
+    c = _commit(tmp_path, {cli: "def cmd_train(a):\n    steps = 3001\n\n\ndef cmd_site(a): ...\n"}, "c")
+    d = _commit(tmp_path, {cli: "def cmd_site(a): ...\n", jobs: "def cmd_train(a):\n    steps = 3001\n"}, "split")
+    e = _commit(tmp_path, {cli: "def cmd_site(a): pass\n"}, "e")
+    assert not changed(tmp_path, a, b, (jobs,)) and changed(tmp_path, a, c, (jobs,))
+    assert changed(tmp_path, c, d, (jobs,))  # jobs.py is not the cli.py it came from: not claimed the same code
+    assert not changed(tmp_path, d, e, (jobs,))  # after the split, a reader's verb is not a run's code
+
+
 def test_a_pool_past_its_first_look_waits_for_the_whole_planned_second_look(two):
     """Seeds arriving a version at a time are looks: past the profile's three, the pool judges the first look's
     seeds until every seed its profile's file plans for the second look is in, then exactly those; a seed no
