@@ -286,3 +286,49 @@ def test_a_pool_names_every_seed_it_holds_back_once_in_order():
     p = Pool("v", None, held_back={"ladder": ([1341, 1340], [1337], [1337, 1340, 1341, 1342]),
                                    "position": ([1340], [1337], None)})
     assert p.held() == [1340, 1341] and Pool("v", None).held() == []
+
+
+DEPTH = REPO / "results" / "2026-12-06-chapter-cpu-680862e-only-depth"
+
+
+def test_a_second_look_of_some_runs_judges_their_claim_on_more_seeds_and_the_others_on_theirs(tmp_path):
+    """Depth's second look holds E4-pre and E4-post alone (`--only depth.E4-pre depth.E4-post`), at new seeds: C4.1,
+    which reads them, is judged on every seed; C4.2b, which reads the warmup runs too, on the seeds they all hold;
+    the page's sentence names the runs at fewer seeds."""
+    results, a, b = tmp_path / "results", DEPTH.name, "2026-12-07-chapter-cpu-680862e-only-depth.E4-pre-depth.E4-post"
+    shutil.copytree(DEPTH, results / a)
+    shutil.copytree(DEPTH, results / b)
+    for run in ("E4-pre-warm", "E4-post-warm"):
+        shutil.rmtree(results / b / "depth" / run)
+    moves = {1337: 1340, 1338: 1341, 1339: 1342}
+    for metrics in sorted((results / b).glob("depth/*/seed*/metrics.json")):
+        new = moves[int(metrics.parent.name[4:])]
+        edit_json(metrics, lambda m: m["provenance"].update(seed=new))
+        metrics.parent.rename(metrics.parent.with_name(f"seed{new}"))
+    config = yaml.safe_load((results / b / "config.yaml").read_text())
+    config["seeds"], config["seed"] = list(moves.values()), 1340
+    (results / b / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    held = sorted(str(p.relative_to(results / b)) for p in (results / b).glob("depth/*/seed*/metrics.json"))
+
+    def manifest(m):
+        m.update(version=b, published="2026-12-07T09:00:00+00:00", only=["depth.E4-pre", "depth.E4-post"])
+        m["runs"]["run_files"] = held
+    edit_json(results / b / "manifest.json", manifest)
+    crated(results / b)
+    profile = yaml.safe_load((REPO / "config" / "chapter.yaml").read_text())
+    profile["depth"]["seeds"] = list(range(1337, 1343))
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "chapter.yaml").write_text(yaml.safe_dump(profile, sort_keys=False))
+
+    p = pool(tmp_path, a)
+    assert p.seeds("depth") == list(range(1337, 1343)) and "depth" not in p.held_back
+    assert p.results.seeds("E4-pre") == list(range(1337, 1343)) and p.results.seeds("E4-pre-warm") == [1337, 1338,
+                                                                                                        1339]
+    registry = load_registry()
+    assert sorted(evaluate(registry.by_id("C4.1"), p.results).seeds) == list(range(1337, 1343))
+    assert sorted(evaluate(registry.by_id("C4.2b"), p.results).seeds) == [1337, 1338, 1339]
+    site = build.context(results / a, None)
+    from attnlab.experiments.depth import page as depth_page
+
+    assert depth_page.blocks(site)["run_seeds"] == (
+        "at each of 6 seeds (1337, 1338, 1339, 1340, 1341, 1342; E4-pre-warm and E4-post-warm at 1337, 1338, 1339 only)")
