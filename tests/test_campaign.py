@@ -156,3 +156,20 @@ def test_the_queue_names_runs_the_chapter_profile_has():
         jobs = with_needs(cfg, folder.experiments)  # an unknown run is refused here
         named = {name.partition(".")[2] for name in folder.experiments if "." in name}
         assert not named or {job.run for job in jobs if job.run} == named, folder
+
+
+def test_a_version_never_lands_into_or_over_one_of_its_name(tmp_path):
+    """Two versions of one commit, day and settings' names once had one name: the second moved into the first's
+    folder. It stays where it was published, with a line saying why."""
+    import pytest
+
+    made, main = tmp_path / "tree" / "2026-12-06-v", tmp_path / "main"
+    made.mkdir(parents=True)
+    main.mkdir()
+    (made / "manifest.json").write_text("{}")
+    assert campaign.land(made, main) == main / "2026-12-06-v"
+    again = tmp_path / "tree" / "2026-12-06-v"
+    again.mkdir()
+    with pytest.raises(SystemExit, match="exists already"):
+        campaign.land(again, main)
+    assert again.is_dir() and sorted(p.name for p in (main / "2026-12-06-v").iterdir()) == ["manifest.json"]

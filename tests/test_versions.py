@@ -543,7 +543,7 @@ def test_the_settings_table_shows_a_speed_setting_only_where_the_profile_sets_it
 
 def test_a_night_of_one_seed_lays_one_setting_the_seeds(tmp_path):
     """`--set 'seeds=[1338]'` lays the seeds; the first seed that follows them is not a second setting, so the
-    version is named -set-seeds, as the README says."""
+    version is named by the seeds alone (-set-seeds-1338), as the README says."""
     from attnlab.config import chosen, command_line, validate
     from attnlab.versions import laid_over
 
@@ -555,6 +555,22 @@ def test_a_night_of_one_seed_lays_one_setting_the_seeds(tmp_path):
     assert laid_over(both, tmp_path) == {"seeds": [1338], "train.steps": 10}
     as_filed = validate(chosen({"profile": "chapter"}, []))
     assert laid_over(as_filed, tmp_path) == {}
+
+
+def test_nights_of_other_seeds_at_one_commit_and_day_have_other_names():
+    """Two nights' versions of one commit, published the same day, differed only in their seeds and were given one
+    name (the second was moved into the first's folder): the seeds a version lays name it."""
+    from attnlab.versions import laid_name, version_name
+
+    prov = {"x.json": {"date": "2026-12-06T10:00:00+00:00", "device": "cpu"}}
+    named = lambda laid: version_name({"profile": "chapter"}, prov, "680862e0", ["ladder"], laid)  # noqa: E731
+    assert named({"seeds": [1340]}) == "2026-12-06-chapter-cpu-680862e-only-ladder-set-seeds-1340"
+    assert named({"seeds": [1341, 1342]}) != named({"seeds": [1340]})
+    assert named({"seeds": [1341, 1342], "train.precision": "fp32"}).endswith("-set-seeds-1341-1342-train.precision")
+    assert laid_name("seeds", list(range(1340, 1347))) == "seeds-1340to1346"
+    assert laid_name("seeds", [1337, 1340, 1342, 1350]).startswith("seeds-") and \
+        laid_name("seeds", [1337, 1340, 1342, 1350]) != laid_name("seeds", [1337, 1340, 1342, 1351])
+    assert laid_name("train.precision", "fp32") == "train.precision"
 
 
 def test_the_settings_table_ends_before_its_note_and_its_hashes_may_break(cfg):

@@ -182,9 +182,20 @@ def publish(tree: Path) -> None:
                        cwd=tree, check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home()),
                                                   "PYTHONPATH": str(ROOT / "src")})
         version, = set((tree / "results").iterdir()) - before
-        shutil.move(version, ROOT / "results" / version.name)
+        land(version, ROOT / "results")
         shutil.rmtree(CARRY / folder, ignore_errors=True)
         print(f"campaign: {folder}: published as results/{version.name} on main, its carry dropped: commit both")
+
+
+def land(version: Path, results: Path) -> Path:
+    """Move a version published in the worktree into `results` (main's), never into or over one of its name there
+    (the worktree cannot see main's versions when it names one); return where it went."""
+    dest = results / version.name
+    if dest.exists():
+        sys.exit(f"campaign: {dest} exists already: {version} stays in the worktree, and its carry on main; "
+                 "publish it under another name")
+    shutil.move(version, dest)
+    return dest
 
 
 def worktree() -> Path:

@@ -275,12 +275,24 @@ def version_name(cfg: dict, prov: dict[str, dict], commit: str, only: list[str] 
                  laid: dict | None = None) -> str:
     """<last run's date>-<profile>-<hardware>-<commit>, '-only-<experiments>' for a partial version, and
     '-set-<settings>' for one whose settings were laid over its profile's file (named where they are one or two,
-    else a digest of them)."""
+    the seeds with their values, else a digest of them)."""
     dates = sorted(p["date"][:10] for p in prov.values() if p.get("date"))
     name = f"{dates[-1]}-{cfg['profile']}-{hardware(prov)}-{commit[:7]}" + (f"-only-{'-'.join(only)}" if only else "")
     if laid:
-        name += "-set-" + ("-".join(laid) if len(laid) <= 2 else digest(laid)[:8])
+        name += "-set-" + ("-".join(laid_name(k, v) for k, v in laid.items()) if len(laid) <= 2 else digest(laid)[:8])
     return name
+
+
+def laid_name(key: str, value) -> str:
+    """A laid setting in a version's name: its key, and for the seeds their values too, as two nights of one
+    commit and day differ only there ('seeds-1341-1342', 'seeds-1340to1346', or a digest of a scattered many)."""
+    if key != "seeds" or not isinstance(value, list) or not value:
+        return key
+    if len(value) <= 3:
+        return "seeds-" + "-".join(map(str, value))
+    if value == list(range(value[0], value[0] + len(value))):
+        return f"seeds-{value[0]}to{value[-1]}"
+    return "seeds-" + digest(value)[:8]
 
 
 def leaves(cfg: dict, prefix: str = "") -> dict:
