@@ -235,9 +235,12 @@ def test_the_seeds_said_are_those_of_the_run_files():
     assert seeds_setting([1337, 1338, 1339], [1337]) == "1337, 1338, 1339 (its run files are at 1337)"
     assert seeds_setting([1339], [1337, 1338, 1339], pooled=True) == (
         "1339 (pooled with other versions: the pages show seeds 1337, 1338, 1339)")
-    assert seeds_setting([1340], [1337, 1338, 1339], pooled=True, waiting=[1340]) == (
-        "1340 (pooled with other versions: the pages show seeds 1337, 1338, 1339; 1340 held back until the planned "
-        "second look is in)")
+    assert seeds_setting([1340], [1337, 1338, 1339], pooled=True, waiting={"ladder": [1340]}) == (
+        "1340 (pooled with other versions: the pages show seeds 1337, 1338, 1339; ladder's 1340 held back until its "
+        "planned second look is in)")
+    assert seeds_setting([1341], [1337, 1338, 1339, 1340, 1341], pooled=True, waiting={"position": [1340, 1341]}) == (
+        "1341 (pooled with other versions: the pages show seeds 1337, 1338, 1339, 1340, 1341; position's 1340, 1341 "
+        "held back until its planned second look is in)")
     assert seeds_here([1337]) == "The runs behind this site were trained at one seed (1337), as their run files show."
     assert "at 3 seeds (1, 2, 3)" in seeds_here([1, 2, 3]) and "nothing here was trained" in seeds_here([])
     chapter = REPO / "results" / "2026-12-02-chapter-cpu-680862e-only-ladder-position-set-seeds"

@@ -15,7 +15,7 @@ import yaml
 from attnlab.claims.evaluate import evaluate
 from attnlab.claims.registry import load_registry
 from attnlab.errors import AttnlabError
-from attnlab.pooling import Pool, pool, why_apart
+from attnlab.pooling import pool, why_apart
 from attnlab.report import build
 from helpers import REPO, crated
 
@@ -282,12 +282,6 @@ def test_another_devices_versions_pool_only_where_their_figures_agree(two):
             in site.verdicts_block("ladder"))
 
 
-def test_a_pool_names_every_seed_it_holds_back_once_in_order():
-    p = Pool("v", None, held_back={"ladder": ([1341, 1340], [1337], [1337, 1340, 1341, 1342]),
-                                   "position": ([1340], [1337], None)})
-    assert p.held() == [1340, 1341] and Pool("v", None).held() == []
-
-
 DEPTH = REPO / "results" / "2026-12-06-chapter-cpu-680862e-only-depth"
 
 
@@ -330,5 +324,5 @@ def test_a_second_look_of_some_runs_judges_their_claim_on_more_seeds_and_the_oth
     site = build.context(results / a, None)
     from attnlab.experiments.depth import page as depth_page
 
-    assert depth_page.blocks(site)["run_seeds"] == (
-        "at each of 6 seeds (1337, 1338, 1339, 1340, 1341, 1342; E4-pre-warm and E4-post-warm at 1337, 1338, 1339 only)")
+    assert depth_page.blocks(site)["run_seeds"] == ("at each of 6 seeds (1337, 1338, 1339, 1340, 1341, 1342; "
+                                                    "E4-pre-warm and E4-post-warm at 1337, 1338, 1339 only)")

@@ -168,6 +168,10 @@ def test_the_verdict_reading_counts_the_seeds_its_claim_was_judged_at():
     judged = verdict("inconclusive", once, checks={"gain": band})
     judged.seeds = {1337: 1.3, 1338: 1.4, 1339: 1.5, 1340: 1.4}
     assert "these runs were trained at 4." in verdict_reading([judged], 10)
+    # past the first look (three seeds) a claim is at the design's second look, its last: no seeds are promised
+    assert "trained at 4, the design's second look and its last, which adds no more seeds." in verdict_reading(
+        [judged], 10, first=3)
+    assert "trained at 3." in verdict_reading([verdict("inconclusive", part, checks={"gain": band})], 10, first=3)
 
 
 def test_the_verdict_reading_says_a_real_difference_or_what_would_settle_it():

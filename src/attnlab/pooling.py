@@ -71,10 +71,6 @@ class Pool:
         named = ", ".join(f"{v} ({'seeds' if len(s) > 1 else 'seed'} {', '.join(map(str, s))})" for v, s in members)
         return f"pooled over {len(members)} versions: {named}" + self.waiting(experiment)
 
-    def held(self) -> list[int]:
-        """Every seed held back from any experiment (held_back), in order."""
-        return sorted({s for seeds, _, _ in self.held_back.values() for s in seeds})
-
     def waiting(self, experiment: str) -> str:
         """'; seed 1340 held back ...' where seeds published for `experiment` are not judged yet; '' else."""
         if experiment not in self.held_back:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from attnlab import layout, registry
 from attnlab.claims.checks import accepts, describe, distance, passes
+from attnlab.claims.design import first_look
 from attnlab.claims.outcome import UNMEASURED, VERDICTS, Outcome
 from attnlab.claims.registry import DESCRIPTIVE, Registry
 from attnlab.claims.verdicts import BUDGET, Verdict, dominant_words
@@ -191,7 +192,7 @@ class Site(SiteData):
         settings = pd.DataFrame([
             ("profile", self.profile), ("profile digest", breakable(digest(cfg))),
             ("seeds", seeds_setting(profile_seeds(cfg), self.seeds(), bool(self.pool and self.pool.pooled),
-                                    self.pool.held() if self.pool else [])),
+                                    {e: h[0] for e, h in sorted(self.pool.held_back.items())} if self.pool else {})),
             ("corpus sha256", breakable(data.get("sha256"))), ("vocabulary", data.get("vocab_size")),
             ("d_model", model.get("d_model")), ("context", model.get("context")),
             ("steps", train.get("steps")), ("batch", train.get("batch_size")),
@@ -227,7 +228,8 @@ class Site(SiteData):
             out += f"\nAnother device's versions of this budget are {html.escape(apart)}.\n"
         if not link:
             out = f'<p class="page-tally">On this page: {html.escape(tally(chosen))}.</p>\n\n' + out
-            out += "\n" + verdict_reading(chosen, len(self.seeds()), self.larger())
+            out += "\n" + verdict_reading(chosen, len(self.seeds()), self.larger(),
+                                           first_look(self.config, self.manifest))
             out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)
         return out + "\n"
 
@@ -369,29 +371,31 @@ def why_not(v: Verdict) -> str:
     return '<div class="why">computed, not measured</div>' if v.claim.kind == "computed" else ""
 
 
-def seeds_setting(listed: list, held: list, pooled: bool = False, waiting: list = ()) -> str:
+def seeds_setting(listed: list, held: list, pooled: bool = False, waiting: dict | None = None) -> str:
     """The profile's seeds for the settings table, and the seeds the pages show where they differ: the run files'
-    where those are at other seeds; for a version pooled with others, the pooled seeds, and `waiting`, its seeds
-    held back until the planned second look is in (pooling.Pool.held_back)."""
+    where those are at other seeds; for a version pooled with others, the pooled seeds, and `waiting` (experiment
+    -> its seeds held back until its planned second look is in: pooling.Pool.held_back), by experiment."""
     text, shown = ", ".join(map(str, listed)), ", ".join(map(str, held))
     if pooled:
-        late = f"; {', '.join(map(str, waiting))} held back until the planned second look is in" if waiting else ""
+        late = "".join(f"; {e}'s {', '.join(map(str, seeds))} held back until its planned second look is in"
+                       for e, seeds in (waiting or {}).items())
         return f"{text} (pooled with other versions: the pages show seeds {shown}{late})"
     return text if sorted(map(str, listed)) == sorted(map(str, held)) else f"{text} (its run files are at {shown})"
 
 
-def verdict_reading(verdicts: list[Verdict], seeds: int, larger: dict | None = None) -> str:
+def verdict_reading(verdicts: list[Verdict], seeds: int, larger: dict | None = None, first: int | None = None) -> str:
     """Under a page's verdict table: why each claim that is not reproduced or inconclusive is so, part by part,
     from its interval, its test and the profile's seeds: a real difference (the interval clear of the test) or
     an interval too wide for the distance to the bound (and what would narrow it); then, for a claim neither
     this version nor the version of record reproduces, whether a larger budget changed it (`larger`: claim id ->
     budget.Larger, where a version of a larger budget is published; `seeds`: how many the runs were trained at,
-    where a claim does not say how many it was judged at, as some runs of an experiment may hold fewer seeds).
+    where a claim does not say how many it was judged at, as some runs of an experiment may hold fewer seeds;
+    `first`: the design's first look, past which a claim is at its second look, the last).
     '' where there is none."""
     lines = [f"- **{html.escape(v.claim.id)}{', ' + html.escape(p.name) if p.name else ''}** "
              f"({p.outcome if p.outcome == v.verdict else f'{p.outcome}; the claim: {v.verdict}'}): "
-             + html.escape(part_reading(p, v.claim.checks[p.name], v.seed_count if v.seed_count > 1 else seeds),
-                           quote=False)
+             + html.escape(part_reading(p, v.claim.checks[p.name], n := v.seed_count if v.seed_count > 1 else seeds,
+                                        bool(first) and n > first), quote=False)
              for v in verdicts if v.verdict in UNDECIDED
              for p in v.parts.values() if p.outcome in UNDECIDED]
     lines += [f"- **{html.escape(v.claim.id)}** at a larger budget: " + html.escape(sentence(x), quote=False)
@@ -402,11 +406,11 @@ def verdict_reading(verdicts: list[Verdict], seeds: int, larger: dict | None = N
     return "\n<p class=\"verdict-reading\">Why these verdicts:</p>\n\n" + "\n".join(lines) + "\n"
 
 
-def part_reading(p, check: dict, seeds: int) -> str:
+def part_reading(p, check: dict, seeds: int, last_look: bool = False) -> str:
     """One part that did not reproduce, in words: the value, its interval and the test, then which it is: a
     value clear of the test (a real difference), or an interval that holds a bound, and whether more seeds (at
     this spread), a longer evaluation or more of the run's own draws (the budget), or an error estimate would
-    settle it."""
+    settle it; `last_look`: its seeds are the design's second look, after which the design adds none."""
     test = describe(check)
     if p.interval is None:
         if p.outcome == Outcome.NOT_REPRODUCED:
@@ -432,7 +436,8 @@ def part_reading(p, check: dict, seeds: int) -> str:
         return text + ("The evaluation's sampling error alone spans that distance, and more seeds do not shrink "
                        "it: the budget limits it (a longer evaluation would settle it).")
     if p.settle.isdigit():
-        return text + f"At this spread {p.settle} seeds would settle it; these runs were trained at {seeds}."
+        return text + (f"At this spread {p.settle} seeds would settle it; these runs were trained at {seeds}"
+                       + (", the design's second look and its last, which adds no more seeds." if last_look else "."))
     return text + f"At this spread it {settle_words(p.settle)}; these runs were trained at {seeds}."
 
 
