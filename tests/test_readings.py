@@ -360,6 +360,10 @@ def test_dashboard_groups_say_what_the_seeds_alone_did_and_the_mean_apart():
     assert "hold on the mean" not in text
     assert "inconclusive: [C2.5]" in some and "reproduced: [C2.6]" in some and "C8.2" not in some
     assert "**1** reproduce at no seed alone" in text and "**2** reproduce at some seeds" in text
+    assert text.startswith("4 claims read runs trained at 3 seeds.")
+    six = seeded("C2.9", "reproduced", ["reproduced"] * 6)  # the ladder's second look beside position's first
+    assert dashboard.seed_noise(site, [six, seeded("C5.3", "reproduced", ["reproduced"] * 3)]).startswith(
+        "2 claims read runs trained at 3 to 6 seeds.")
 
 
 # ------------------------------------------------------------------ E5 position

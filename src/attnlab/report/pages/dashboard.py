@@ -133,7 +133,8 @@ def seed_noise(site, verdicts: list[Verdict]) -> str:
     if not seeded:
         return (f"These results hold one seed per run ({', '.join(map(str, site.seeds()))}), so they cannot say "
                 f"which of the chapter's single-run claims survive seed noise{elsewhere(site)}.\n")
-    n = max(len(v.single) for v in seeded)
+    counts = sorted({len(v.single) for v in seeded})  # an experiment whose seeds wait for its second look has fewer
+    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
     out = [f"{len(seeded)} claims read runs trained at {n} seeds. The chapter made each from one run; here each "
            "was also judged at every seed alone, as a single run would have been:\n"]
     for key, by_verdict in by_survival(seeded).items():
