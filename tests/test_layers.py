@@ -36,7 +36,7 @@ LAYERS = [  # (layer, what it holds, as module-name patterns), lowest first
                     r"attnlab\.eta",  # a run's expected time, from the published versions' recorded times
                     r"attnlab\.history", r"attnlab\.bisect"]),  # a claim across the versions; the commit that moved it
     ("report", [r"attnlab\.report(\..+)?", r"attnlab\.experiments\.\w+\.page"]),
-    ("top", [r"attnlab\.__main__", r"attnlab\.cli", r"attnlab\.runner", r"attnlab\.scaffold"]),
+    ("top", [r"attnlab\.__main__", r"attnlab\.cli", r"attnlab\.jobs", r"attnlab\.runner", r"attnlab\.scaffold"]),
 ]
 RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
 
