@@ -14,12 +14,12 @@ import pytest
 import yaml
 
 from attnlab.config import load
-from attnlab.crate import CRATE, WORKFLOW
+from attnlab.crate import CRATE, WORKFLOW, holding
 from attnlab.errors import AttnlabError
 from attnlab.provenance import read_json, write_json
 from attnlab.registry import experiments as registered
 from attnlab.runs import spec_from_config, train_settings
-from attnlab.versions import MANIFEST, check_version, claim_ids, claim_ids_at, expected, holding, publish, versions
+from attnlab.versions import MANIFEST, check_version, claim_ids, claim_ids_at, expected, publish, versions
 from helpers import DAMAGE, REPO
 
 

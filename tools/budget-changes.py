@@ -17,7 +17,8 @@ from pathlib import Path
 from attnlab.claims.budget import rank
 from attnlab.eta import spent
 from attnlab.sitedata import SiteData
-from attnlab.versions import latest, published_only
+from attnlab.crate import published_only
+from attnlab.versions import latest
 
 REPO = Path(__file__).resolve().parents[1]
 

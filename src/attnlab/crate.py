@@ -28,6 +28,21 @@ FORMATS = {".json": "application/json", ".csv": "text/csv", ".yaml": "applicatio
 UNITS = {"mhz": "MHz", "c": "Cel", "w": "W"}  # a clock's unit from its name's suffix (provenance.gpu_clocks)
 
 
+
+def published_only(manifest: dict) -> list[str] | None:
+    """What a version was published `--only` with (experiments, or runs of one as `depth.E4-pre`); None for a
+    complete one."""
+    return None if manifest.get("complete", True) else manifest.get("only") or manifest.get("experiments") or []
+
+
+def holding(manifest: dict) -> str:
+    """What a partial version holds, in words: 'ladder, depth (runs E4-pre, E4-post)'."""
+    runs: dict[str, list[str]] = {}
+    for name in published_only(manifest) or []:
+        experiment, _, run = name.partition(".")
+        runs.setdefault(experiment, []).extend([run] if run else [])
+    return ", ".join(e + (f" (runs {', '.join(r)})" if r else "") for e, r in runs.items())
+
 def held(folder: Path) -> list[str]:
     """Every file of a version's folder but its crate, by its path relative to the folder: what the crate lists."""
     rels = (p.relative_to(folder).as_posix() for p in Path(folder).rglob("*") if p.is_file())
@@ -81,8 +96,6 @@ def write_crate(folder: Path, manifest: dict) -> Path:
 
     for url, (name, version) in PROFILES.items():
         add({"@id": url, "@type": "CreativeWork", "name": name, "version": version})
-    from attnlab.versions import holding  # versions writes the crate
-
     what = "every experiment" if manifest.get("complete", True) else "only " + holding(manifest)
     for key, value in {
             "name": f"attnlab version {manifest['version']}",

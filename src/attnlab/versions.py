@@ -33,7 +33,7 @@ from attnlab.crate import CRATE, WORKFLOW, check_crate, write_crate
 from attnlab.config import digest, read_yaml, resolve, run_settings, validate, without_planned_seeds
 from attnlab.runs import spec_from_config, train_settings
 from attnlab.errors import AttnlabError
-from attnlab.plan import Job, plan
+from attnlab.plan import Job, picked_runs, plan
 from attnlab.provenance import write_json
 from attnlab.claims.registry import load_registry
 from attnlab.runfiles import check_files, read_json
@@ -86,24 +86,7 @@ def head(root: Path) -> str:
 def scope(only: list[str] | None) -> list[str]:
     """The experiments a version holds: those `only` names (itself or by one of its runs, `depth.E4-pre`), checked
     against the registry, or all of them."""
-    if not only:
-        return [e.name for e in registry.load()]
-    return list(dict.fromkeys(registry.get(name.partition(".")[0]).name for name in only))
-
-
-def published_only(manifest: dict) -> list[str] | None:
-    """What a version was published `--only` with (experiments, or runs of one as `depth.E4-pre`); None for a
-    complete one."""
-    return None if manifest.get("complete", True) else manifest.get("only") or manifest.get("experiments") or []
-
-
-def holding(manifest: dict) -> str:
-    """What a partial version holds, in words: 'ladder, depth (runs E4-pre, E4-post)'."""
-    runs: dict[str, list[str]] = {}
-    for name in published_only(manifest) or []:
-        experiment, _, run = name.partition(".")
-        runs.setdefault(experiment, []).extend([run] if run else [])
-    return ", ".join(e + (f" (runs {', '.join(r)})" if r else "") for e, r in runs.items())
+    return list(picked_runs(only)) if only else [e.name for e in registry.load()]
 
 
 def settings_of(config_yaml: Path) -> dict:

@@ -22,6 +22,11 @@ def takes_seeds(experiment: str) -> bool:
     return e.trains or "seeds" in e.reads
 
 
+def settled_by_seeds(v: Verdict, most: int | None = None) -> bool:
+    """Inconclusive with a settle count (at most `most` seeds where given): what more seeds would decide."""
+    return v.verdict == Outcome.INCONCLUSIVE and v.settle.isdigit() and (most is None or int(v.settle) <= most)
+
+
 def second_look(verdicts: list[Verdict], first: Callable[[str], list[int]]
                 ) -> tuple[dict[str, list[int]], dict[str, str]]:
     """(experiment -> the seeds of its second look, claim id -> why it gets none) from first-look verdicts, where
@@ -31,7 +36,7 @@ def second_look(verdicts: list[Verdict], first: Callable[[str], list[int]]
     wanted: dict[str, int] = {}
     not_taken: dict[str, str] = {}
     for v in verdicts:
-        if v.verdict != Outcome.INCONCLUSIVE or not v.settle.isdigit():
+        if not settled_by_seeds(v):
             continue
         n, experiment = int(v.settle), v.claim.experiment
         if n > SECOND_LOOK_MOST:
@@ -51,8 +56,7 @@ def runs_needing(verdicts: list[Verdict], seeds: dict[str, list[int]], runs_of: 
     file) needs every run."""
     asking: dict[str, list] = {}
     for v in verdicts:
-        if (v.claim.experiment in seeds and v.verdict == Outcome.INCONCLUSIVE and v.settle.isdigit()
-                and int(v.settle) <= SECOND_LOOK_MOST):
+        if v.claim.experiment in seeds and settled_by_seeds(v, SECOND_LOOK_MOST):
             asking.setdefault(v.claim.experiment, []).append(v.claim)
     out = {}
     for experiment, claims in asking.items():

@@ -29,7 +29,8 @@ from attnlab.report.format import (badge, breakable, cell, chart, clocks, code, 
 from attnlab.report.published import beside, differing
 from attnlab.results import Results, row_order
 from attnlab.sitedata import SiteData
-from attnlab.versions import ALIAS, holding
+from attnlab.crate import holding
+from attnlab.versions import ALIAS
 
 
 NOT_RUN = Outcome.NOT_RUN.value  # the key of a missing result's warning among a page's blocks (no marker has a space)

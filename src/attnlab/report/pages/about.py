@@ -61,7 +61,7 @@ def design(cfg: dict, manifest: dict | None = None) -> str:
             f"look's seeds until every seed the profile plans for its second look is in, then on exactly those, and "
             f"a seed no plan names is held back (the stamp says which). The profile plans the seeds per experiment; "
             f"a version may hold them for the runs of the claims that need them alone (`publish --only "
-            f"depth.E4-pre depth.E4-post`), and a claim on the experiment's other runs is then judged at the seeds "
+            f"<experiment>.<run> ...`), and a claim on the experiment's other runs is then judged at the seeds "
             f"those runs hold, as its page says. The error is split between "
             f"the looks, {levels} (two-sided; {coverage}), and the chance of a wrong verdict over both looks is at "
             f"most their sum, {total}, whatever the two looks share: one of them must have erred. A claim on "
