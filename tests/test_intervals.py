@@ -524,3 +524,16 @@ def test_a_claim_is_grouped_by_the_error_sources_its_parts_have_at_one_seed(se, 
         assert "no error to judge it by" in alone(v)
     else:
         assert v.errorless_alone() == [] and "no error" not in said and "only in part" not in said
+
+
+def test_each_evaluation_s_replicates_are_the_jackknife_s_own_even_for_a_new_list_in_a_freed_one_s_place():
+    """expressions.without serves ppl_without's numbers from one evaluation's replicates, worked out once; a list
+    that takes the place (and id) of one since dropped gets its own."""
+    from attnlab.claims.expressions import without
+    from attnlab.stats import ppl_without
+
+    for scale in (1.0, 2.0, 3.0):  # each list is dropped before the next: CPython may reuse its id
+        blocks = [(scale * (1 + i / 10), 100 + i) for i in range(5)]
+        for drop in range(len(blocks) + 2):  # past the last block nothing is left out
+            assert without(blocks, drop) == ppl_without(blocks, drop)
+        del blocks

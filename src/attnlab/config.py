@@ -72,22 +72,32 @@ def _fill_defaults(node: dict, sch: dict, root: dict) -> None:
                 _fill_defaults(value, extra, root)
 
 
+@lru_cache(maxsize=None)
+def _validator(partial: bool):
+    # built once per process: jsonschema.validate checks the schema itself on every call, which was most of
+    # the time of loading a version's profiles (a site pools several versions, each read many times)
+    root = schema()
+    if partial:
+        root["required"] = ["profile"]
+    cls = jsonschema.validators.validator_for(root)
+    cls.check_schema(root)
+    return cls(root)
+
+
 def validate(cfg: dict, partial: bool = False) -> dict:
     """Return a validated copy of `cfg` with defaults filled; raise AttnlabError naming the problem.
 
     `partial`: the settings of one job (some sections of a validated profile, as the rules pass them),
     so the sections a whole profile must have are not required.
     """
-    root = schema()
-    if partial:
-        root["required"] = ["profile"]
+    checker = _validator(partial)
+    root = checker.schema
     for where, value in _numbers(cfg):
         if not math.isfinite(value):
             raise AttnlabError(f"config error at '{where}': {value} is not a finite number")
-    try:
-        jsonschema.validate(cfg, root)
-    except jsonschema.ValidationError as err:
-        raise schema_error(err, ".".join(str(p) for p in err.absolute_path) or "<top level>") from None
+    err = jsonschema.exceptions.best_match(checker.iter_errors(cfg))  # the error jsonschema.validate would raise
+    if err is not None:
+        raise schema_error(err, ".".join(str(p) for p in err.absolute_path) or "<top level>")
     cfg = copy.deepcopy(cfg)
     _fill_defaults(cfg, root, root)
     if "seeds" in cfg and (not partial or "seed" not in cfg):
@@ -274,6 +284,20 @@ def read_yaml(path: str | Path, what: str) -> dict:
     return doc
 
 
+def base_profile() -> dict:
+    """config/base.yaml (a copy), parsed once for as long as the file is unchanged: every profile, and every
+    version's settings a site reads, is resolved over it (parsing it each time was a third of a site's build)."""
+    if not BASE.is_file():
+        return read_yaml(BASE, "base profile")  # the one-line error
+    stat = BASE.stat()
+    return copy.deepcopy(_parsed_once(BASE, stat.st_mtime_ns, stat.st_size, "base profile"))
+
+
+@lru_cache(maxsize=4)
+def _parsed_once(path: Path, mtime_ns: int, size: int, what: str) -> dict:
+    return read_yaml(path, what)
+
+
 def resolve(profile: dict) -> dict:
     """A profile laid over config/base.yaml laid over the registered defaults (every run), then each training
     experiment's `base` laid under its runs. A section under an experiment's former name is read as its own."""
@@ -284,7 +308,7 @@ def resolve(profile: dict) -> dict:
                 raise AttnlabError(f"config error at '{e.formerly}': the section is now '{e.name}', "
                                    f"and the profile has both; keep '{e.name}'")
             profile[e.name] = profile.pop(e.formerly)
-    cfg = merged(merged(defaults(), read_yaml(BASE, "base profile")), profile)
+    cfg = merged(merged(defaults(), base_profile()), profile)
     seed = profile.get("seed")
     if seed is not None and "seeds" not in profile:  # `seed: 7` (a version published before seeds) is one seed
         cfg["seeds"] = [seed]

@@ -87,13 +87,18 @@ def verb(name: str) -> set[str]:
     """The modules `python -m attnlab.jobs NAME` (a job's verb) or `python -m attnlab NAME` runs: its entry module
     (attnlab.cli's verbs run through attnlab.jobs' main, whose shared code counts) and what its cmd_NAME function
     and that shared code import; never another verb's imports."""
+    return set(_verb(name))
+
+
+@lru_cache(maxsize=None)
+def _verb(name: str) -> frozenset[str]:  # read once per process, as direct() is
     owner = next((m for m in ENTRIES if _defines(m, f"cmd_{name}")), None)
     if owner is None:
         raise ValueError(f"attnlab has no verb '{name}' (no function cmd_{name} in {' or '.join(ENTRIES)})")
     through = ENTRIES[:ENTRIES.index(owner) + 1]
     names = set().union(*(_imported_by_verb(m, name) for m in through)) - set(through)
     main = {f"{NAME}.__main__"} if owner == f"{NAME}.cli" else set()
-    return {NAME, *through, *main} | closure(*names)
+    return frozenset({NAME, *through, *main} | closure(*names))
 
 
 def files(modules: set[str], root: Path | None = None) -> list[str]:
