@@ -236,7 +236,7 @@ def test_the_profiles_settings_pass(corpus_path):
 # ------------------------------------------------------------------ the smoke DAG
 
 def test_the_smoke_target_builds_from_the_data_and_l9(tmp_path, corpus_path):
-    from test_workflow import checkout, planned, snakemake
+    from dag import checkout, planned, snakemake
 
     work = checkout(tmp_path, corpus_path)
     target = "results/smoke/approximation/result.json"

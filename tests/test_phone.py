@@ -11,7 +11,7 @@ from attnlab.report.format import badge, nobreak
 from attnlab.report.site import cards_table
 from attnlab.versions import latest
 from helpers import CHROMIUM, REPO, playwright_or_skip
-from test_workflow import LocalSite
+from dag import LocalSite
 
 WIDTHS = {390: 844, 1280: 900}  # viewport width -> height: a phone, a desktop
 # every kind of table and chart layout the site has: the three tables of claims; single, layered, faceted by

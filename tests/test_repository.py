@@ -32,3 +32,20 @@ def test_no_tracked_file_holds_a_conflict_marker():
                                          ("a\n========\n<<<< not one\n", [])])
 def test_the_marker_check_finds_what_a_merge_leaves(text, lines):
     assert markers(text) == lines
+
+
+def test_the_files_the_suite_starts_first_and_the_fault_census_s_tests_exist():
+    """conftest.FIRST orders the suite by file name, tools/fault-census.py runs tests by id: a renamed file or test
+    would drop out of both unseen."""
+    import importlib.util
+
+    from conftest import FIRST
+
+    assert all((REPO / "tests" / name).is_file() for name in FIRST), [n for n in FIRST if not (REPO / "tests" / n).is_file()]
+    spec = importlib.util.spec_from_file_location("fault_census", REPO / "tools" / "fault-census.py")
+    census = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(census)
+    for files in census.GROUPS.values():
+        for file, names in files.items():
+            text = (REPO / file).read_text()
+            assert all(f"def {name}(" in text for name in names), (file, [n for n in names if f"def {n}(" not in text])

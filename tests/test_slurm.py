@@ -21,7 +21,7 @@ import yaml
 from attnlab.config import resolve
 from attnlab.runs import runs
 from helpers import apt_install
-from test_workflow import REPO, checkout, snakemake, tree
+from dag import REPO, checkout, snakemake, tree
 
 pytestmark = pytest.mark.slurm
 PACKAGES = ["slurmctld", "slurmd", "slurm-client", "munge"]

@@ -57,11 +57,11 @@ GROUPS = {  # group -> (test file, the test functions whose cases it counts)
                                       "test_a_folder_made_read_only_mid_run_names_the_file",
                                       "test_a_log_that_cannot_be_written_is_one_line",
                                       "test_a_job_failure_reaches_the_terminal_as_one_line"],
-        "tests/test_runner.py": ["test_a_runner_killed_mid_run_takes_its_jobs_with_it_and_a_rerun_completes_the_smoke_profile",
+        "tests/test_runner.py": ["test_a_runner_killed_mid_run_takes_its_jobs_with_it_and_a_rerun_completes_the_ladder",
                                  "test_a_results_folder_that_cannot_take_the_run_files_is_the_snakefiles_one_line"],
-        "tests/test_workflow.py": ["test_a_snakemake_killed_mid_run_resumes_as_the_readme_says",
-                                   "test_a_diverged_rerun_is_shown_as_diverged_where_its_old_weights_were_read",
-                                   "test_the_smoke_dag_at_lr_100_everywhere_builds_its_site"],
+        "tests/test_recovery.py": ["test_a_snakemake_killed_mid_run_resumes_as_the_readme_says"],
+        "tests/test_divergence.py": ["test_a_diverged_rerun_is_shown_as_diverged_where_its_old_weights_were_read",
+                                     "test_the_smoke_dag_at_lr_100_everywhere_builds_its_site"],
     },
 }
 
