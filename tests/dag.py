@@ -12,18 +12,21 @@ import pandas as pd
 import yaml
 
 from attnlab.config import resolve
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
 
 
 COPIED = ["Snakefile", "workflow", "src", "config", "docs", "tools", "profiles", "environment.yml",
           "mkdocs.yml", ".gitignore"]
 
 
+def run_env(work: Path) -> dict:
+    """The environment a command runs in `work` with: its own code first, and this interpreter's tools on PATH."""
+    return {**os.environ, "PYTHONPATH": str(work / "src"),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
 def snakemake(workdir: Path, *args, check=True):
-    env = {**os.environ, "PYTHONPATH": str(workdir / "src"),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    proc = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, env=env,
+    proc = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, env=run_env(workdir),
                           capture_output=True, text=True, timeout=900)
     if check and proc.returncode:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
@@ -61,8 +64,8 @@ def git(work: Path, *args) -> str:
 
 
 def attnlab(work: Path, *args):
-    env = {**os.environ, "PYTHONPATH": str(work / "src")}
-    return subprocess.run([sys.executable, "-m", "attnlab", *args], cwd=work, env=env, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "attnlab", *args], cwd=work, env=run_env(work), capture_output=True,
+                          text=True)
 
 
 def profile(work: Path, name: str, change) -> str:

@@ -2,15 +2,13 @@
 checkout), and a failed download, claims step or site build over a copy of the finished smoke run: nothing already
 computed is lost."""
 import json
-import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from dag import REPO, checkout, planned, profile, snakemake
+from dag import REPO, checkout, planned, profile, run_env, snakemake
 from helpers import kill_while_training
 
 
@@ -20,8 +18,7 @@ def test_a_second_invocation_cannot_change_a_running_one(tmp_path, corpus_path):
     work = checkout(tmp_path, corpus_path)
     other = profile(work, "other", lambda c: c["train"].update(steps=80))
     runs = [f"results/smoke/ladder/{row}/seed1337/metrics.json" for row in ("L1", "L2", "L3", "L4")]
-    env = {**os.environ, "PYTHONPATH": str(work / "src"),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = run_env(work)
     first = subprocess.Popen([sys.executable, "-m", "snakemake", *runs, "--cores", "1", "--configfile",
                               "config/smoke.yaml"], cwd=work, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
@@ -48,8 +45,7 @@ def test_a_snakemake_killed_mid_run_resumes_as_the_readme_says(tmp_path, corpus_
     --rerun-incomplete) finish the run either way."""
     work = checkout(tmp_path, corpus_path)
     runs = [f"results/smoke/ladder/{row}/seed1337/metrics.json" for row in ("L1", "L2", "L3", "L4")]
-    env = {**os.environ, "PYTHONPATH": str(work / "src"),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = run_env(work)
     kill_while_training([sys.executable, "-m", "snakemake", *runs, "--cores", "1", "--config", "profile=smoke"],
                         written=tuple(work / run for run in runs) if moment.startswith("as") else (),
                         cwd=work, env=env, stderr=subprocess.DEVNULL)

@@ -290,12 +290,12 @@ def base_profile() -> dict:
     if not BASE.is_file():
         return read_yaml(BASE, "base profile")  # the one-line error
     stat = BASE.stat()
-    return copy.deepcopy(_parsed_once(BASE, stat.st_mtime_ns, stat.st_size, "base profile"))
+    return copy.deepcopy(_base_as_of(stat.st_mtime_ns, stat.st_size))
 
 
 @lru_cache(maxsize=4)
-def _parsed_once(path: Path, mtime_ns: int, size: int, what: str) -> dict:
-    return read_yaml(path, what)
+def _base_as_of(mtime_ns: int, size: int) -> dict:
+    return read_yaml(BASE, "base profile")
 
 
 def resolve(profile: dict) -> dict:

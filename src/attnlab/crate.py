@@ -28,7 +28,6 @@ FORMATS = {".json": "application/json", ".csv": "text/csv", ".yaml": "applicatio
 UNITS = {"mhz": "MHz", "c": "Cel", "w": "W"}  # a clock's unit from its name's suffix (provenance.gpu_clocks)
 
 
-
 def published_only(manifest: dict) -> list[str] | None:
     """What a version was published `--only` with (experiments, or runs of one as `depth.E4-pre`); None for a
     complete one."""
@@ -42,6 +41,7 @@ def holding(manifest: dict) -> str:
         experiment, _, run = name.partition(".")
         runs.setdefault(experiment, []).extend([run] if run else [])
     return ", ".join(e + (f" (runs {', '.join(r)})" if r else "") for e, r in runs.items())
+
 
 def held(folder: Path) -> list[str]:
     """Every file of a version's folder but its crate, by its path relative to the folder: what the crate lists."""
