@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from attnlab.config import chosen, runs_of
 from attnlab.plan import with_needs
 from attnlab.runner import LEDGER as LEDGER_OF
@@ -173,3 +175,31 @@ def test_a_version_never_lands_into_or_over_one_of_its_name(tmp_path):
     with pytest.raises(SystemExit, match="exists already"):
         campaign.land(again, main)
     assert again.is_dir() and sorted(p.name for p in (main / "2026-12-06-v").iterdir()) == ["manifest.json"]
+
+
+YIELD = """import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("campaign", sys.argv[1])
+campaign = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(campaign)
+said = campaign.yield_cores(*map(campaign.Path, sys.argv[2:]))
+print(json.dumps([said, open("/proc/self/autogroup").read()]))
+"""
+
+
+def yielded(*args, new_session: bool) -> tuple[str, str]:
+    proc = subprocess.run([sys.executable, "-c", YIELD, str(REPO / "tools" / "campaign.py"), *map(str, args)],
+                          capture_output=True, text=True, start_new_session=new_session)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return tuple(json.loads(proc.stdout))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/autogroup"), reason="no scheduling groups on this kernel")
+def test_a_campaign_in_a_session_of_its_own_lowers_its_group_and_one_in_a_terminal_leaves_the_terminals_alone(tmp_path):
+    said, group = yielded(new_session=True)  # as `setsid tools/campaign.py start` runs it
+    assert said.startswith("its scheduling group at niceness 19") and group.rstrip().endswith("nice 19")
+    ours = open("/proc/self/autogroup").read()
+    said, group = yielded(new_session=False)  # inside the session that runs the tests: theirs stays as it is
+    assert said.startswith("under nice only: started inside a terminal's session") and group == ours
+    said, group = yielded(tmp_path / "missing" / "autogroup", new_session=True)
+    assert said.startswith("under nice only: its scheduling group could not be lowered") and "missing" in said
+    assert not group.rstrip().endswith("nice 19")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -207,8 +208,28 @@ def worktree() -> Path:
     return WORKTREE
 
 
+AUTOGROUP = Path("/proc/self/autogroup")
+
+
+def yield_cores(autogroup: Path = AUTOGROUP) -> str:
+    """On Linux each session (a terminal, a `setsid`) is a scheduling group, and the groups share the cores equally
+    whatever their processes' niceness: `nice` alone left a campaign half the cores beside a test run started in
+    another terminal. A campaign that leads a session of its own lowers that group to niceness 19 (the jobs it
+    starts inherit it), so that work started beside it gets the cores first; one started in a terminal leaves the
+    terminal's group as it is. Returns what it did, in words."""
+    if os.getsid(0) != os.getpid():
+        return ("under nice only: started inside a terminal's session, whose other work shares its scheduling group "
+                "(start it as `setsid tools/campaign.py start` for a group of its own, which it then lowers)")
+    try:
+        autogroup.write_text("19")
+    except OSError as e:
+        return f"under nice only: its scheduling group could not be lowered ({autogroup}: {e.strerror or e})"
+    return "its scheduling group at niceness 19: work started beside it gets the cores first"
+
+
 def start(jobs: int) -> None:
     tree = worktree()
+    print(f"campaign: {yield_cores()}", flush=True)
     for folder, experiments, seeds in QUEUE:
         results = tree / "results" / folder
         if (versions := published(experiments, seeds)):
