@@ -87,6 +87,25 @@ def test_a_folder_whose_runs_a_version_on_main_holds_is_not_queued_again(tmp_pat
     assert campaign.published(["depth.E4-pre-warm"], [1337], tmp_path) is None  # a run no version holds
 
 
+def test_an_analysis_at_a_second_look_is_held_at_the_seeds_its_versions_profile_gave_it(tmp_path):
+    """An analysis states one file for all its seeds: a version holds it at the seeds its config.yaml gives it,
+    at the folder's profile and commit only."""
+    import yaml
+
+    record = REPO / "results" / "2026-12-02-quick-cpu-4303899"
+    seeds = [1337, 1338, 1339, 1340]
+    manifest(tmp_path, "induction", campaign.RECORD + "5f0a1", ["induction/result.json"], profile="quick")
+    config = yaml.safe_load((record / "config.yaml").read_text())
+    (tmp_path / "results" / "2026-12-01-induction" / "config.yaml").write_text(yaml.safe_dump({**config, "seeds": seeds}))
+    assert campaign.published(["induction"], seeds, tmp_path, "quick", campaign.RECORD) == "2026-12-01-induction"
+    assert campaign.published(["induction"], [*seeds, 1341], tmp_path, "quick", campaign.RECORD) is None
+    assert campaign.published(["induction"], seeds, tmp_path, "chapter", campaign.RECORD) is None
+    assert campaign.published(["induction"], seeds, tmp_path, "quick", campaign.COMMIT) is None
+    quick = [f for f in campaign.QUEUE if f.profile == "quick"]
+    assert quick and all(f.commit == campaign.RECORD for f in quick)
+    assert campaign.tree_of(campaign.RECORD) == campaign.WORKTREE.with_name(f"campaign-{campaign.RECORD}")
+
+
 def test_a_folder_is_complete_once_the_runner_wrote_its_verdicts_after_its_last_job(tmp_path):
     stamp = tmp_path / ".runner" / "ladder" / "L1" / "seed1340.json"
     stamp.parent.mkdir(parents=True)
@@ -152,10 +171,9 @@ def test_a_folder_of_some_runs_trains_them_alone_with_the_runners_own_stamps(tmp
     assert [job.name for job in left] == ["depth/E4-post/seed1337"]  # the chapter's plan: not stamped there
 
 
-def test_the_queue_names_runs_the_chapter_profile_has():
-    cfg = chosen({"profile": "chapter"}, [])
+def test_the_queue_names_runs_its_profiles_have():
     for folder in campaign.QUEUE:
-        jobs = with_needs(cfg, folder.experiments)  # an unknown run is refused here
+        jobs = with_needs(chosen({"profile": folder.profile}, []), folder.experiments)  # an unknown run is refused here
         named = {name.partition(".")[2] for name in folder.experiments if "." in name}
         assert not named or {job.run for job in jobs if job.run} == named, folder
 

@@ -326,3 +326,74 @@ def test_a_second_look_of_some_runs_judges_their_claim_on_more_seeds_and_the_oth
 
     assert depth_page.blocks(site)["run_seeds"] == ("at each of 6 seeds (1337, 1338, 1339, 1340, 1341, 1342; "
                                                     "E4-pre-warm and E4-post-warm at 1337, 1338, 1339 only)")
+
+
+QUICK = REPO / "results" / "2026-12-02-quick-cpu-4303899"
+
+
+def with_seed(result: Path, seed: int, like: int) -> None:
+    """An induction result with one seed more (`like`'s measurements copied): a rerun at the second look's seeds."""
+    def change(doc):
+        for held in (doc["by_seed"], doc["phase"]["by_seed"]):
+            held[str(seed)] = held[str(like)]
+        doc["phase"]["seeds"] += 1
+    edit_json(result, change)
+
+
+def test_an_analysis_is_read_from_its_second_look_a_version_that_reran_it_at_the_planned_seeds(tmp_path):
+    """An analysis reads every seed at once, so no seed can be added to its result: a version shaped alike that
+    reran it at exactly the seeds the profile's file plans for its second look takes the first look's place; one
+    at other seeds, other settings or on other hardware does not, nor any where the profile plans none."""
+    record, again = "2026-12-02-quick-cpu-4303899", "2026-12-07-quick-cpu-4303899-only-induction-set-seeds-1337to1340"
+    results = tmp_path / "results"
+    shutil.copytree(QUICK, results / record)
+    (results / again / "induction").mkdir(parents=True)
+    for name in ("manifest.json", "config.yaml"):
+        shutil.copy(QUICK / name, results / again / name)
+    shutil.copy(QUICK / "induction" / "result.json", results / again / "induction" / "result.json")
+    with_seed(results / again / "induction" / "result.json", 1340, like=1338)
+    edit_json(results / again / "manifest.json", lambda m: m.update(
+        version=again, published="2026-12-07T09:00:00+00:00", complete=False, experiments=["induction"]))
+    config = yaml.safe_load((results / again / "config.yaml").read_text())
+    config["seeds"] = [1337, 1338, 1339, 1340]
+    (results / again / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    s102 = load_registry().by_id("S10.2")
+
+    def plan(seeds):
+        profile = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+        profile.pop("induction", None)
+        if seeds:
+            profile["induction"] = {"seeds": seeds}
+        (tmp_path / "config").mkdir(exist_ok=True)
+        (tmp_path / "config" / "quick.yaml").write_text(yaml.safe_dump(profile, sort_keys=False))
+
+    plan([1337, 1338, 1339, 1340])
+    p = pool(tmp_path, record)
+    assert p.second_looks == {"induction": (again, [1337, 1338, 1339, 1340])} and p.pooled
+    assert p.results.file_paths["induction"] == f"{again}/induction/result.json"
+    assert evaluate(s102, p.results).seed_count == 4
+    assert p.words("induction").startswith(f"read from its second look, {again} (seeds 1337, 1338, 1339, 1340)")
+    assert p.versions()[:1] == [record] and again in p.versions()
+    assert pool(tmp_path, again).second_looks == {}  # the second look itself stands as it is
+    site = build.context(results / record, None)  # the record's pages read it, and say so
+    s102_there = next(v for v in site.verdicts if v.claim.id == "S10.2")
+    assert s102_there.seed_count == 4 and site.claim_files(s102_there.claim) == [f"{again}/induction/result.json"]
+    assert again in site.pool_versions() and f"read from its second look, {again}" in site.verdicts_block("induction")
+
+    plan([1337, 1338, 1339, 1340, 1341])  # a plan of other seeds: the first look stands
+    p = pool(tmp_path, record)
+    assert p.second_looks == {} and p.results.file_paths["induction"] == f"{record}/induction/result.json"
+    assert evaluate(s102, p.results).seed_count == 3 and not p.words("induction")
+
+    plan([1337, 1338, 1339, 1340])
+    config["induction"]["length"] += 1  # other settings than the record's
+    (results / again / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    assert pool(tmp_path, record).second_looks == {}
+    config["induction"]["length"] -= 1
+    (results / again / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    edit_json(results / again / "manifest.json", lambda m: m.update(hardware="gpu"))
+    assert pool(tmp_path, record).second_looks == {}
+    edit_json(results / again / "manifest.json", lambda m: m.update(hardware="cpu"))
+    assert pool(tmp_path, record).second_looks == {"induction": (again, [1337, 1338, 1339, 1340])}
+    plan(None)  # a profile that plans no second look for induction
+    assert pool(tmp_path, record).second_looks == {}

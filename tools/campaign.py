@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The chapter campaign on a CPU (issue 31): a queue of runner calls at one clean commit, in a git worktree of
-its own, under nice, one after another; and its carry, the jobs it finished, kept on main in campaign/ so that a
-machine that starts afresh resumes them instead of training them again.
+"""The chapter campaign on a CPU (issue 31): a queue of runner calls, each at the clean commit its versions pool
+at (the chapter's, or the quick record's for a second look at quick), in a git worktree of that commit, under
+nice, one after another; and its carry, the jobs it finished, kept on main in campaign/ so that a machine that
+starts afresh resumes them instead of training them again.
 
-    tools/campaign.py start     # worktree at COMMIT (made where missing), carried jobs put back, the queue run
+    tools/campaign.py start     # worktrees at their commits (made where missing), carried jobs put back, the queue run
     tools/campaign.py save      # every finished job's files and ledger stamp into campaign/: then commit them
     tools/campaign.py publish   # every folder the runner finished, published from the worktree onto main
     tools/campaign.py status    # per results folder: jobs finished, jobs carried, the expected time of the rest
@@ -30,18 +31,22 @@ from attnlab.runner import LEDGER  # the runner owns its ledger's place
 from attnlab.versions import versions
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMIT = "680862e"  # the campaign's commit: its runs pool with the chapter versions published from it
-WORKTREE = ROOT.parent / "campaign"
+COMMIT = "680862e"  # the chapter campaign's commit: its runs pool with the chapter versions published from it
+RECORD = "4303899"  # the quick version of record's: a second look at quick pools with it only from there
+WORKTREE = ROOT.parent / "campaign"  # COMMIT's; another commit's is ../campaign-<commit>
 CARRY = ROOT / "campaign"
 CORPUS = ROOT.parent / "shared" / "data" / "tinyshakespeare" / "input.txt"
 
 
 class Folder(NamedTuple):
-    """One results folder of the queue: the runner at `seeds` with `--only experiments`, where an experiment may
-    be some of its runs (`depth.E4-pre`: a second look whose claims read those runs alone)."""
+    """One results folder of the queue: the runner of `commit` with `profile` at `seeds` and `--only experiments`,
+    where an experiment may be some of its runs (`depth.E4-pre`: a second look whose claims read those runs
+    alone)."""
     name: str
     experiments: list[str]
     seeds: list[int]
+    profile: str = "chapter"
+    commit: str = COMMIT
 
 
 QUEUE = [Folder(*f) for f in [  # in issue 31's order: claims settled per CPU-hour
@@ -53,6 +58,11 @@ QUEUE = [Folder(*f) for f in [  # in issue 31's order: claims settled per CPU-ho
     ("chapter-s1340", ["ladder", "position"], [1340]),
     ("chapter-s1341-1342", ["ladder", "position"], [1341, 1342]),
     ("chapter-s1343-1344", ["position"], [1343, 1344]),
+    # quick's second look, which config/quick.yaml plans for induction alone (S10.2 settles with 4 seeds): an
+    # analysis reads every seed at once, so it reruns at all four, with the L9 and B2 runs it reads (~15 min of
+    # run time), at the quick record's commit, so that its result is shaped as the record's and takes its place
+    # there. Before depth's last jobs: it settles a claim in minutes.
+    ("quick-induction-s1337-1340", ["induction"], [1337, 1338, 1339, 1340], "quick", RECORD),
     # depth's (2026-12-06-chapter-cpu-680862e-only-depth): last, as it settles one claim (C4.1) in ~10,400 s a seed.
     # C4.1 reads E4-pre and E4-post alone (`attnlab second-look` says so); the warmup runs serve C4.2b, which the
     # evaluation's budget limits, not the seeds: they stay at the first look's, ~10 CPU-hours not spent.
@@ -78,17 +88,25 @@ sys.exit(runner.main(sys.argv[2:]))
 """
 
 
-def published(experiments: list[str], seeds: list[int], root: Path = ROOT) -> str | None:
-    """The versions published under root/results/ at COMMIT with the chapter profile that hold every experiment of
+def published(experiments: list[str], seeds: list[int], root: Path = ROOT, profile: str = "chapter",
+              commit: str = COMMIT) -> str | None:
+    """The versions published under root/results/ at `commit` with `profile` that hold every experiment of
     `experiments` (or run, `depth.E4-pre`) at every seed of `seeds` (by their manifests' run files,
-    '<experiment>/<run>/seed<S>/...'), named; None where one is missing."""
+    '<experiment>/<run>/seed<S>/...'; an analysis, one file for all its seeds, at the seeds its version's
+    config.yaml gives it), named; None where one is missing."""
+    from attnlab.config import seeds as seeds_of
+    from attnlab.versions import settings_of
+
     held = {}
     for m in versions(root):
-        if m["profile"] == "chapter" and m["commit"].startswith(COMMIT):
+        if m["profile"] == profile and m["commit"].startswith(commit):
             for f in (m.get("runs") or {}).get("run_files", []):
                 parts = f.split("/")  # a training run's; an analysis states one file, 'winograd/result.json'
                 if len(parts) > 3 and parts[2].startswith("seed"):
                     held[parts[0], parts[2]] = held[f"{parts[0]}.{parts[1]}", parts[2]] = m["version"]
+                elif len(parts) == 2 and parts[0] in experiments:
+                    cfg = settings_of(root / "results" / m["version"] / "config.yaml")
+                    held.update({(parts[0], f"seed{s}"): m["version"] for s in seeds_of(cfg, parts[0])})
     found = [held.get((e, f"seed{s}")) for e in experiments for s in seeds]
     return None if None in found else ", ".join(sorted(set(found)))
 
@@ -100,27 +118,29 @@ def finished(results: Path) -> list[str]:
     return [n for n in names if n != "prepare_data"]
 
 
-def to_run(folder: str, experiments: list[str], seeds: list[int], tree: Path = WORKTREE, carry: Path = CARRY) -> list:
-    """The jobs of a queued folder (the chapter profile at `seeds`, `experiments` and what they need) that neither the
+def to_run(folder: str, experiments: list[str], seeds: list[int], tree: Path = WORKTREE, carry: Path = CARRY,
+           profile: str = "chapter") -> list:
+    """The jobs of a queued folder (`profile` at `seeds`, `experiments` and what they need) that neither the
     worktree's ledger nor the carry holds as finished, in the plan's order."""
     from attnlab.config import chosen
     from attnlab.plan import with_needs
 
     done = {*finished(tree / "results" / folder), *(finished(carry / folder) if (carry / folder).is_dir() else [])}
-    return [job for job in with_needs(chosen({"profile": "chapter", "seeds": seeds}, []), experiments)
+    return [job for job in with_needs(chosen({"profile": profile, "seeds": seeds}, []), experiments)
             if job.name not in done | {"prepare_data"}]  # the data preparation reruns in seconds
 
 
-def expected(left: dict[str, list], slots: int, folders: list[Path] | None = None) -> list[str]:
-    """Each unfinished folder's expected run and wall time (attnlab.eta: the run times the published chapter
-    versions recorded, scaled to this machine as it is now, the campaign's own load included), and the queue's
-    wall time, the folders run one after another."""
+def expected(left: dict[str, list], slots: int, folders: list[Path] | None = None,
+             profiles: dict[str, str] | None = None) -> list[str]:
+    """Each unfinished folder's expected run and wall time (attnlab.eta: the run times the published versions of
+    its profile, `profiles`[folder] or the chapter, recorded, scaled to this machine as it is now, the campaign's
+    own load included), and the queue's wall time, the folders run one after another."""
     from attnlab import eta
 
-    folders = eta.sources("chapter") if folders is None else folders
     here, out, wall = eta.here(), [], 0.0
     for folder, todo in left.items():
-        est = eta.estimate(todo, folders, here, slots)
+        sources = eta.sources((profiles or {}).get(folder, "chapter")) if folders is None else folders
+        est = eta.estimate(todo, sources, here, slots)
         wall += est.wall
         out += [f"campaign: {folder}: " + line.strip() if k == 0 else line
                 for k, line in enumerate(eta.lines(est, f"the {len(todo)} jobs left"))]
@@ -169,16 +189,19 @@ def complete(results: Path, left: list | None = None) -> bool:
             and not left)
 
 
-def publish(tree: Path) -> None:
-    """Publish every queued folder of `tree` that is complete and that no version on main holds yet, as the
-    runner ran it (the chapter profile, its seeds laid over it, its experiments alone), from the worktree's clean
-    commit with main's code for the report; move the version onto main and drop the folder's carry. Commit them."""
-    for folder, experiments, seeds in QUEUE:
+def publish() -> None:
+    """Publish every queued folder that is complete in its commit's worktree and that no version on main holds
+    yet, as the runner ran it (its profile, its seeds laid over it, its experiments alone), from the worktree's
+    clean commit with main's code for the report; move the version onto main and drop the folder's carry. Commit
+    them."""
+    for folder, experiments, seeds, profile, commit in QUEUE:
+        tree = worktree(commit)
         results = tree / "results" / folder
-        if published(experiments, seeds) or not complete(results, to_run(folder, experiments, seeds, tree)):
+        if (published(experiments, seeds, ROOT, profile, commit)
+                or not complete(results, to_run(folder, experiments, seeds, tree, CARRY, profile))):
             continue
         before = set((tree / "results").iterdir())
-        subprocess.run([sys.executable, "-m", "attnlab", "publish", "--config", "config/chapter.yaml", "--set",
+        subprocess.run([sys.executable, "-m", "attnlab", "publish", "--config", f"config/{profile}.yaml", "--set",
                         f"seeds={seeds}", "--results", f"results/{folder}", "--only", *experiments],
                        cwd=tree, check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home()),
                                                   "PYTHONPATH": str(ROOT / "src")})
@@ -199,13 +222,19 @@ def land(version: Path, results: Path) -> Path:
     return dest
 
 
-def worktree() -> Path:
-    if not WORKTREE.is_dir():
-        subprocess.run(["git", "worktree", "add", "--detach", str(WORKTREE), COMMIT], cwd=ROOT, check=True)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=WORKTREE, capture_output=True, text=True).stdout
-    if not head.startswith(COMMIT):
-        sys.exit(f"campaign: {WORKTREE} is at {head[:12]}, not at the campaign's commit {COMMIT}: move it or remove it")
-    return WORKTREE
+def tree_of(commit: str) -> Path:
+    return WORKTREE if commit == COMMIT else WORKTREE.with_name(f"{WORKTREE.name}-{commit}")
+
+
+def worktree(commit: str = COMMIT) -> Path:
+    """The worktree at `commit` beside the checkout, made where missing."""
+    tree = tree_of(commit)
+    if not tree.is_dir():
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), commit], cwd=ROOT, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tree, capture_output=True, text=True).stdout
+    if not head.startswith(commit):
+        sys.exit(f"campaign: {tree} is at {head[:12]}, not at the campaign's commit {commit}: move it or remove it")
+    return tree
 
 
 AUTOGROUP = Path("/proc/self/autogroup")
@@ -228,22 +257,22 @@ def yield_cores(autogroup: Path = AUTOGROUP) -> str:
 
 
 def start(jobs: int) -> None:
-    tree = worktree()
     print(f"campaign: {yield_cores()}", flush=True)
-    for folder, experiments, seeds in QUEUE:
-        results = tree / "results" / folder
-        if (versions := published(experiments, seeds)):
+    for folder, experiments, seeds, profile, commit in QUEUE:
+        if (versions := published(experiments, seeds, ROOT, profile, commit)):
             print(f"campaign: {folder}: published ({versions}); skipped", flush=True)
             continue
+        tree = worktree(commit)
+        results = tree / "results" / folder
         put = restore(CARRY / folder, results)
         corpus = results / "data" / "input.txt"  # the profile downloads it there; this machine has a copy
         if not corpus.exists() and CORPUS.is_file():
             corpus.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(CORPUS, corpus)
-        print(f"campaign: {folder}: {len(put)} carried files put back; {', '.join(experiments)} at seeds {seeds}",
-              flush=True)
+        print(f"campaign: {folder}: {len(put)} carried files put back; {', '.join(experiments)} at seeds {seeds} "
+              f"({profile}, at {commit})", flush=True)
         whole = list(dict.fromkeys(name.partition(".")[0] for name in experiments))
-        args = ["chapter", "--jobs", str(jobs), "--results", f"results/{folder}", "--only", *whole, "--set",
+        args = [profile, "--jobs", str(jobs), "--results", f"results/{folder}", "--only", *whole, "--set",
                 f"seeds={seeds}"]
         env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "PYTHONPATH": str(tree / "src")}
         runs = [name.partition(".")[2] for name in experiments if "." in name]
@@ -259,21 +288,22 @@ def main(argv=None) -> None:
     if args.what == "start":
         return start(args.jobs)
     if args.what == "publish":
-        return publish(worktree())
-    left = {}
-    for folder, experiments, seeds in QUEUE:
-        results = WORKTREE / "results" / folder
-        if (versions := published(experiments, seeds)):
+        return publish()
+    left, profiles = {}, {}
+    for folder, experiments, seeds, profile, commit in QUEUE:
+        results = tree_of(commit) / "results" / folder
+        if (versions := published(experiments, seeds, ROOT, profile, commit)):
             print(f"campaign: {folder}: published ({versions})")  # its carry went then: none is saved
         elif args.what == "save":
             print(f"campaign: {folder}: {len(save(results, CARRY / folder))} files carried")
         else:
             kept = finished(CARRY / folder) if (CARRY / folder).is_dir() else []
-            left[folder] = to_run(folder, experiments, seeds)
+            left[folder] = to_run(folder, experiments, seeds, tree_of(commit), CARRY, profile)
+            profiles[folder] = profile
             print(f"campaign: {folder}: {len(finished(results))} jobs finished here, {len(kept)} carried, "
                   f"{len(left[folder])} to run")
     if args.what == "status" and any(left.values()):
-        print("\n".join(expected({f: todo for f, todo in left.items() if todo}, args.jobs)))
+        print("\n".join(expected({f: todo for f, todo in left.items() if todo}, args.jobs, None, profiles)))
 
 
 if __name__ == "__main__":

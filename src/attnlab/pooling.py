@@ -10,7 +10,10 @@ judged on the union of the seeds of every published version whose runs of it wer
 
 A seed that two such versions both hold must carry the same numbers, or nothing is pooled: the error names the
 run, the seed and both versions. Only training experiments pool (their seeds are separate folders); an analysis
-or benchmark states one result file, read from the version it is published in.
+or benchmark states one result file, read from the version it is published in, or from its second look: an
+analysis reads every seed at once, so seeds cannot be added to its result, and a version that reran it at exactly
+the seeds the profile plans for its second look (shaped as this one's, the first look's seeds among them) takes
+its place (`Pool.second_looks`).
 
 Versions of other hardware (a GPU's beside a CPU's) pool only where their figures agree: each side's own pool is
 judged on the experiment's measured claims, and every numeric part's interval must overlap the other side's. Then
@@ -54,17 +57,30 @@ class Pool:
     # experiment -> (the seeds held back, the first look's, the planned second look's or None)
     held_back: dict[str, tuple[list[int], list[int], list[int] | None]] = field(default_factory=dict)
     apart: dict[str, str] = field(default_factory=dict)  # experiment -> why another hardware's versions are not in
+    # analysis -> (the version of its second look, whose result this version's pages read, and its seeds)
+    second_looks: dict[str, tuple[str, list[int]]] = field(default_factory=dict)
 
     @property
     def pooled(self) -> bool:
         """Whether any experiment holds seeds of a version other than this one."""
-        return any(len(vs) > 1 for vs in self.members.values())
+        return any(len(vs) > 1 for vs in self.members.values()) or bool(self.second_looks)
+
+    def versions(self) -> list[str]:
+        """The versions whose run files these results read: this one, those pooled with it, second looks."""
+        return list(dict.fromkeys([self.version, *(v for members in self.members.values() for v, _ in members),
+                                   *(v for v, _ in self.second_looks.values())]))
 
     def seeds(self, experiment: str) -> list[int]:
         return sorted(s for _, seeds in self.members.get(experiment, []) for s in seeds)
 
     def words(self, experiment: str) -> str:
-        """'pooled over 2 versions: A (seed 1337), B (seed 1338)'; '' where the experiment is not pooled."""
+        """'pooled over 2 versions: A (seed 1337), B (seed 1338)'; for an analysis read from its second look, which
+        version that is; '' where the experiment is not pooled."""
+        if experiment in self.second_looks:
+            version, seeds = self.second_looks[experiment]
+            return (f"read from its second look, {version} (seeds {', '.join(map(str, seeds))}): an analysis reads "
+                    f"every seed at once, so that version reran it at the seeds the profile plans for it, this "
+                    f"version's among them")
         members = self.members.get(experiment) or []
         if len(members) < 2:
             return ""
@@ -84,14 +100,17 @@ class Pool:
                 f"({sum(s in held for s in adds)} so far)")
 
 
-def training_settings(cfg: dict, experiment: str) -> dict[str, str]:
-    """Run -> the settings its jobs read, but the seed (canonical JSON): what two versions must share."""
+def settings_but_seeds(cfg: dict, experiment: str) -> dict[str, str]:
+    """Each job of `experiment` (a training run, by its run's name; an analysis, by its job's) -> the settings it
+    reads but the seeds (canonical JSON): what two versions must share. An analysis reads the profile's list of
+    seeds, which is what its second look changes; a training run reads one seed."""
     out = {}
     for job in plan(cfg, [experiment]):
-        if job.run:
-            read = json.loads(job.settings)
-            read.pop("seed", None)
-            out[job.run] = json.dumps(read, sort_keys=True)
+        read = json.loads(job.settings)
+        read.pop("seed", None)
+        if not job.run:
+            read.pop("seeds", None)
+        out[job.run or job.name] = json.dumps(read, sort_keys=True)
     return out
 
 
@@ -105,7 +124,7 @@ def why_apart(root: Path, a: dict, b: dict, experiment: str, hardware: bool = Tr
     if hardware and a.get("hardware") != b.get("hardware"):  # one seed on two devices is two runs, not one
         return f"other hardware ({a.get('hardware')}, {b.get('hardware')})"
     cfg_a, cfg_b = (settings_of(Path(root, "results", m["version"], "config.yaml")) for m in (a, b))
-    if training_settings(cfg_a, experiment) != training_settings(cfg_b, experiment):
+    if settings_but_seeds(cfg_a, experiment) != settings_but_seeds(cfg_b, experiment):
         return "other settings"
     if a["commit"] != b["commit"] and changed(root, a["commit"], b["commit"], tuple(run_shaping(cfg_a, [experiment]))):
         return f"the code that shapes its runs differs between {a['commit'][:7]} and {b['commit'][:7]}"
@@ -186,7 +205,34 @@ def pool(root: Path, version: str, published: list[dict] | None = None, only: li
                                          [m for m in published if m.get("hardware") == hw], [e]), hw, len(first))
         if len(out.members[e]) > 1:
             _looks(out, e, first, plan)
+    for e in registry.load():
+        if e.trains or not holds(own, e.name) or res.result(e.name) is None or (only and e.name not in only):
+            continue
+        if found := analysis_second_look(root, own, published, e.name):
+            theirs = _prefixed(gather(results_root / found[0]), found[0])
+            res.files[e.name], res.file_paths[e.name] = theirs.files[e.name], theirs.file_paths[e.name]
+            out.second_looks[e.name] = found
     return out
+
+
+def analysis_second_look(root: Path, own: dict, published: list[dict], experiment: str) -> tuple[str, list[int]] | None:
+    """(the newest published version that holds analysis `experiment` at exactly the seeds its profile's file plans
+    for the second look, shaped as `own`'s, and those seeds), where `own` holds it at the first look's seeds;
+    None else (no plan, none published, or `own` is past its first look)."""
+    from attnlab.config import seeds
+    from attnlab.versions import settings_of
+
+    def held(m: dict) -> list[int]:
+        return seeds(settings_of(Path(root, "results", m["version"], "config.yaml")), experiment)
+
+    first, plan = design_seeds(root, own["profile"], experiment)
+    if not plan or held(own) != first:
+        return None
+    for m in published:
+        if (m["version"] != own["version"] and holds(m, experiment) and held(m) == plan
+                and not why_apart(root, own, m, experiment)):
+            return m["version"], list(plan)
+    return None
 
 
 def _other_hardware(out: Pool, experiment: str, theirs: Pool, hardware: str, first_look: int) -> None:

@@ -111,6 +111,8 @@ class SiteData:
         seeds = v.seed_count if getattr(v, "parts", None) else x.seeds
         found = self.pool_of(x.manifest["version"])
         members = [name for name, _ in found.members.get(v.claim.experiment, [])]
+        if v.claim.experiment in found.second_looks:  # an analysis read from its second look: that version alone
+            members = [found.version, found.second_looks[v.claim.experiment][0]]
         # the seeds and versions behind this claim, not every run of its version
         return dataclasses.replace(x, shown=shown, pooled=found.words(v.claim.experiment), seeds=seeds,
                                    members=tuple(members) if len(members) > 1 else ())
@@ -155,9 +157,7 @@ class SiteData:
 
     def pool_versions(self) -> list[str]:
         """The versions whose run files this site reads: its own, and those pooled with it."""
-        if not self.pool:
-            return []
-        return list(dict.fromkeys(v for members in self.pool.members.values() for v, _ in members))
+        return self.pool.versions() if self.pool else []
 
     def chapter_value(self, claim_id: str):
         """What the chapter says for a claim (None if the registry has no such claim)."""
