@@ -136,6 +136,21 @@ def test_a_published_verdict_that_differs_from_todays_is_shown_with_why(today, t
     assert beside(today, None) == ""  # a version published without a claims.csv
 
 
+def test_a_verdict_that_reads_other_versions_run_files_says_so_not_that_it_computes_otherwise():
+    """Pooled seeds or an analysis's second look: the published claims.csv could not read those run files."""
+    from attnlab.claims.table import Frozen
+    from attnlab.report.published import ELSEWHERE, beside, reason
+
+    then = Frozen("reproduced", {"a": "1.092", "b": "40"})
+    moved, judged, same = (verdict({"a": 1.0931, "b": 40.0}), verdict({"a": 1.092, "b": 40.0}, "inconclusive"),
+                           verdict({"a": 1.0921, "b": 40.0}))
+    assert reason(moved, then, elsewhere=True) == ELSEWHERE == reason(judged, then, elsewhere=True)
+    assert reason(moved, then) != ELSEWHERE and reason(judged, then) != ELSEWHERE
+    assert reason(same, then, elsewhere=True) == ""  # nothing differs: nothing to say
+    shown = beside(moved, {"T1": then}, elsewhere=True).replace("&#x27;", "'")
+    assert "a was 1.092: other versions' run files read too" in shown and "same run files" not in shown
+
+
 def test_both_layouts_of_a_published_claims_csv_are_read(tmp_path):
     from attnlab.claims.table import frozen_verdicts
 

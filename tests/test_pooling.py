@@ -3,6 +3,7 @@ of their seeds; a seed held twice with other numbers is refused; other settings 
 the verdicts, the dashboard and the home page name what they pooled."""
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -372,13 +373,17 @@ def test_an_analysis_is_read_from_its_second_look_a_version_that_reran_it_at_the
     assert p.second_looks == {"induction": (again, [1337, 1338, 1339, 1340])} and p.pooled
     assert p.results.file_paths["induction"] == f"{again}/induction/result.json"
     assert evaluate(s102, p.results).seed_count == 4
-    assert p.words("induction").startswith(f"read from its second look, {again} (seeds 1337, 1338, 1339, 1340)")
+    assert p.words("induction").startswith(f"read from the second look of induction, {again} (seeds 1337, 1338, 1339, "
+                                           "1340)")
     assert p.versions()[:1] == [record] and again in p.versions()
     assert pool(tmp_path, again).second_looks == {}  # the second look itself stands as it is
     site = build.context(results / record, None)  # the record's pages read it, and say so
     s102_there = next(v for v in site.verdicts if v.claim.id == "S10.2")
     assert s102_there.seed_count == 4 and site.claim_files(s102_there.claim) == [f"{again}/induction/result.json"]
-    assert again in site.pool_versions() and f"read from its second look, {again}" in site.verdicts_block("induction")
+    assert again in site.pool_versions() and site.reads_elsewhere(s102_there.claim)
+    block = html.unescape(site.verdicts_block("induction"))
+    assert f"These verdicts are read from the second look of induction, {again}" in block
+    assert "other versions' run files read too" in block and "otherwise from the same run files" not in block
 
     plan([1337, 1338, 1339, 1340, 1341])  # a plan of other seeds: the first look stands
     p = pool(tmp_path, record)

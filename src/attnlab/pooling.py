@@ -78,9 +78,9 @@ class Pool:
         version that is; '' where the experiment is not pooled."""
         if experiment in self.second_looks:
             version, seeds = self.second_looks[experiment]
-            return (f"read from its second look, {version} (seeds {', '.join(map(str, seeds))}): an analysis reads "
-                    f"every seed at once, so that version reran it at the seeds the profile plans for it, this "
-                    f"version's among them")
+            return (f"read from the second look of {experiment}, {version} (seeds {', '.join(map(str, seeds))}): an "
+                    f"analysis reads every seed at once, so that version reran it at the seeds the profile plans for "
+                    f"it, this version's among them")
         members = self.members.get(experiment) or []
         if len(members) < 2:
             return ""

@@ -155,6 +155,14 @@ class SiteData:
         return [self.res.path(name) for name in sorted(claim.files)] + [
             f for run in sorted(claim.rows) for f in (self.res.seed_paths.get(run) or {run: self.res.path(run)}).values()]
 
+    def reads_elsewhere(self, claim) -> bool:
+        """Whether a claim's verdict reads run files of versions other than this one (seeds pooled in, or an
+        analysis's second look), which its published claims.csv could not."""
+        if not (self.pool and self.manifest):
+            return False
+        own = f"{self.manifest['version']}/"
+        return any(not f.startswith(own) for f in self.claim_files(claim))
+
     def pool_versions(self) -> list[str]:
         """The versions whose run files this site reads: its own, and those pooled with it."""
         return self.pool.versions() if self.pool else []

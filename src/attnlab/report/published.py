@@ -11,8 +11,12 @@ from attnlab.claims.verdicts import Verdict
 from attnlab.report.format import badge
 
 
-def reason(v: Verdict, f: Frozen | None) -> str:
-    """Why today's verdict or value differs from the published one; '' where they agree."""
+ELSEWHERE = "today's verdict also reads run files of other versions (their seeds pooled in, or a second look)"
+
+
+def reason(v: Verdict, f: Frozen | None, elsewhere: bool = False) -> str:
+    """Why today's verdict or value differs from the published one; '' where they agree. `elsewhere`: today's
+    verdict reads run files of other versions too, which the published one could not."""
     if f is None:
         return "not in its claims.csv: a claim added since it was published"
     if unread(v, f):
@@ -20,28 +24,31 @@ def reason(v: Verdict, f: Frozen | None) -> str:
     if v.verdict == Outcome.NOT_RUN and f.verdict in MEASURED_THEN:
         return f"measured in that version; today's claim cannot read its run files ({v.note})"
     parts = moved(v, f)
+    if parts and elsewhere:
+        return ELSEWHERE
     if parts:
         named = ", ".join(p or "the value" for p in parts)
         return f"today's claim computes {named} otherwise from the same run files"
     if not same_verdict(v, f):
-        return "the same value, judged by today's test and interval rule"
+        return ELSEWHERE if elsewhere else "the same value, judged by today's test and interval rule"
     return ""
 
 
-def beside(v: Verdict, frozen: dict[str, Frozen] | None) -> str:
+def beside(v: Verdict, frozen: dict[str, Frozen] | None, elsewhere: bool = False) -> str:
     """Under a verdict: the published one where it differs, with the reason, kept short (a moved value's
     published number; the rest is in the value column) (HTML); '' where they agree or the version was published
-    without a claims.csv."""
+    without a claims.csv. `elsewhere`: the verdict reads run files of other versions too (see reason)."""
     if frozen is None:
         return ""
     f = frozen.get(v.claim.id)
-    why = reason(v, f)
+    why = reason(v, f, elsewhere)
     if not why:
         return ""
     parts = moved(v, f) if f else []
     if parts:  # the published numbers; today's are in the value column
-        why = ("; ".join(f"{part + ' ' if part else ''}was {f.values[part]}" for part in parts)
-               + f": today's claim computes {'it' if len(parts) == 1 else 'them'} otherwise from the same run files")
+        how = ("other versions' run files read too" if elsewhere else
+               f"today's claim computes {'it' if len(parts) == 1 else 'them'} otherwise from the same run files")
+        why = "; ".join(f"{part + ' ' if part else ''}was {f.values[part]}" for part in parts) + f": {how}"
     return (f'<div class="why published">published: {badge(f.verdict) if f else "–"}; {html.escape(why)}</div>')
 
 

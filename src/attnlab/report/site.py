@@ -219,10 +219,12 @@ class Site(SiteData):
         rows = [("", [f'<a href="{v.claim.experiment + ".html" if link else ""}#{anchor(v.claim.id)}">'
                       f"{html.escape(v.claim.id)}</a>{origin_mark(v.claim)}", html.escape(v.claim.claim),
                       parts_cell(v.claim.chapter_value), reproduced_cell(v),
-                      f"{badge(v.verdict)}{why_not(v)}{alone(v)}{beside(v, self.frozen())}"]) for v in chosen]
+                      f"{badge(v.verdict)}{why_not(v)}{alone(v)}{beside(v, self.frozen(), self.reads_elsewhere(v.claim))}"]) for v in chosen]
         out = cards_table("verdicts", columns, rows) + "\n"
         pooled = self.pool.words(page) if self.pool and page else ""
-        if pooled:
+        if pooled and page in self.pool.second_looks:
+            out += f"\nThese verdicts are {html.escape(pooled)}.\n"
+        elif pooled:
             out += f"\nThese verdicts rest on the seeds of every version of this budget whose runs were shaped alike, {html.escape(pooled)}.\n"
         apart = self.pool.apart.get(page) if self.pool and page else ""
         if apart:

@@ -38,7 +38,7 @@ def row(site, v: Verdict, titles: dict[str, str]) -> tuple[str, list[str]]:
     c, larger = v.claim, site.larger()
     cells = [f'<a href="{c.experiment}.html#{anchor(c.id)}">{html.escape(c.id)}</a>{origin_mark(c)}',
              html.escape(titles.get(c.experiment, c.experiment)), html.escape(c.claim), parts_cell(c.chapter_value),
-             reproduced_cell(v), f"{badge(v.verdict)}{why_not(v)}{alone(v)}{published.beside(v, site.frozen())}", where(site, v)]
+             reproduced_cell(v), f"{badge(v.verdict)}{why_not(v)}{alone(v)}{published.beside(v, site.frozen(), site.reads_elsewhere(v.claim))}", where(site, v)]
     if larger:  # the larger budget leads: right after what the source says
         cells.insert(4, budget.cell(larger[c.id], (site.manifest or {}).get("version")))
     return (f'data-verdict="{html.escape(v.verdict)}" data-experiment="{html.escape(c.experiment)}" '
