@@ -174,6 +174,23 @@ def test_the_verdict_reading_counts_the_seeds_its_claim_was_judged_at():
     assert "trained at 3." in verdict_reading([verdict("inconclusive", part, checks={"gain": band})], 10, first=3)
 
 
+
+def test_a_claim_whose_profile_plans_no_second_look_is_told_so_and_one_with_a_plan_is_not():
+    """Settle counts promise nothing where the profile plans no second look (quick's scaling, for one)."""
+    band = {"between": [0.5, 1.5]}
+    part = Part("gain", "measured", 1.4, "inconclusive", se=0.1, k=4.3, settle="7", n_seeds=3)
+    v = verdict("inconclusive", part, checks={"gain": band})
+    v.claim.experiment = "scaling"
+    said = verdict_reading([v], 3, first=3, unplanned=("scaling",))
+    assert "trained at 3. The profile plans no second look for scaling, so the design leaves it at this look." in said
+    assert "plans no second look" not in verdict_reading([v], 3, first=3, unplanned=("another",))
+    past = dataclasses.replace(part, n_seeds=4)  # at its second look: the last, whatever the plan
+    later = verdict("inconclusive", past, checks={"gain": band})
+    later.claim.experiment = "scaling"
+    said = verdict_reading([later], 4, first=3, unplanned=("scaling",))
+    assert "its last, which adds no more seeds." in said and "plans no second look" not in said
+
+
 def test_the_verdict_reading_says_a_real_difference_or_what_would_settle_it():
     band = {"between": [0.5, 1.5]}
     real = Part("gain", "measured", 3.0, "not reproduced", se=0.1, k=2.0)

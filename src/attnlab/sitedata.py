@@ -10,7 +10,7 @@ from attnlab.config import load_settings, seeds as profile_seeds
 from attnlab.claims.budget import largest
 from attnlab.claims.registry import Registry, load_registry
 from attnlab.claims.table import frozen_verdicts
-from attnlab.pooling import pool
+from attnlab.pooling import design_seeds, pool
 from attnlab.results import Results, gather
 from attnlab.claims.design import first_look
 from attnlab.claims.evaluate import evaluate_all
@@ -154,6 +154,12 @@ class SiteData:
         at every seed."""
         return [self.res.path(name) for name in sorted(claim.files)] + [
             f for run in sorted(claim.rows) for f in (self.res.seed_paths.get(run) or {run: self.res.path(run)}).values()]
+
+    def unplanned(self, verdicts: list[Verdict]) -> tuple[str, ...]:
+        """The experiments of these verdicts whose profile's file plans no second look (pooling.design_seeds)."""
+        root = self.versions_root or registry.ROOT
+        return tuple(e for e in dict.fromkeys(v.claim.experiment for v in verdicts)
+                     if design_seeds(root, self.profile, e)[1] is None)
 
     def reads_elsewhere(self, claim) -> bool:
         """Whether a claim's verdict reads run files of versions other than this one (seeds pooled in, or an

@@ -232,7 +232,7 @@ class Site(SiteData):
         if not link:
             out = f'<p class="page-tally">On this page: {html.escape(tally(chosen))}.</p>\n\n' + out
             out += "\n" + verdict_reading(chosen, len(self.seeds()), self.larger(),
-                                           first_look(self.config, self.manifest))
+                                           first_look(self.config, self.manifest), self.unplanned(chosen))
             out += "\n\n" + "\n".join(self.claim_details(v) for v in chosen)
         return out + "\n"
 
@@ -386,19 +386,22 @@ def seeds_setting(listed: list, held: list, pooled: bool = False, waiting: dict 
     return text if sorted(map(str, listed)) == sorted(map(str, held)) else f"{text} (its run files are at {shown})"
 
 
-def verdict_reading(verdicts: list[Verdict], seeds: int, larger: dict | None = None, first: int | None = None) -> str:
+def verdict_reading(verdicts: list[Verdict], seeds: int, larger: dict | None = None, first: int | None = None,
+                    unplanned: tuple[str, ...] = ()) -> str:
     """Under a page's verdict table: why each claim that is not reproduced or inconclusive is so, part by part,
     from its interval, its test and the profile's seeds: a real difference (the interval clear of the test) or
     an interval too wide for the distance to the bound (and what would narrow it); then, for a claim neither
     this version nor the version of record reproduces, whether a larger budget changed it (`larger`: claim id ->
     budget.Larger, where a version of a larger budget is published; `seeds`: how many the runs were trained at,
     where a claim does not say how many it was judged at, as some runs of an experiment may hold fewer seeds;
-    `first`: the design's first look, past which a claim is at its second look, the last).
-    '' where there is none."""
+    `first`: the design's first look, past which a claim is at its second look, the last; `unplanned`: the
+    experiments whose profile plans no second look). '' where there is none."""
     lines = [f"- **{html.escape(v.claim.id)}{', ' + html.escape(p.name) if p.name else ''}** "
              f"({p.outcome if p.outcome == v.verdict else f'{p.outcome}; the claim: {v.verdict}'}): "
              + html.escape(part_reading(p, v.claim.checks[p.name], n := v.seed_count if v.seed_count > 1 else seeds,
-                                        bool(first) and n > first), quote=False)
+                                        bool(first) and n > first,
+                                        v.claim.experiment if unplanned and v.claim.experiment in unplanned else None),
+                           quote=False)
              for v in verdicts if v.verdict in UNDECIDED
              for p in v.parts.values() if p.outcome in UNDECIDED]
     lines += [f"- **{html.escape(v.claim.id)}** at a larger budget: " + html.escape(sentence(x), quote=False)
@@ -409,11 +412,12 @@ def verdict_reading(verdicts: list[Verdict], seeds: int, larger: dict | None = N
     return "\n<p class=\"verdict-reading\">Why these verdicts:</p>\n\n" + "\n".join(lines) + "\n"
 
 
-def part_reading(p, check: dict, seeds: int, last_look: bool = False) -> str:
+def part_reading(p, check: dict, seeds: int, last_look: bool = False, unplanned: str | None = None) -> str:
     """One part that did not reproduce, in words: the value, its interval and the test, then which it is: a
     value clear of the test (a real difference), or an interval that holds a bound, and whether more seeds (at
     this spread), a longer evaluation or more of the run's own draws (the budget), or an error estimate would
-    settle it; `last_look`: its seeds are the design's second look, after which the design adds none."""
+    settle it; `last_look`: its seeds are the design's second look, after which the design adds none;
+    `unplanned`: its experiment, where the profile plans no second look for it."""
     test = describe(check)
     if p.interval is None:
         if p.outcome == Outcome.NOT_REPRODUCED:
@@ -440,7 +444,9 @@ def part_reading(p, check: dict, seeds: int, last_look: bool = False) -> str:
                        "it: the budget limits it (a longer evaluation would settle it).")
     if p.settle.isdigit():
         return text + (f"At this spread {p.settle} seeds would settle it; these runs were trained at {seeds}"
-                       + (", the design's second look and its last, which adds no more seeds." if last_look else "."))
+                       + (", the design's second look and its last, which adds no more seeds." if last_look else
+                          f". The profile plans no second look for {unplanned}, so the design leaves it at this "
+                          f"look." if unplanned else "."))
     return text + f"At this spread it {settle_words(p.settle)}; these runs were trained at {seeds}."
 
 
