@@ -39,6 +39,16 @@ def test_a_settle_count_the_profile_already_has_adds_nothing():
     assert second_look([verdict("C2.8", "ladder", settle="3")], lambda e: [1337, 1338, 1339]) == ({}, {})
 
 
+def test_an_experiment_at_its_second_look_gets_no_third():
+    """A pool that holds its planned seeds, or an analysis read from its rerun, is at the design's last look: a
+    claim still inconclusive there is named, and no seeds are asked for it."""
+    claims = [verdict("C2.7", "ladder", settle="8"), verdict("C5.1", "position", settle="4")]
+    first = lambda e: [1337, 1338, 1339]
+    seeds, not_taken = second_look(claims, first, lambda e: e == "ladder")
+    assert list(seeds) == ["position"] and not_taken == {"C2.7": "ladder is at its second look, the design's last"}
+    assert set(second_look(claims, first)[0]) == {"ladder", "position"}  # at the first look: both ask
+
+
 def test_the_second_look_follows_the_seeds_the_first_look_pooled():
     """A seed a night, pooled: the first look of the ladder is the three nights' seeds, not the last night's one."""
     first = {"ladder": [1337, 1338, 1339], "position": [1337, 1338]}
@@ -67,3 +77,20 @@ def test_a_second_look_names_the_runs_its_claims_read_where_they_are_not_all():
     assert runs_needing([c41, every], second_look([c41, every], lambda e: [1337])[0], lambda e: runs) == {}
     with_file = claim("C4.1", "10", ["E4-pre"], files=["depth/result.json"])
     assert runs_needing([with_file], seeds, lambda e: runs) == {}
+
+
+def test_the_quick_records_second_look_asks_nothing_more_of_induction_which_is_at_its_own():
+    """The command on the version of record: induction is read from its rerun at four seeds (S10.2's second look),
+    so S10.3, inconclusive there, is named and asks for no third look; scaling, at its first look, still would."""
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    said = subprocess.run([sys.executable, "-m", "attnlab", "second-look", "--results",
+                           "results/2026-12-02-quick-cpu-4303899"], cwd=REPO, capture_output=True, text=True)
+    assert said.returncode == 0, said.stderr[-2000:]
+    lines = said.stdout.splitlines()
+    assert "# S10.3: no second look: induction is at its second look, the design's last" in lines
+    assert not any(line.startswith("induction:") for line in lines)
+    assert "scaling: {seeds: [1337, 1338, 1339, 1340, 1341, 1342, 1343, 1344, 1345, 1346]}" in lines

@@ -37,15 +37,19 @@ def cmd_claims(a):
 def cmd_second_look(a):
     from attnlab.config import seeds as profile_seeds
     from attnlab.claims.second_look import as_yaml, runs_needing, second_look
+    from attnlab.claims.design import first_look
     from attnlab.config import runs_of
     from attnlab.sitedata import SiteData
 
     found = SiteData.load(Path(a.results), claims_folder(a))
     pooled = found.pool.seeds if found.pool else (lambda e: [])  # a version's first look: every seed it pooled
-    seeds, not_taken = second_look(found.verdicts, lambda e: pooled(e) or profile_seeds(found.config, e))
+    first = first_look(found.config, found.manifest)
+    seeds, not_taken = second_look(found.verdicts, lambda e: pooled(e) or profile_seeds(found.config, e),
+                                   lambda e: bool(found.pool) and (e in found.pool.second_looks
+                                                                   or len(pooled(e)) > first))
     narrow = runs_needing(found.verdicts, seeds, lambda e: list(runs_of(found.config, e)))
     print(f"# the second look of {a.results}'s first-look verdicts: add to config/{found.profile}.yaml")
-    print(as_yaml(seeds, narrow) or "# no claim is inconclusive with a settle count seeds could reach", end="")
+    print(as_yaml(seeds, narrow) or "# no claim is inconclusive with a settle count seeds could reach\n", end="")
     for cid, why in not_taken.items():
         print(f"# {cid}: no second look: {why}")
 

@@ -27,19 +27,23 @@ def settled_by_seeds(v: Verdict, most: int | None = None) -> bool:
     return v.verdict == Outcome.INCONCLUSIVE and v.settle.isdigit() and (most is None or int(v.settle) <= most)
 
 
-def second_look(verdicts: list[Verdict], first: Callable[[str], list[int]]
+def second_look(verdicts: list[Verdict], first: Callable[[str], list[int]],
+                at_last: Callable[[str], bool] = lambda experiment: False
                 ) -> tuple[dict[str, list[int]], dict[str, str]]:
     """(experiment -> the seeds of its second look, claim id -> why it gets none) from first-look verdicts, where
     `first(experiment)` is the seeds its first look judged (pooled across versions where they were); only claims
     inconclusive with a settle count are considered (one limited by the evaluation's budget, or needing no error,
-    is not settled by seeds)."""
+    is not settled by seeds). `at_last(experiment)`: its verdicts are its second look's already (a pool that holds
+    the planned seeds, an analysis read from the version that reran it), the design's last: none is added."""
     wanted: dict[str, int] = {}
     not_taken: dict[str, str] = {}
     for v in verdicts:
         if not settled_by_seeds(v):
             continue
         n, experiment = int(v.settle), v.claim.experiment
-        if n > SECOND_LOOK_MOST:
+        if at_last(experiment):
+            not_taken[v.claim.id] = f"{experiment} is at its second look, the design's last"
+        elif n > SECOND_LOOK_MOST:
             not_taken[v.claim.id] = f"needs {n} seeds, beyond the design's {SECOND_LOOK_MOST}"
         elif not takes_seeds(experiment):
             not_taken[v.claim.id] = f"{experiment} is not made at seeds"
