@@ -34,8 +34,9 @@ def test_the_plan_is_the_dag_in_an_order_it_can_run():
         assert all(position[n] < position[job.name] for n in job.needs), job.name  # what it needs comes first
     up = next(j for j in jobs if j.name == "grouping/S6-gqa-up/seed1338")
     assert "grouping/S6-mha/seed1338" in up.needs  # up-trained from the same seed
-    assert set(next(j for j in jobs if j.name == "induction").needs) == {  # L9 and B2 at every seed
-        "prepare_data", *(f"ladder/{run}/seed{seed}" for run in ("L9", "B2") for seed in (1337, 1338, 1339))}
+    assert set(next(j for j in jobs if j.name == "induction").needs) == {  # L9 and B2 at every seed of its own
+        "prepare_data", *(f"ladder/{run}/seed{seed}" for run in ("L9", "B2") for seed in seeds(cfg, "induction"))}
+    assert seeds(cfg, "induction") == [1337, 1338, 1339, 1340]  # the second look config/quick.yaml plans for it
     assert set(next(j for j in jobs if j.name == "approximation").needs) == {  # L9 at every seed
         "prepare_data", "ladder/L9/seed1337", "ladder/L9/seed1338", "ladder/L9/seed1339"}
 
@@ -48,8 +49,9 @@ def planned_jobs(cfg: dict) -> int:
 
 
 def test_the_job_count_follows_the_profile():
-    """Derived, not typed: one more seed adds a job per training run (and only those)."""
-    cfg = validate(chosen({"profile": "quick"}, []))
+    """Derived, not typed: one more seed adds a job per training run (and only those). Seeds laid over a profile
+    replace the seeds its experiments plan for a second look, so both sides are laid."""
+    cfg = validate(chosen({"profile": "quick", "seeds": [1337, 1338, 1339]}, []))
     more = validate(chosen({"profile": "quick", "seeds": [*cfg["seeds"], 7]}, []))
     assert planned_jobs(more) - planned_jobs(cfg) == len(runs(cfg)) > 0
     assert len(plan(more)) == planned_jobs(more)
