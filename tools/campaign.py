@@ -195,10 +195,11 @@ def publish() -> None:
     clean commit with main's code for the report; move the version onto main and drop the folder's carry. Commit
     them."""
     for folder, experiments, seeds, profile, commit in QUEUE:
+        if published(experiments, seeds, ROOT, profile, commit):
+            continue
         tree = worktree(commit)
         results = tree / "results" / folder
-        if (published(experiments, seeds, ROOT, profile, commit)
-                or not complete(results, to_run(folder, experiments, seeds, tree, CARRY, profile))):
+        if not complete(results, to_run(folder, experiments, seeds, tree, CARRY, profile)):
             continue
         before = set((tree / "results").iterdir())
         subprocess.run([sys.executable, "-m", "attnlab", "publish", "--config", f"config/{profile}.yaml", "--set",
