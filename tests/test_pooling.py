@@ -383,6 +383,9 @@ def test_an_analysis_is_read_from_its_second_look_a_version_that_reran_it_at_the
     assert again in site.pool_versions() and site.reads_elsewhere(s102_there.claim)
     block = html.unescape(site.verdicts_block("induction"))
     assert f"These verdicts are read from the second look of induction, {again}" in block
+    from attnlab.report.pages.about import pooled_here
+    assert f"induction: read from the second look of induction, {again}" in pooled_here(site)  # How verdicts work
+    assert p.past_first_look("induction", 3) and not p.past_first_look("ladder", 3)
     assert "other versions' run files read too" in block and "otherwise from the same run files" not in block
 
     plan([1337, 1338, 1339, 1340, 1341])  # a plan of other seeds: the first look stands

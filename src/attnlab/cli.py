@@ -45,8 +45,7 @@ def cmd_second_look(a):
     pooled = found.pool.seeds if found.pool else (lambda e: [])  # a version's first look: every seed it pooled
     first = first_look(found.config, found.manifest)
     seeds, not_taken = second_look(found.verdicts, lambda e: pooled(e) or profile_seeds(found.config, e),
-                                   lambda e: bool(found.pool) and (e in found.pool.second_looks
-                                                                   or len(pooled(e)) > first))
+                                   lambda e: bool(found.pool) and found.pool.past_first_look(e, first))
     narrow = runs_needing(found.verdicts, seeds, lambda e: list(runs_of(found.config, e)))
     print(f"# the second look of {a.results}'s first-look verdicts: add to config/{found.profile}.yaml")
     print(as_yaml(seeds, narrow) or "# no claim is inconclusive with a settle count seeds could reach\n", end="")

@@ -65,10 +65,25 @@ class Pool:
         """Whether any experiment holds seeds of a version other than this one."""
         return any(len(vs) > 1 for vs in self.members.values()) or bool(self.second_looks)
 
+    def experiments(self) -> list[str]:
+        """The experiments whose results this pool holds: the training ones, then analyses read from a second look."""
+        return [*self.members, *(e for e in self.second_looks if e not in self.members)]
+
+    def behind(self, experiment: str) -> list[str]:
+        """The versions whose run files `experiment`'s results read: this one and those pooled with it, or this one
+        and the version of its second look."""
+        if experiment in self.second_looks:
+            return [self.version, self.second_looks[experiment][0]]
+        return [v for v, _ in self.members.get(experiment, [])] or [self.version]
+
     def versions(self) -> list[str]:
         """The versions whose run files these results read: this one, those pooled with it, second looks."""
-        return list(dict.fromkeys([self.version, *(v for members in self.members.values() for v, _ in members),
-                                   *(v for v, _ in self.second_looks.values())]))
+        return list(dict.fromkeys([self.version, *(v for e in self.experiments() for v in self.behind(e))]))
+
+    def past_first_look(self, experiment: str, first: int) -> bool:
+        """Whether `experiment` is judged at its second look here, the design's last (`first`: the first look's
+        seed count): a pool past the first look's seeds, or an analysis read from its rerun."""
+        return experiment in self.second_looks or len(self.seeds(experiment)) > first
 
     def seeds(self, experiment: str) -> list[int]:
         return sorted(s for _, seeds in self.members.get(experiment, []) for s in seeds)

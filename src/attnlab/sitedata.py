@@ -110,9 +110,7 @@ class SiteData:
         shown = "; ".join(f"{p}: {t}" if p else t for p, t in v.shown().items())
         seeds = v.seed_count if getattr(v, "parts", None) else x.seeds
         found = self.pool_of(x.manifest["version"])
-        members = [name for name, _ in found.members.get(v.claim.experiment, [])]
-        if v.claim.experiment in found.second_looks:  # an analysis read from its second look: that version alone
-            members = [found.version, found.second_looks[v.claim.experiment][0]]
+        members = found.behind(v.claim.experiment)
         # the seeds and versions behind this claim, not every run of its version
         return dataclasses.replace(x, shown=shown, pooled=found.words(v.claim.experiment), seeds=seeds,
                                    members=tuple(members) if len(members) > 1 else ())

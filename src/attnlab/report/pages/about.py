@@ -136,7 +136,7 @@ def pooled_here(site) -> str:
     none, that it stands alone; '' for live results (only published versions pool)."""
     if site.pool is None:
         return ""
-    pooled = [f"{name}: {site.pool.words(name)}" for name in site.pool.members if site.pool.words(name)]
+    pooled = [f"{name}: {site.pool.words(name)}" for name in site.pool.experiments() if site.pool.words(name)]
     pooled += [f"{name}: {why}" for name, why in site.pool.apart.items()]
     if not pooled:
         return "This version is pooled with no other: no other published version of its profile was shaped alike."
