@@ -10,7 +10,7 @@ from attnlab.crate import CRATE
 from attnlab.provenance import read_json
 from attnlab.registry import training
 from attnlab.report.build import build_site
-from attnlab.versions import MANIFEST, NAME, check_version, expected, versions
+from attnlab.versions import MANIFEST, NAME, check_version, expected, runs_named, versions
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = [m["version"] for m in versions(REPO)]
@@ -34,7 +34,7 @@ def test_a_version_is_complete_and_from_one_commit(version):
     for rel in run_files:
         prov = read_json(folder / rel)["provenance"]
         assert prov["commit"] == manifest["commit"] and prov["profile"] == cfg["profile"], rel
-    only = None if manifest.get("complete", True) else published_only(version, run_files) or manifest["experiments"]
+    only = None if manifest.get("complete", True) else runs_named(version, run_files) or manifest["experiments"]
     for rel in expected(cfg, only):
         if "/" in rel and rel.split("/")[0] in training():  # every training run the profile declared
             assert (folder / in_version(rel, before_seeds="seeds" not in cfg)).is_file(), rel
@@ -42,18 +42,11 @@ def test_a_version_is_complete_and_from_one_commit(version):
     assert not list(folder.rglob("*.pt")) and not list(folder.rglob("*.bin")), "no checkpoints or token files"
 
 
-def published_only(version: str, run_files: list[str]) -> list[str]:
-    """The runs a version of some runs was published with (`publish --only depth.E4-pre depth.E4-post`), which its
-    manifest records only as their experiments: each run it holds whose `experiment.run` its name spells."""
-    named = version.split("-only-", 1)[1] if "-only-" in version else ""
-    return sorted(run for run in {".".join(Path(rel).parts[:2]) for rel in run_files} if f"-{run}-" in f"-{named}-")
-
-
 def test_the_runs_a_version_was_published_with_are_read_from_its_name():
     files = [f"depth/{run}/seed1340/metrics.json" for run in ("E4-pre", "E4-post")]
-    assert published_only("2026-12-06-chapter-cpu-680862e-only-depth.E4-pre-depth.E4-post-set-seeds-1340to1346",
+    assert runs_named("2026-12-06-chapter-cpu-680862e-only-depth.E4-pre-depth.E4-post-set-seeds-1340to1346",
                           files) == ["depth.E4-post", "depth.E4-pre"]
-    assert published_only("2026-12-06-chapter-cpu-680862e-only-depth", files) == []  # the whole experiment
+    assert runs_named("2026-12-06-chapter-cpu-680862e-only-depth", files) == []  # the whole experiment
 
 
 def in_version(rel: str, before_seeds: bool) -> str:

@@ -266,6 +266,14 @@ def version_name(cfg: dict, prov: dict[str, dict], commit: str, only: list[str] 
     return name
 
 
+def runs_named(version: str, run_files: list[str]) -> list[str]:
+    """The runs (`depth.E4-pre`) a version of some runs was published with, as `version_name` spells them after
+    '-only-' (its manifest names only their experiments), among those its run files hold; [] for a version named
+    by whole experiments."""
+    named = version.split("-only-", 1)[1] if "-only-" in version else ""
+    return sorted(run for run in {".".join(Path(rel).parts[:2]) for rel in run_files} if f"-{run}-" in f"-{named}-")
+
+
 def laid_name(key: str, value) -> str:
     """A laid setting in a version's name: its key, and for the seeds their values too, as two nights of one
     commit and day differ only there ('seeds-1341-1342', 'seeds-1340to1346', or a digest of a scattered many)."""
