@@ -271,7 +271,8 @@ def runs_named(version: str, run_files: list[str]) -> list[str]:
     '-only-' (its manifest names only their experiments), among those its run files hold; [] for a version named
     by whole experiments."""
     named = version.split("-only-", 1)[1] if "-only-" in version else ""
-    return sorted(run for run in {".".join(Path(rel).parts[:2]) for rel in run_files} if f"-{run}-" in f"-{named}-")
+    held = {f"{found.experiment}.{found.run}" for found in map(layout.parse, run_files) if found and found.experiment}
+    return sorted(run for run in held if f"-{run}-" in f"-{named}-")
 
 
 def laid_name(key: str, value) -> str:
